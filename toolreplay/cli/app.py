@@ -1,0 +1,44 @@
+"""The command tree. Each command lives in its own module; this one only wires them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from toolreplay._version import __version__
+from toolreplay.cli.show import show
+
+app = typer.Typer(
+    name="toolreplay",
+    help="Record, replay and inspect what an AI application's effects did.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolreplay {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Record, replay and inspect what an AI application's effects did."""
+
+
+app.command(name="show")(show)
+
+
+def main() -> None:
+    """Entry point of the `toolreplay` script and of `python -m toolreplay`."""
+    app()

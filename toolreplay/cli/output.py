@@ -1,0 +1,62 @@
+"""How the command line prints: rich on a terminal, plain text otherwise.
+
+Plain text is the contract for logs, pipes and snapshots: no colour, no box
+drawing, no wrapping at a guessed width. `NO_COLOR` is honoured on a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["Output"]
+
+
+class Output:
+    """Writes a command's result to stdout and its errors to stderr."""
+
+    def __init__(self, *, rich: bool | None = None) -> None:
+        self.rich = sys.stdout.isatty() if rich is None else rich
+        self._console = (
+            Console(no_color="NO_COLOR" in os.environ, highlight=False) if self.rich else None
+        )
+
+    def line(self, text: str = "", *, style: str | None = None) -> None:
+        if self._console is not None:
+            self._console.print(text, style=style, markup=False)
+        else:
+            sys.stdout.write(text + "\n")
+
+    def fields(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Aligned `label  value` lines."""
+        width = max((len(label) for label, _ in pairs), default=0)
+        for label, value in pairs:
+            if self._console is not None:
+                self._console.print(f"[bold]{label.ljust(width)}[/bold]  ", end="")
+                self._console.print(value, markup=False)
+            else:
+                sys.stdout.write(f"{label.ljust(width)}  {value}\n")
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        if self._console is not None:
+            table = Table(*headers, box=None, header_style="bold", pad_edge=False)
+            for row in rows:
+                table.add_row(*(Text(cell) for cell in row))
+            self._console.print(table)
+            return
+        widths = [len(header) for header in headers]
+        for row in rows:
+            for index, cell in enumerate(row):
+                widths[index] = max(widths[index], len(cell))
+        for row in (headers, *rows):
+            cells = [cell.ljust(widths[index]) for index, cell in enumerate(row)]
+            sys.stdout.write("  ".join(cells).rstrip() + "\n")
+
+    @staticmethod
+    def error(message: str) -> None:
+        sys.stderr.write(f"error: {message}\n")

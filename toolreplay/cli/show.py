@@ -1,0 +1,149 @@
+"""`toolreplay show TRACE`: what a trace holds, for people (text) and programs (json)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolreplay.cli.output import Output
+from toolreplay.errors import TraceError
+from toolreplay.trace.codec import operation_to_dict
+from toolreplay.trace.model import TRACE_FORMAT, TRACE_FORMAT_VERSION, Operation, Raised
+from toolreplay.trace.reader import Trace, read_trace
+
+__all__ = ["SHOW_FORMAT_VERSION", "show", "trace_summary"]
+
+SHOW_FORMAT_VERSION = 1
+_DEFAULT_TEXT_LIMIT = 50
+_PREVIEW = 60
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def trace_summary(trace: Trace, *, limit: int | None = None) -> dict[str, Any]:
+    """The `--format json` document: header, completeness and operations."""
+    footer = trace.footer
+    operations = trace.operations if limit is None else trace.operations[:limit]
+    return {
+        "format_version": SHOW_FORMAT_VERSION,
+        "path": str(trace.path),
+        "trace_format": TRACE_FORMAT,
+        "trace_format_version": TRACE_FORMAT_VERSION,
+        "trace_id": trace.header.trace_id,
+        "mode": trace.header.mode,
+        "library_version": trace.header.library_version,
+        "source_trace_id": trace.header.source_trace_id,
+        "metadata": trace.header.metadata,
+        "complete": trace.complete,
+        "torn_line": trace.torn_line,
+        "ending": None
+        if footer is None
+        else {
+            "status": footer.ending.status,
+            "error_type": footer.ending.error_type,
+            "message": footer.ending.message,
+        },
+        "operation_count": len(trace),
+        "operations": [
+            {**{k: v for k, v in operation_to_dict(op).items() if k != "kind"}, "line": op.line}
+            for op in operations
+        ],
+    }
+
+
+def _preview(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
+
+
+def _result(operation: Operation) -> str:
+    outcome = operation.outcome
+    if isinstance(outcome, Raised):
+        return f"{outcome.error_type}: {outcome.message}"[:_PREVIEW]
+    return _preview(outcome.value)
+
+
+def _state(trace: Trace) -> str:
+    footer = trace.footer
+    if footer is None:
+        return trace.describe_state()
+    ending = footer.ending
+    if ending.status == "completed":
+        return f"{trace.describe_state()}; the session completed"
+    return f"{trace.describe_state()}; the session raised {ending.error_type}: {ending.message}"
+
+
+def show(
+    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="A .trp trace file.")],
+    output_format: Annotated[
+        Format, typer.Option("--format", "-f", help="text for people, json for programs.")
+    ] = Format.text,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help=f"Operations to list (text default {_DEFAULT_TEXT_LIMIT}, json default all; "
+            "0 = all).",
+        ),
+    ] = None,
+) -> None:
+    """Summarise a trace: its header, whether it is complete, and its operations."""
+    out = Output()
+    try:
+        trace = read_trace(trace_path)
+    except TraceError as error:
+        out.error(str(error))
+        raise typer.Exit(1) from None
+    if limit == 0:
+        limit = None
+    elif limit is None and output_format is Format.text:
+        limit = _DEFAULT_TEXT_LIMIT
+
+    if output_format is Format.json:
+        print(json.dumps(trace_summary(trace, limit=limit), ensure_ascii=False, indent=2))
+        return
+
+    header = trace.header
+    out.fields(
+        [
+            ("trace", str(trace.path)),
+            (
+                "format",
+                f"{TRACE_FORMAT} v{TRACE_FORMAT_VERSION}, written by toolreplay "
+                f"{header.library_version}",
+            ),
+            ("trace id", header.trace_id),
+            ("mode", header.mode),
+            ("runner", header.runner or "(not recorded)"),
+            ("state", _state(trace)),
+        ]
+    )
+    shown = trace.operations if limit is None else trace.operations[:limit]
+    if not shown:
+        return
+    out.line()
+    out.table(
+        ["#", "effect", "occ", "status", "origin", "inputs", "result"],
+        [
+            [
+                str(op.logical_id),
+                op.effect,
+                str(op.identity.occurrence),
+                op.outcome.status,
+                op.origin,
+                _preview(op.inputs),
+                _result(op),
+            ]
+            for op in shown
+        ],
+    )
+    hidden = len(trace) - len(shown)
+    if hidden:
+        out.line(f"... {hidden} more operations (--limit 0 lists all)")

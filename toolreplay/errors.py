@@ -1,0 +1,173 @@
+"""The one exception hierarchy of Tool Replay.
+
+Every error the library raises on purpose derives from `ToolReplayError`, and
+every message says what happened and what to do about it. Errors that describe
+bad data name the culprit: the file and line of a trace, the JSON path of a
+value, the effect and occurrence of a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolreplay.portable import JsonValue
+    from toolreplay.trace.model import Operation, OperationIdentity
+
+__all__ = [
+    "AmbiguousReplayMatch",
+    "EffectDefinitionError",
+    "NonPortableValueError",
+    "OverlappingEffectsError",
+    "ReplayContractError",
+    "ReplayMiss",
+    "ReplayedEffectError",
+    "SessionContextError",
+    "SessionError",
+    "SessionNestingError",
+    "ToolReplayError",
+    "TraceError",
+    "TraceExistsError",
+    "TraceFormatError",
+    "TraceNotFoundError",
+    "UnconsumedOperationsError",
+]
+
+
+class ToolReplayError(Exception):
+    """Root of every error Tool Replay raises on purpose."""
+
+
+class NonPortableValueError(ToolReplayError, ValueError):
+    """A value is outside the portable JSON domain.
+
+    `path` is the JSON path of the first offending value (`$.items[3].price`).
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class EffectDefinitionError(ToolReplayError, TypeError):
+    """`@effect` was applied to something it cannot instrument, or with a bad name."""
+
+
+# --- traces ---------------------------------------------------------------------------
+
+
+class TraceError(ToolReplayError):
+    """A trace file cannot be read or written as asked."""
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class TraceNotFoundError(TraceError, FileNotFoundError):
+    """The trace path does not exist (or is not a regular file)."""
+
+
+class TraceExistsError(TraceError, FileExistsError):
+    """Recording would overwrite an existing trace and the caller did not ask for that."""
+
+
+class TraceFormatError(TraceError):
+    """A trace file is malformed, of an unknown version, or fails its integrity check.
+
+    `line` is the 1-based line number of the culprit, or None when the problem
+    concerns the file as a whole.
+    """
+
+    def __init__(self, message: str, *, path: Path, line: int | None = None) -> None:
+        location = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{location}: {message}", path=path)
+        self.line = line
+
+
+# --- sessions -------------------------------------------------------------------------
+
+
+class SessionError(ToolReplayError):
+    """A session was used in a way that cannot be recorded or replayed faithfully."""
+
+
+class SessionNestingError(SessionError):
+    """A session was opened while another one is active in the same context."""
+
+
+class SessionContextError(SessionError):
+    """An effect ran outside the context of an active replay (a back door to live effects)."""
+
+
+class OverlappingEffectsError(SessionError):
+    """Two instrumented effects were in flight at once in one session.
+
+    Sessions are sequential: a concurrent or nested call would produce a trace
+    whose order cannot be replayed deterministically.
+    """
+
+
+# --- replay contract ------------------------------------------------------------------
+
+
+class ReplayContractError(ToolReplayError):
+    """Strict replay could not reproduce the recorded execution exactly."""
+
+
+class ReplayMiss(ReplayContractError):
+    """An effect was called with an identity the trace does not hold.
+
+    `identity` and `inputs` describe the call; `candidates` are the nearest
+    recorded operations of the same effect, best first.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        candidates: Sequence[Operation],
+    ) -> None:
+        super().__init__(message)
+        self.identity = identity
+        self.inputs = inputs
+        self.candidates = tuple(candidates)
+
+
+class AmbiguousReplayMatch(ReplayContractError):
+    """The trace holds the called identity more than once, so no answer is trustworthy."""
+
+    def __init__(
+        self, message: str, *, identity: OperationIdentity, operations: Sequence[Operation]
+    ) -> None:
+        super().__init__(message)
+        self.identity = identity
+        self.operations = tuple(operations)
+
+
+class UnconsumedOperationsError(ReplayContractError):
+    """The application finished without calling every recorded operation."""
+
+    def __init__(self, message: str, *, operations: Sequence[Operation]) -> None:
+        super().__init__(message)
+        self.operations = tuple(operations)
+
+
+# --- replayed failures ----------------------------------------------------------------
+
+
+class ReplayedEffectError(ToolReplayError):
+    """A recorded effect failure whose original exception type is not rebuilt on replay.
+
+    `original_type` is the qualified name of the exception the live body raised
+    (`myapp.errors.CrmUnavailable`) and `original_message` its message.
+    """
+
+    def __init__(self, original_type: str, original_message: str) -> None:
+        super().__init__(f"{original_type}: {original_message}")
+        self.original_type = original_type
+        self.original_message = original_message

@@ -1,0 +1,243 @@
+"""Portable JSON: the only values Tool Replay records, fingerprints and replays.
+
+The domain is deliberately small and exact: `None`, `bool`, `int`, finite
+`float`, `str`, `list` and `dict` with `str` keys, nested to any depth. Types are
+checked exactly (`type(v) is int`), not by `isinstance`: a tuple, an `IntEnum`
+or an `OrderedDict` would come back from a trace as a list, an int or a dict,
+and a replay that returns a different type than the recording is a silent lie.
+
+The canonical encoding (sorted keys, no insignificant whitespace, UTF-8, the
+shortest float repr) is what fingerprints hash, so equal values always hash
+equal, whatever their key order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeAlias, cast
+
+from toolreplay.errors import NonPortableValueError
+
+__all__ = [
+    "JsonValue",
+    "ValueDifference",
+    "canonical_json",
+    "copy_value",
+    "ensure_portable",
+    "fingerprint",
+    "format_path",
+    "value_differences",
+]
+
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+"""A value of the portable JSON domain."""
+
+_SCALARS = (type(None), bool, int, str)
+
+# What to do instead, for the non-portable types people reach for most often.
+_HINTS: dict[str, str] = {
+    "tuple": "use a list",
+    "set": "use a sorted list",
+    "frozenset": "use a sorted list",
+    "bytes": "decode it to str, or base64-encode it",
+    "bytearray": "decode it to str, or base64-encode it",
+    "datetime": "use an ISO 8601 string (value.isoformat())",
+    "date": "use an ISO 8601 string (value.isoformat())",
+    "time": "use an ISO 8601 string (value.isoformat())",
+    "Decimal": "use a str (exact) or a float",
+    "UUID": "use str(value)",
+}
+
+
+class _Offence(Exception):
+    """Internal: carries the path of a bad value up the recursion, built on unwind."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        self.segments: list[str | int] = []
+
+
+def _describe(value: object) -> str:
+    kind = type(value)
+    if kind is float:
+        return f"float({value!r})"
+    hint = _HINTS.get(kind.__name__)
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    type_name = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else (f"{kind.__module__}.{kind.__qualname__}")
+    )
+    described = f"{shown} (type {type_name})"
+    if hint:
+        described += f"; {hint}"
+    return described
+
+
+def _check(value: object) -> None:
+    kind = type(value)
+    if kind in _SCALARS:
+        return
+    if kind is float:
+        if not math.isfinite(cast(float, value)):
+            raise _Offence(f"{_describe(value)} is not portable JSON; only finite floats are")
+        return
+    if kind is list:
+        for index, item in enumerate(cast(list[object], value)):
+            try:
+                _check(item)
+            except _Offence as offence:
+                offence.segments.append(index)
+                raise
+        return
+    if kind is dict:
+        for key, item in cast(dict[object, object], value).items():
+            if type(key) is not str:
+                raise _Offence(
+                    f"dict key {key!r} (type {type(key).__name__}) is not portable JSON; "
+                    "keys must be str"
+                )
+            try:
+                _check(item)
+            except _Offence as offence:
+                offence.segments.append(key)
+                raise
+        return
+    raise _Offence(f"{_describe(value)} is not portable JSON")
+
+
+def format_path(segments: list[str | int] | tuple[str | int, ...]) -> str:
+    """Render path segments as a JSON path: `$.items[3].price`, `$["a key"]`."""
+    parts = ["$"]
+    for segment in segments:
+        if isinstance(segment, int):
+            parts.append(f"[{segment}]")
+        elif segment.isidentifier():
+            parts.append(f".{segment}")
+        else:
+            parts.append(f"[{json.dumps(segment, ensure_ascii=False)}]")
+    return "".join(parts)
+
+
+def ensure_portable(value: object, *, what: str = "value") -> JsonValue:
+    """Return `value` unchanged if it is portable JSON, else raise `NonPortableValueError`.
+
+    The error names the JSON path of the first offending value and says what
+    to use instead: `inputs of crm.customer.get: $.items[3].price: float('nan')
+    is not portable JSON; only finite floats are`.
+    """
+    try:
+        _check(value)
+    except _Offence as offence:
+        path = format_path(offence.segments[::-1])
+        raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
+    return cast(JsonValue, value)
+
+
+def canonical_json(value: JsonValue) -> bytes:
+    """Encode a portable value canonically: sorted keys, no whitespace, UTF-8.
+
+    The caller guarantees `value` is portable (see `ensure_portable`); a string
+    holding a lone surrogate cannot be UTF-8 and raises `NonPortableValueError`.
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise NonPortableValueError(
+            f"a string holds {error.object[error.start : error.end]!r}, a lone surrogate "
+            "that UTF-8 cannot encode; strings must be valid Unicode text",
+            path="$",
+        ) from None
+
+
+def fingerprint(inputs: JsonValue) -> str:
+    """SHA-256 (lowercase hex) of the canonical encoding of `inputs`."""
+    return hashlib.sha256(canonical_json(inputs)).hexdigest()
+
+
+def copy_value(value: JsonValue) -> JsonValue:
+    """A deep copy of a portable value: mutating it never reaches the original."""
+    if isinstance(value, dict):
+        return {key: copy_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_value(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ValueDifference:
+    """One place where two portable values differ, with both sides.
+
+    When the path exists on one side only, the absent side's value is None and
+    its `*_present` flag is False.
+    """
+
+    path: str
+    left: JsonValue
+    right: JsonValue
+    left_present: bool = True
+    right_present: bool = True
+
+    def describe(self, left_name: str = "left", right_name: str = "right") -> str:
+        def show(present: bool, value: JsonValue) -> str:
+            return _short(value) if present else "(absent)"
+
+        return (
+            f"{self.path}: {left_name} {show(self.left_present, self.left)}, "
+            f"{right_name} {show(self.right_present, self.right)}"
+        )
+
+
+def _short(value: JsonValue, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(left: JsonValue, right: JsonValue) -> bool:
+    # Type-exact: 1, 1.0 and True are different recorded facts.
+    return type(left) is type(right) and left == right
+
+
+def value_differences(left: JsonValue, right: JsonValue) -> list[ValueDifference]:
+    """Every differing leaf between two portable values, as JSON paths, in a stable order.
+
+    Dicts are compared key by key (sorted), lists index by index; anything else,
+    or a change of type, is one difference at that path.
+    """
+    return list(_walk_differences(left, right, []))
+
+
+def _walk_differences(
+    left: JsonValue, right: JsonValue, segments: list[str | int]
+) -> Iterator[ValueDifference]:
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(left.keys() | right.keys()):
+            segments.append(key)
+            if key not in left:
+                yield ValueDifference(format_path(segments), None, right[key], left_present=False)
+            elif key not in right:
+                yield ValueDifference(format_path(segments), left[key], None, right_present=False)
+            else:
+                yield from _walk_differences(left[key], right[key], segments)
+            segments.pop()
+        return
+    if isinstance(left, list) and isinstance(right, list):
+        for index in range(max(len(left), len(right))):
+            segments.append(index)
+            if index >= len(left):
+                yield ValueDifference(format_path(segments), None, right[index], left_present=False)
+            elif index >= len(right):
+                yield ValueDifference(format_path(segments), left[index], None, right_present=False)
+            else:
+                yield from _walk_differences(left[index], right[index], segments)
+            segments.pop()
+        return
+    if not _same(left, right):
+        yield ValueDifference(format_path(segments), left, right)

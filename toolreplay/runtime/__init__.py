@@ -1,0 +1,24 @@
+"""The effect runtime: `@effect`, sessions, strict matching and failure replay."""
+
+from toolreplay.runtime.effect import EffectSpec, effect
+from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
+from toolreplay.runtime.session import (
+    RecordSession,
+    ReplaySession,
+    Session,
+    current_session,
+    record,
+    replay,
+)
+
+__all__ = [
+    "REBUILT_EXCEPTIONS",
+    "EffectSpec",
+    "RecordSession",
+    "ReplaySession",
+    "Session",
+    "current_session",
+    "effect",
+    "record",
+    "replay",
+]

@@ -1,0 +1,407 @@
+"""Sessions: the scope in which effect calls are recorded or replayed.
+
+A session is found through a context variable, so it follows the code that
+runs inside its `with` block, across `await`s and into tasks created there,
+and nowhere else. Sessions do not nest. Effects are sequential: one effect call
+is in flight at a time per session.
+
+The offline guarantee: while a replay session is open anywhere in the process,
+an effect called where no session is visible (a plain worker thread, a callback
+on another event loop) raises `SessionContextError` instead of running its live
+body. A process-wide counter makes that check one attribute read on the fast
+path of every effect call.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Literal, cast
+
+from toolreplay._version import __version__
+from toolreplay.errors import (
+    NonPortableValueError,
+    OverlappingEffectsError,
+    ReplayContractError,
+    SessionContextError,
+    SessionError,
+    SessionNestingError,
+    ToolReplayError,
+)
+from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
+from toolreplay.runtime.failures import capture_failure, rebuild_failure
+from toolreplay.runtime.matching import match_operation, unconsumed_operations
+from toolreplay.trace.model import (
+    Operation,
+    OperationIdentity,
+    Raised,
+    Returned,
+    SessionEnding,
+    TraceHeader,
+)
+from toolreplay.trace.reader import Trace, read_trace
+from toolreplay.trace.writer import TraceWriter
+
+__all__ = [
+    "PendingCall",
+    "RecordSession",
+    "ReplaySession",
+    "Session",
+    "current_session",
+    "record",
+    "replay",
+]
+
+_ENDING_MESSAGE_LIMIT = 2000
+
+session_var: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
+    "toolreplay_session", default=None
+)
+
+
+class _OfflineGuard:
+    """Counts the replay sessions open anywhere in the process."""
+
+    __slots__ = ("_lock", "active")
+
+    def __init__(self) -> None:
+        self.active = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self._lock:
+            self.active += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+
+
+offline_guard = _OfflineGuard()
+
+
+def current_session() -> Session | None:
+    """The session visible from the calling context, if any."""
+    return session_var.get()
+
+
+def outside_context_error(effect: str) -> SessionContextError:
+    return SessionContextError(
+        f"{effect} was called in thread {threading.current_thread().name!r} outside the "
+        "context of the replay session that is open in this process, so it can neither be "
+        "replayed nor allowed to run live. A session follows its context, which plain "
+        "threads and callbacks on another event loop do not inherit: run the call inside "
+        "the session's context (contextvars.copy_context().run(...), or asyncio.to_thread, "
+        "which copies it), or call it after the session has closed."
+    )
+
+
+@dataclass(slots=True)
+class PendingCall:
+    """An effect call that has an identity and is waiting for its outcome."""
+
+    identity: OperationIdentity
+    inputs: dict[str, JsonValue]
+
+
+def _qualified_name(kind: type[BaseException]) -> str:
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+class Session:
+    """What record and replay sessions share: scoping, occurrences, one call at a time."""
+
+    mode: ClassVar[Literal["record", "replay"]]
+
+    def __init__(self) -> None:
+        self._state: Literal["new", "open", "closed"] = "new"
+        self._token: contextvars.Token[Session | None] | None = None
+        self._lock = threading.Lock()
+        self._occurrences: dict[tuple[str, str, str], int] = {}
+        self._in_flight: PendingCall | None = None
+        # The first contract violation raised into the application. If the
+        # application swallows it, leaving the session still fails.
+        self._violation: ToolReplayError | None = None
+
+    # --- scope ------------------------------------------------------------------------
+
+    def _check_can_open(self) -> None:
+        if self._state != "new":
+            raise SessionError(
+                f"this {self.mode} session was already used; open a new one for each run"
+            )
+        active = session_var.get()
+        if active is not None:
+            raise SessionNestingError(
+                f"cannot open a {self.mode} session inside the {active.mode} session that is "
+                "already active here; sessions do not nest. Close the outer one first, or run "
+                "the inner work in its own process."
+            )
+
+    def _enter_scope(self) -> None:
+        self._check_can_open()
+        self._token = session_var.set(self)
+        self._state = "open"
+
+    def _leave_scope(self) -> None:
+        self._state = "closed"
+        if self._token is not None:
+            session_var.reset(self._token)
+            self._token = None
+
+    # --- identity (callers hold self._lock) -------------------------------------------
+
+    def _next_identity(self, namespace: str, name: str, digest: str) -> OperationIdentity:
+        """The identity of a new call; refuses it while another call is in flight."""
+        effect = f"{namespace}.{name}"
+        if self._state != "open":
+            raise SessionError(
+                f"{effect} was called after its {self.mode} session closed (for example by a "
+                "task that outlived the with block); await every effect inside the block"
+            )
+        if self._in_flight is not None:
+            running = self._in_flight.identity
+            error = OverlappingEffectsError(
+                f"{effect} was called while {running.effect} (occurrence "
+                f"{running.occurrence}) was still running. A session takes one effect "
+                "call at a time: an effect called inside another effect's body, or effects "
+                "run concurrently (asyncio.gather, threads), would give a trace whose order "
+                "cannot be replayed. Await effects one after another, and call effects "
+                "from plain functions rather than from other effects."
+            )
+            self._violation = self._violation or error
+            raise error
+        occurrence = self._occurrences.get((namespace, name, digest), 0)
+        return OperationIdentity(namespace, name, digest, occurrence)
+
+    def _count(self, identity: OperationIdentity) -> None:
+        key = (identity.namespace, identity.name, identity.fingerprint)
+        self._occurrences[key] = identity.occurrence + 1
+
+    def _ending(self, error: BaseException | None) -> SessionEnding:
+        error = error or self._violation
+        if error is None:
+            return SessionEnding("completed")
+        return SessionEnding(
+            "raised", _qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
+        )
+
+    def _swallowed_violation(self) -> ToolReplayError | None:
+        violation = self._violation
+        if violation is None:
+            return None
+        error_class = (
+            ReplayContractError if isinstance(violation, ReplayContractError) else SessionError
+        )
+        return error_class(
+            f"the block exited normally, but a {type(violation).__name__} was raised inside it "
+            "and caught by the application, so this run does not reproduce the recording. "
+            f"The error was:\n{violation}"
+        )
+
+
+class RecordSession(Session):
+    """Runs effect bodies and appends each completed call to a trace. See `record()`."""
+
+    mode = "record"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        overwrite: bool = False,
+        metadata: dict[str, JsonValue] | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self._overwrite = overwrite
+        self._metadata = cast(
+            dict[str, JsonValue], ensure_portable(dict(metadata or {}), what="trace metadata")
+        )
+        self._writer: TraceWriter | None = None
+
+    @property
+    def operation_count(self) -> int:
+        """How many operations have been recorded so far."""
+        return self._writer.operation_count if self._writer is not None else 0
+
+    def __enter__(self) -> RecordSession:
+        header = TraceHeader(
+            trace_id=uuid.uuid4().hex,
+            mode="record",
+            library_version=__version__,
+            metadata=self._metadata,
+        )
+        self._check_can_open()
+        self._writer = TraceWriter(self.path, header, overwrite=self._overwrite)
+        self._enter_scope()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._leave_scope()
+        assert self._writer is not None
+        self._writer.close(self._ending(exc))
+        if exc is None:
+            swallowed = self._swallowed_violation()
+            if swallowed is not None:
+                raise swallowed from self._violation
+
+    def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
+        """Give a call its identity and hold the session until it completes."""
+        digest = fingerprint(inputs)
+        with self._lock:
+            call = PendingCall(self._next_identity(namespace, name, digest), inputs)
+            self._in_flight = call
+        return call
+
+    def complete(self, call: PendingCall, value: object) -> None:
+        """Record a call that returned `value` (which must be portable JSON)."""
+        try:
+            portable = ensure_portable(value, what=f"output of {call.identity.effect}")
+        except NonPortableValueError as error:
+            self.abort(call)
+            raise NonPortableValueError(
+                f"{error} The effect ran, but its call was not recorded: make it return "
+                "portable JSON.",
+                path=error.path,
+            ) from None
+        self._append(call, Returned(portable))
+
+    def fail(self, call: PendingCall, error: Exception) -> None:
+        """Record a call whose body raised `error`."""
+        self._append(call, capture_failure(error))
+
+    def abort(self, call: PendingCall) -> None:
+        """Forget a call that did not complete (interrupted, or an unrecordable result)."""
+        with self._lock:
+            if self._in_flight is call:
+                self._in_flight = None
+
+    def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        assert self._writer is not None
+        with self._lock:
+            self._writer.append(
+                Operation(
+                    logical_id=self._writer.operation_count,
+                    identity=call.identity,
+                    inputs=call.inputs,
+                    outcome=outcome,
+                )
+            )
+            self._count(call.identity)
+            self._in_flight = None
+
+
+class ReplaySession(Session):
+    """Answers every effect call from a trace; never runs an effect body. See `replay()`."""
+
+    mode = "replay"
+
+    def __init__(self, source: str | os.PathLike[str] | Trace) -> None:
+        super().__init__()
+        self._source = source
+        self._trace: Trace | None = source if isinstance(source, Trace) else None
+        self._consumed: set[int] = set()
+
+    @property
+    def trace(self) -> Trace:
+        """The trace being replayed (loaded when the session opens)."""
+        if self._trace is None:
+            raise SessionError("the replay session has not been opened yet; use it in a with block")
+        return self._trace
+
+    @property
+    def consumed_count(self) -> int:
+        """How many recorded operations have been answered so far."""
+        return len(self._consumed)
+
+    def __enter__(self) -> ReplaySession:
+        self._check_can_open()
+        if self._trace is None:
+            assert not isinstance(self._source, Trace)
+            self._trace = read_trace(self._source)
+        self._enter_scope()
+        offline_guard.enter()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        offline_guard.leave()
+        self._leave_scope()
+        if exc is not None:
+            return  # the application's exception propagates unmodified
+        swallowed = self._swallowed_violation()
+        if swallowed is not None:
+            raise swallowed from self._violation
+        trace = self.trace
+        if len(self._consumed) != len(trace):
+            missing = [op for op in trace.operations if op.logical_id not in self._consumed]
+            raise unconsumed_operations(trace, missing)
+
+    def answer(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> JsonValue:
+        """The recorded output for this call, or raise its recorded failure."""
+        digest = fingerprint(inputs)
+        with self._lock:
+            identity = self._next_identity(namespace, name, digest)
+            try:
+                operation = match_operation(self.trace, identity, inputs)
+            except ReplayContractError as error:
+                self._violation = self._violation or error
+                raise
+            self._count(identity)
+            self._consumed.add(operation.logical_id)
+        outcome = operation.outcome
+        if isinstance(outcome, Raised):
+            raise rebuild_failure(outcome)
+        return copy_value(outcome.value)
+
+
+def record(
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    metadata: dict[str, JsonValue] | None = None,
+) -> RecordSession:
+    """Record every effect called inside the `with` block to a new trace at `path`.
+
+    Bodies run as usual; each completed call (a return or an exception) is
+    appended to the trace and flushed at once, so a crash keeps every completed
+    operation. `path` must not exist unless `overwrite=True`. `metadata` is
+    stored in the trace header (`{"runner": "myapp.cli:main"}` lets later
+    commands default to that runner).
+
+        with toolreplay.record("incident.trp"):
+            decide_refund(order_id=7)
+    """
+    return RecordSession(path, overwrite=overwrite, metadata=metadata)
+
+
+def replay(source: str | os.PathLike[str] | Trace) -> ReplaySession:
+    """Replay a trace strictly: effect calls are answered from it, and no body runs.
+
+    Each call must match a recorded operation exactly (effect, inputs and
+    occurrence), or `ReplayMiss` is raised; on normal exit every recorded
+    operation must have been called, or `UnconsumedOperationsError` is raised.
+    An exception from the application propagates unchanged. `source` is a path
+    or an already loaded `Trace`.
+
+        with toolreplay.replay("incident.trp"):
+            assert decide_refund(order_id=7) == "approved"
+    """
+    return ReplaySession(source)

@@ -1,0 +1,36 @@
+"""Trace format v3: the operation model, its codec, and the reader and writer of `.trp` files."""
+
+from toolreplay.trace.model import (
+    TRACE_FORMAT,
+    TRACE_FORMAT_VERSION,
+    Operation,
+    OperationIdentity,
+    Origin,
+    Outcome,
+    Raised,
+    Returned,
+    SessionEnding,
+    TraceFooter,
+    TraceHeader,
+    TraceMode,
+)
+from toolreplay.trace.reader import Trace, read_trace
+from toolreplay.trace.writer import TraceWriter
+
+__all__ = [
+    "TRACE_FORMAT",
+    "TRACE_FORMAT_VERSION",
+    "Operation",
+    "OperationIdentity",
+    "Origin",
+    "Outcome",
+    "Raised",
+    "Returned",
+    "SessionEnding",
+    "Trace",
+    "TraceFooter",
+    "TraceHeader",
+    "TraceMode",
+    "TraceWriter",
+    "read_trace",
+]

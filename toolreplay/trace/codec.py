@@ -1,0 +1,334 @@
+"""The one codec between trace lines and the operation model (format v3).
+
+Every line is one JSON object with a `kind` first: `header`, `operation` or
+`footer`. Decoding is strict: unknown keys, wrong types and non-portable
+numbers (`NaN`, `Infinity`, `1e400`) are errors, because a trace that is
+trusted as a test fixture must mean exactly one thing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, NoReturn, cast
+
+from toolreplay.portable import JsonValue
+from toolreplay.trace.model import (
+    TRACE_FORMAT,
+    TRACE_FORMAT_VERSION,
+    Operation,
+    OperationIdentity,
+    Outcome,
+    Raised,
+    Returned,
+    SessionEnding,
+    TraceFooter,
+    TraceHeader,
+)
+
+__all__ = [
+    "InvalidLine",
+    "decode_footer",
+    "decode_header",
+    "decode_operation",
+    "encode_footer",
+    "encode_header",
+    "encode_operation",
+    "operation_to_dict",
+    "parse_line",
+]
+
+_FINGERPRINT = re.compile(r"[0-9a-f]{64}")
+
+
+class InvalidLine(ValueError):
+    """A line that is not what format v3 allows; the reader adds file and line."""
+
+
+# --- encoding -------------------------------------------------------------------------
+
+
+def _dump(obj: dict[str, Any]) -> bytes:
+    # Not canonical (key order is the schema's, for readability), but deterministic.
+    return (
+        json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    ).encode("utf-8")
+
+
+def encode_header(header: TraceHeader) -> bytes:
+    return _dump(
+        {
+            "kind": "header",
+            "format": TRACE_FORMAT,
+            "format_version": TRACE_FORMAT_VERSION,
+            "trace_id": header.trace_id,
+            "mode": header.mode,
+            "library_version": header.library_version,
+            "source_trace_id": header.source_trace_id,
+            "metadata": header.metadata,
+        }
+    )
+
+
+def _encode_outcome(outcome: Outcome) -> dict[str, Any]:
+    if isinstance(outcome, Returned):
+        return {"status": "ok", "value": outcome.value}
+    return {
+        "status": "error",
+        "error": {"type": outcome.error_type, "message": outcome.message, "args": outcome.args},
+    }
+
+
+def encode_operation(operation: Operation) -> bytes:
+    return _dump(operation_to_dict(operation))
+
+
+def operation_to_dict(operation: Operation) -> dict[str, Any]:
+    """The JSON object of an operation, exactly as its trace line holds it."""
+    identity = operation.identity
+    return {
+        "kind": "operation",
+        "logical_id": operation.logical_id,
+        "namespace": identity.namespace,
+        "name": identity.name,
+        "fingerprint": identity.fingerprint,
+        "occurrence": identity.occurrence,
+        "inputs": operation.inputs,
+        "outcome": _encode_outcome(operation.outcome),
+        "origin": operation.origin,
+        "patch_id": operation.patch_id,
+        "source_logical_operation_id": operation.source_logical_operation_id,
+    }
+
+
+def encode_footer(footer: TraceFooter) -> bytes:
+    ending = footer.ending
+    return _dump(
+        {
+            "kind": "footer",
+            "operation_count": footer.operation_count,
+            "digest": footer.digest,
+            "ending": {
+                "status": ending.status,
+                "error_type": ending.error_type,
+                "message": ending.message,
+            },
+        }
+    )
+
+
+# --- decoding -------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise InvalidLine(f"{name} is not portable JSON; only finite numbers are allowed")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise InvalidLine(f"the number {text} overflows a float; it is not portable JSON")
+    return number
+
+
+def parse_line(line: bytes) -> dict[str, Any]:
+    """Parse one line as a JSON object, refusing NaN, Infinity and overflowing floats."""
+    try:
+        obj = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
+    except UnicodeDecodeError as error:
+        raise InvalidLine(f"not UTF-8 (byte {error.start}): {error.reason}") from None
+    except json.JSONDecodeError as error:
+        raise InvalidLine(f"not valid JSON: {error.msg} at column {error.colno}") from None
+    if type(obj) is not dict:
+        raise InvalidLine(f"expected a JSON object, found {type(obj).__name__}")
+    return cast(dict[str, Any], obj)
+
+
+def _expect_keys(obj: dict[str, Any], what: str, keys: frozenset[str]) -> None:
+    if obj.keys() != keys:
+        missing = sorted(keys - obj.keys())
+        unknown = sorted(obj.keys() - keys)
+        problems: list[str] = []
+        if missing:
+            problems.append(f"missing {', '.join(missing)}")
+        if unknown:
+            problems.append(f"unknown {', '.join(unknown)}")
+        raise InvalidLine(f"{what}: {'; '.join(problems)}")
+
+
+def _wrong(what: str, key: str, expected: str, value: object) -> NoReturn:
+    shown = (
+        json.dumps(value, ensure_ascii=False)
+        if value is None
+        or type(value)
+        in (
+            bool,
+            int,
+            float,
+            str,
+        )
+        else type(value).__name__
+    )
+    raise InvalidLine(f"{what}: {key} must be {expected}, found {shown}")
+
+
+def _str(obj: dict[str, Any], key: str, what: str) -> str:
+    value = obj[key]
+    if type(value) is not str:
+        _wrong(what, key, "a string", value)
+    return value
+
+
+def _optional_str(obj: dict[str, Any], key: str, what: str) -> str | None:
+    return None if obj[key] is None else _str(obj, key, what)
+
+
+def _count(obj: dict[str, Any], key: str, what: str) -> int:
+    value = obj[key]
+    if type(value) is not int or value < 0:
+        _wrong(what, key, "a non-negative integer", value)
+    return value
+
+
+def _object(obj: dict[str, Any], key: str, what: str) -> dict[str, Any]:
+    value = obj[key]
+    if type(value) is not dict:
+        _wrong(what, key, "an object", value)
+    return cast(dict[str, Any], value)
+
+
+_HEADER_KEYS = frozenset(
+    {
+        "kind",
+        "format",
+        "format_version",
+        "trace_id",
+        "mode",
+        "library_version",
+        "source_trace_id",
+        "metadata",
+    }
+)
+
+
+def decode_header(obj: dict[str, Any]) -> TraceHeader:
+    """Decode a header line, checking format name and version before anything else."""
+    if obj.get("kind") != "header" or obj.get("format") != TRACE_FORMAT:
+        raise InvalidLine(
+            f'not a Tool Replay trace: the first line must be a header with "format": '
+            f'"{TRACE_FORMAT}"'
+        )
+    version = obj.get("format_version")
+    if version != TRACE_FORMAT_VERSION:
+        raise InvalidLine(
+            f"trace format version {json.dumps(version)} is not supported; this toolreplay "
+            f"reads version {TRACE_FORMAT_VERSION}. Use the toolreplay release that wrote it "
+            f"(library_version {json.dumps(obj.get('library_version'))}), or re-record it"
+        )
+    what = "header"
+    _expect_keys(obj, what, _HEADER_KEYS)
+    mode = obj["mode"]
+    if mode not in ("record", "fork"):
+        _wrong(what, "mode", '"record" or "fork"', mode)
+    return TraceHeader(
+        trace_id=_str(obj, "trace_id", what),
+        mode=mode,
+        library_version=_str(obj, "library_version", what),
+        metadata=_object(obj, "metadata", what),
+        source_trace_id=_optional_str(obj, "source_trace_id", what),
+    )
+
+
+_OPERATION_KEYS = frozenset(
+    {
+        "kind",
+        "logical_id",
+        "namespace",
+        "name",
+        "fingerprint",
+        "occurrence",
+        "inputs",
+        "outcome",
+        "origin",
+        "patch_id",
+        "source_logical_operation_id",
+    }
+)
+_OK_KEYS = frozenset({"status", "value"})
+_ERROR_KEYS = frozenset({"status", "error"})
+_ERROR_DETAIL_KEYS = frozenset({"type", "message", "args"})
+
+
+def _decode_outcome(obj: dict[str, Any]) -> Outcome:
+    what = "operation outcome"
+    status = obj.get("status")
+    if status == "ok":
+        _expect_keys(obj, what, _OK_KEYS)
+        return Returned(obj["value"])
+    if status == "error":
+        _expect_keys(obj, what, _ERROR_KEYS)
+        error = _object(obj, "error", what)
+        what = "operation outcome error"
+        _expect_keys(error, what, _ERROR_DETAIL_KEYS)
+        args = error["args"]
+        if args is not None and type(args) is not list:
+            _wrong(what, "args", "a list or null", args)
+        return Raised(
+            error_type=_str(error, "type", what),
+            message=_str(error, "message", what),
+            args=cast(list[JsonValue] | None, args),
+        )
+    _wrong(what, "status", '"ok" or "error"', status)
+
+
+def decode_operation(obj: dict[str, Any], line: int) -> Operation:
+    what = "operation"
+    _expect_keys(obj, what, _OPERATION_KEYS)
+    fingerprint = _str(obj, "fingerprint", what)
+    if not _FINGERPRINT.fullmatch(fingerprint):
+        _wrong(what, "fingerprint", "64 lowercase hex digits (SHA-256)", fingerprint)
+    origin = obj["origin"]
+    if origin not in ("recorded", "patched"):
+        _wrong(what, "origin", '"recorded" or "patched"', origin)
+    source_id = obj["source_logical_operation_id"]
+    if source_id is not None:
+        source_id = _count(obj, "source_logical_operation_id", what)
+    return Operation(
+        logical_id=_count(obj, "logical_id", what),
+        identity=OperationIdentity(
+            _str(obj, "namespace", what),
+            _str(obj, "name", what),
+            fingerprint,
+            _count(obj, "occurrence", what),
+        ),
+        inputs=_object(obj, "inputs", what),
+        outcome=_decode_outcome(_object(obj, "outcome", what)),
+        origin=origin,
+        patch_id=_optional_str(obj, "patch_id", what),
+        source_logical_operation_id=source_id,
+        line=line,
+    )
+
+
+_FOOTER_KEYS = frozenset({"kind", "operation_count", "digest", "ending"})
+_ENDING_KEYS = frozenset({"status", "error_type", "message"})
+
+
+def decode_footer(obj: dict[str, Any]) -> TraceFooter:
+    what = "footer"
+    _expect_keys(obj, what, _FOOTER_KEYS)
+    ending = _object(obj, "ending", what)
+    _expect_keys(ending, "footer ending", _ENDING_KEYS)
+    status = ending["status"]
+    if status not in ("completed", "raised"):
+        _wrong("footer ending", "status", '"completed" or "raised"', status)
+    return TraceFooter(
+        operation_count=_count(obj, "operation_count", what),
+        digest=_str(obj, "digest", what),
+        ending=SessionEnding(
+            status=status,
+            error_type=_optional_str(ending, "error_type", "footer ending"),
+            message=_optional_str(ending, "message", "footer ending"),
+        ),
+    )

@@ -1,0 +1,154 @@
+"""The operation model: what one effect call was, and what a trace file holds.
+
+These are plain frozen values. Reading and writing them is the codec's job
+(`toolreplay.trace.codec`); matching them is the runtime's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+from toolreplay.portable import JsonValue
+
+__all__ = [
+    "TRACE_FORMAT",
+    "TRACE_FORMAT_VERSION",
+    "Operation",
+    "OperationIdentity",
+    "Origin",
+    "Outcome",
+    "Raised",
+    "Returned",
+    "SessionEnding",
+    "TraceFooter",
+    "TraceHeader",
+    "TraceMode",
+]
+
+TRACE_FORMAT = "toolreplay.trace"
+TRACE_FORMAT_VERSION = 3
+
+TraceMode = Literal["record", "fork"]
+Origin = Literal["recorded", "patched"]
+
+
+class OperationIdentity(NamedTuple):
+    """What makes one effect call the same call in another run.
+
+    `occurrence` counts earlier calls of the same effect with the same
+    fingerprint in the same session, from 0.
+    """
+
+    namespace: str
+    name: str
+    fingerprint: str
+    occurrence: int
+
+    @property
+    def effect(self) -> str:
+        """The effect's dotted name, `namespace.name`."""
+        return f"{self.namespace}.{self.name}"
+
+    def describe(self) -> str:
+        return f"{self.effect} occurrence {self.occurrence} (fingerprint {self.fingerprint[:12]})"
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """The effect returned `value`."""
+
+    value: JsonValue
+    status: Literal["ok"] = field(default="ok", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Raised:
+    """The effect raised an exception.
+
+    `error_type` is the exception's qualified name (`builtins.TimeoutError`,
+    `myapp.errors.CrmUnavailable`); `args` are its arguments when they are
+    portable JSON, else None. Tracebacks are never stored.
+    """
+
+    error_type: str
+    message: str
+    args: list[JsonValue] | None
+    status: Literal["error"] = field(default="error", init=False)
+
+
+Outcome = Returned | Raised
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One completed effect call as a trace stores it.
+
+    `logical_id` is the call's position in its session, from 0. The lineage
+    fields say where a forked operation came from: `origin` is `recorded` for a
+    call served (or run) as recorded and `patched` for one whose output a patch
+    replaced; `patch_id` and `source_logical_operation_id` point back at the
+    patch and at the source trace's operation. `line` is where the operation was
+    read from (1-based), for error messages; it is not part of its value.
+    """
+
+    logical_id: int
+    identity: OperationIdentity
+    inputs: dict[str, JsonValue]
+    outcome: Outcome
+    origin: Origin = "recorded"
+    patch_id: str | None = None
+    source_logical_operation_id: int | None = None
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def effect(self) -> str:
+        return self.identity.effect
+
+
+@dataclass(frozen=True, slots=True)
+class TraceHeader:
+    """The first line of a trace: what wrote it and how to read the rest.
+
+    `metadata` is free-form portable JSON; `metadata["runner"]` (a
+    `module:callable` string) names the application entry point that produced
+    the trace, so later commands can default to it. `source_trace_id` is the
+    trace a fork was made from (None for a recording).
+    """
+
+    trace_id: str
+    mode: TraceMode
+    library_version: str
+    metadata: dict[str, JsonValue] = field(default_factory=dict[str, JsonValue])
+    source_trace_id: str | None = None
+
+    @property
+    def runner(self) -> str | None:
+        runner = self.metadata.get("runner")
+        return runner if isinstance(runner, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnding:
+    """How the session that wrote a trace ended.
+
+    `completed`: the block exited normally. `raised`: the application (or the
+    replay contract) raised `error_type` with `message`.
+    """
+
+    status: Literal["completed", "raised"]
+    error_type: str | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceFooter:
+    """The last line of a cleanly closed trace.
+
+    `digest` is the SHA-256 of every byte before the footer line, so a complete
+    trace that was changed afterwards is detected rather than trusted.
+    """
+
+    operation_count: int
+    digest: str
+    ending: SessionEnding

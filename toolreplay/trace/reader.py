@@ -1,0 +1,245 @@
+"""Reading a trace: one pass over the file, one identity index, no per-call scans.
+
+A trace is trusted line by line only as far as it can be checked:
+
+- a complete trace (one with a footer) must match the footer's operation count
+  and SHA-256 digest, so a trace changed after it was written is refused;
+- an incomplete trace (the recording process died, or someone removed the
+  footer) has every operation's fingerprint recomputed from its inputs instead;
+- a last line without its newline that does not parse is a write torn by a
+  crash: it is set aside and reported, never mis-parsed. Any other bad line is
+  an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from toolreplay.errors import TraceFormatError, TraceNotFoundError
+from toolreplay.portable import fingerprint
+from toolreplay.trace.codec import (
+    InvalidLine,
+    decode_footer,
+    decode_header,
+    decode_operation,
+    parse_line,
+)
+from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
+
+__all__ = ["Trace", "read_trace"]
+
+
+class Trace:
+    """A trace loaded in memory, indexed by operation identity.
+
+    `operations` are in recorded order. `footer` is None for an incomplete
+    trace; `torn_line` is the 1-based number of a torn last line that was set
+    aside, if any. `duplicates` maps every identity the trace holds more than
+    once to all of its operations (a recording never writes one; a hand edit can).
+    """
+
+    __slots__ = (
+        "_by_effect",
+        "_by_identity",
+        "duplicates",
+        "footer",
+        "header",
+        "operations",
+        "path",
+        "torn_line",
+    )
+
+    def __init__(
+        self,
+        path: Path,
+        header: TraceHeader,
+        operations: Sequence[Operation],
+        footer: TraceFooter | None,
+        torn_line: int | None = None,
+    ) -> None:
+        self.path = path
+        self.header = header
+        self.operations = tuple(operations)
+        self.footer = footer
+        self.torn_line = torn_line
+        by_identity: dict[OperationIdentity, Operation] = {}
+        duplicates: dict[OperationIdentity, list[Operation]] = {}
+        for operation in self.operations:
+            first = by_identity.setdefault(operation.identity, operation)
+            if first is not operation:
+                duplicates.setdefault(operation.identity, [first]).append(operation)
+        self._by_identity = by_identity
+        self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
+        self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True when the session that wrote the trace closed it (it has a footer)."""
+        return self.footer is not None
+
+    def __len__(self) -> int:
+        return len(self.operations)
+
+    def get(self, identity: OperationIdentity) -> Operation | None:
+        """The operation with exactly this identity (the first, if duplicated), or None."""
+        return self._by_identity.get(identity)
+
+    def operations_of(self, namespace: str, name: str) -> Sequence[Operation]:
+        """Every operation of one effect, in recorded order (indexed on first use)."""
+        if self._by_effect is None:
+            by_effect: dict[tuple[str, str], list[Operation]] = {}
+            for operation in self.operations:
+                key = (operation.identity.namespace, operation.identity.name)
+                by_effect.setdefault(key, []).append(operation)
+            self._by_effect = by_effect
+        return self._by_effect.get((namespace, name), ())
+
+    def describe_state(self) -> str:
+        """One sentence on completeness, for summaries and error messages."""
+        count = len(self.operations)
+        if self.footer is not None:
+            return f"complete, {count} operations"
+        state = (
+            f"incomplete: {count} operations and no footer (the recording did not close, "
+            "e.g. its process was killed)"
+        )
+        if self.torn_line is not None:
+            state += f"; a torn last line {self.torn_line} was set aside"
+        return state
+
+
+def read_trace(path: str | os.PathLike[str]) -> Trace:
+    """Load and check a `.trp` trace file.
+
+    Raises `TraceNotFoundError` for a missing path or a directory, and
+    `TraceFormatError` (naming file and line) for anything malformed, of an
+    unknown format version, or failing its integrity check.
+    """
+    trace_path = Path(path)
+    try:
+        data = trace_path.read_bytes()
+    except FileNotFoundError:
+        raise TraceNotFoundError(
+            f"{trace_path}: no such trace file; check the path, or record one first",
+            path=trace_path,
+        ) from None
+    except IsADirectoryError:
+        raise TraceNotFoundError(
+            f"{trace_path}: is a directory, not a trace file; pass the path of a .trp file",
+            path=trace_path,
+        ) from None
+    return _parse(trace_path, data)
+
+
+def _parse(path: Path, data: bytes) -> Trace:
+    if not data:
+        raise TraceFormatError(
+            "the file is empty, so it has no header; it is not a trace (or its recording "
+            "never wrote a line)",
+            path=path,
+        )
+    lines = data.split(b"\n")
+    # A terminated file splits into [..., b""]; anything else after the last
+    # newline is an unterminated final line.
+    unterminated = lines.pop()
+    last_number = len(lines) + (1 if unterminated else 0)
+
+    def fail(number: int, message: str) -> TraceFormatError:
+        return TraceFormatError(message, path=path, line=number)
+
+    first = lines[0] if lines else unterminated
+    try:
+        header = decode_header(parse_line(first))
+    except InvalidLine as error:
+        raise fail(1, str(error)) from None
+
+    operations: list[Operation] = []
+    footer: TraceFooter | None = None
+    footer_offset = 0
+    offset = len(first) + 1
+    torn_line: int | None = None
+    seen_ids: set[int] = set()
+    body = lines[1:]
+    if unterminated and lines:
+        body.append(unterminated)
+    for index, line in enumerate(body):
+        number = index + 2
+        is_last = number == last_number
+        try:
+            obj = parse_line(line)
+        except InvalidLine as error:
+            if is_last and unterminated:
+                torn_line = number
+                break
+            raise fail(number, str(error)) from None
+        try:
+            kind = obj.get("kind")
+            if kind == "operation":
+                if footer is not None:
+                    raise InvalidLine("an operation follows the footer")
+                operation = decode_operation(obj, number)
+                if operation.logical_id in seen_ids:
+                    raise InvalidLine(f"logical_id {operation.logical_id} appears twice")
+                seen_ids.add(operation.logical_id)
+                operations.append(operation)
+            elif kind == "footer":
+                if footer is not None:
+                    raise InvalidLine("a second footer")
+                footer = decode_footer(obj)
+                footer_offset = offset
+            else:
+                raise InvalidLine(
+                    f'kind must be "operation" or "footer" after the header, found {kind!r}'
+                )
+        except InvalidLine as error:
+            raise fail(number, str(error)) from None
+        offset += len(line) + 1
+
+    if footer is not None:
+        _check_footer(path, data[:footer_offset], footer, operations, last_number)
+    else:
+        _check_fingerprints(path, operations)
+    return Trace(path, header, operations, footer, torn_line)
+
+
+def _check_footer(
+    path: Path, covered: bytes, footer: TraceFooter, operations: list[Operation], line: int
+) -> None:
+    remedy = (
+        "the trace was changed after it was written. If you edited it on purpose, delete "
+        "its last line (the footer): it is then read as an incomplete trace whose "
+        "fingerprints are checked one by one"
+    )
+    if footer.operation_count != len(operations):
+        raise TraceFormatError(
+            f"the footer counts {footer.operation_count} operations but the trace holds "
+            f"{len(operations)}; {remedy}",
+            path=path,
+            line=line,
+        )
+    digest = hashlib.sha256(covered).hexdigest()
+    if digest != footer.digest:
+        raise TraceFormatError(
+            f"the footer digest {footer.digest[:16]}... does not match the content "
+            f"({digest[:16]}...); {remedy}",
+            path=path,
+            line=line,
+        )
+
+
+def _check_fingerprints(path: Path, operations: list[Operation]) -> None:
+    for operation in operations:
+        actual = fingerprint(operation.inputs)
+        if actual != operation.identity.fingerprint:
+            raise TraceFormatError(
+                f"operation {operation.logical_id} ({operation.effect}) has fingerprint "
+                f"{operation.identity.fingerprint[:16]}... but its inputs hash to "
+                f"{actual[:16]}...; the inputs were edited without updating the fingerprint. "
+                "Set fingerprint to the SHA-256 of the canonical JSON of the inputs, or "
+                "re-record the trace",
+                path=path,
+                line=operation.line,
+            )
