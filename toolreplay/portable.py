@@ -64,7 +64,7 @@ class _Offence(Exception):
 def _describe(value: object) -> str:
     kind = type(value)
     if kind is float:
-        return f"float({value!r})"
+        return f"float('{value!r}')"
     hint = _HINTS.get(kind.__name__)
     shown = repr(value)
     if len(shown) > 60:

@@ -135,9 +135,12 @@ def _finite_float(text: str) -> float:
 def parse_line(line: bytes) -> dict[str, Any]:
     """Parse one line as a JSON object, refusing NaN, Infinity and overflowing floats."""
     try:
-        obj = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
+        # Decode explicitly: json.loads(bytes) would guess UTF-16 or UTF-32 from the bytes.
+        text = line.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InvalidLine(f"not UTF-8 (byte {error.start}): {error.reason}") from None
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as error:
         raise InvalidLine(f"not valid JSON: {error.msg} at column {error.colno}") from None
     if type(obj) is not dict:

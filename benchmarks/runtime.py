@@ -1,0 +1,338 @@
+"""Runtime benchmark: what an effect call costs, and what loading a trace costs.
+
+Run with `uv run python -m benchmarks.runtime` (see benchmarks/README.md). For
+each trace size N it measures, side by side in one run:
+
+- the per-call cost of a trivial sync effect undecorated, decorated but outside
+  any session, under `toolreplay.record()` and under `toolreplay.replay()` of
+  the trace just recorded;
+- `toolreplay.read_trace()` of that trace against plain `json.loads` of each of
+  its lines, and `read_trace()` of the same trace with its footer removed.
+
+The machine is assumed noisy, so the targets are ratios and differences of
+figures measured in the same run, and they are informational: the process
+exits 0 whether they are met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import toolreplay
+
+__all__ = ["main"]
+
+SIZES = (1_000, 10_000, 100_000)
+DEFAULT_REPEATS = 5
+
+REPLAY_OVERHEAD_TARGET_US = 20.0
+"""Replay per call minus undecorated per call, in microseconds: at most this."""
+FLATNESS_TARGET = 1.5
+"""Replay per-call cost at the largest N over the smallest: at most this (ideal 1.0)."""
+LOAD_RATIO_TARGET = 3.0
+"""`read_trace` time over `json.loads` of the same lines: at most this."""
+
+
+def echo_plain(i: int) -> dict[str, int]:
+    """The undecorated baseline: as cheap as a function returning a fresh dict can be."""
+    return {"i": i}
+
+
+echo = toolreplay.effect("bench.echo")(echo_plain)
+
+
+# --- timing ---------------------------------------------------------------------------
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Collect, then keep the cyclic garbage collector off for the timed section."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _time_calls(function: Callable[[int], object], n: int) -> float:
+    """Seconds to call `function(i)` for i in range(n), gc disabled."""
+    with _gc_paused():
+        start = time.perf_counter()
+        for i in range(n):
+            function(i)
+        return time.perf_counter() - start
+
+
+def _time_action(action: Callable[[], object]) -> float:
+    """Seconds to run `action()`, gc disabled; its result is freed after the clock stops."""
+    with _gc_paused():
+        start = time.perf_counter()
+        result = action()
+        elapsed = time.perf_counter() - start
+    del result
+    return elapsed
+
+
+# --- measurements ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SizeResult:
+    """Best-of-repeats timings (seconds) for one trace size."""
+
+    n: int
+    undecorated: float
+    outside: float
+    record: float
+    replay: float
+    load: float
+    json_loads: float
+    load_incomplete: float
+    trace_bytes: int
+
+    def per_call_us(self, seconds: float) -> float:
+        return seconds / self.n * 1e6
+
+    @property
+    def replay_overhead_us(self) -> float:
+        return self.per_call_us(self.replay) - self.per_call_us(self.undecorated)
+
+    @property
+    def load_ratio(self) -> float:
+        return self.load / self.json_loads
+
+
+def _record(path: Path, n: int) -> float:
+    """Record n calls into a new trace at `path`; seconds for the calls alone."""
+    with toolreplay.record(path):
+        return _time_calls(echo, n)
+
+
+def _replay(path: Path, n: int) -> float:
+    """Replay the n calls of the trace at `path`; seconds for the calls alone.
+
+    The trace is loaded when the session opens, before the clock starts; the
+    session checks on exit that every recorded call was replayed.
+    """
+    with toolreplay.replay(path):
+        return _time_calls(echo, n)
+
+
+def _check_trace(path: Path, n: int, *, complete: bool) -> None:
+    trace = toolreplay.read_trace(path)
+    if len(trace) != n or trace.complete != complete:
+        raise RuntimeError(f"{path}: expected {n} operations, got {trace.describe_state()}")
+
+
+def _check_replayed_values(path: Path, n: int) -> None:
+    """Outside any timing: replay returns exactly what the effect returned."""
+    with toolreplay.replay(path):
+        values = [echo(i) for i in range(n)]
+    if values != [echo_plain(i) for i in range(n)]:
+        raise RuntimeError(f"{path}: replayed values differ from the recorded ones")
+
+
+def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
+    """All timings for one N; each is the best of `repeats`, variants interleaved."""
+    undecorated: list[float] = []
+    outside: list[float] = []
+    recorded: list[float] = []
+    replayed: list[float] = []
+    kept = directory / f"echo-{n}.trp"
+    for repeat in range(repeats):
+        # Round-robin, so that a noisy moment hurts one repeat of every variant
+        # rather than every repeat of one variant.
+        undecorated.append(_time_calls(echo_plain, n))
+        outside.append(_time_calls(echo, n))
+        path = kept if repeat == 0 else directory / f"echo-{n}-{repeat}.trp"
+        recorded.append(_record(path, n))
+        replayed.append(_replay(path, n))
+        if path != kept:
+            path.unlink()
+
+    _check_trace(kept, n, complete=True)
+    data = kept.read_bytes()
+    lines = data.splitlines()
+    incomplete = directory / f"echo-{n}-no-footer.trp"
+    incomplete.write_bytes(b"".join(line + b"\n" for line in lines[:-1]))
+    _check_trace(incomplete, n, complete=False)
+
+    loads: list[float] = []
+    json_loads: list[float] = []
+    loads_incomplete: list[float] = []
+    for _ in range(repeats):
+        loads.append(_time_action(lambda: toolreplay.read_trace(kept)))
+        json_loads.append(_time_action(lambda: [json.loads(line) for line in lines]))
+        loads_incomplete.append(_time_action(lambda: toolreplay.read_trace(incomplete)))
+    incomplete.unlink()
+
+    return SizeResult(
+        n=n,
+        undecorated=min(undecorated),
+        outside=min(outside),
+        record=min(recorded),
+        replay=min(replayed),
+        load=min(loads),
+        json_loads=min(json_loads),
+        load_incomplete=min(loads_incomplete),
+        trace_bytes=len(data),
+    )
+
+
+# --- report ---------------------------------------------------------------------------
+
+
+def _micro() -> str:
+    """The micro sign, or "u" where stdout cannot encode it."""
+    try:
+        "µ".encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return "u"
+    return "µ"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("-+-".join("-" * w for w in widths))
+    lines.extend(
+        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+    )
+    return lines
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
+    us = f"{_micro()}s"
+    out = [
+        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
+        f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()}",
+        f"best of {repeats} repeats per figure (time.perf_counter); gc disabled during every "
+        "timed section (gc.collect() first); traces in a temporary directory",
+        "per-call figures time only the calls: replay excludes loading the trace when the "
+        "session opens, record excludes writing the footer on close. Effect: bench.echo(i) "
+        "-> {'i': i}, i distinct.",
+        "",
+    ]
+    headers = [
+        "N",
+        f"undecorated {us}",
+        f"outside session {us}",
+        f"record {us}",
+        f"replay {us}",
+        f"replay overhead {us}",
+        "load s",
+        "json.loads s",
+        "load ratio",
+    ]
+    rows = [
+        [
+            f"{r.n:,}",
+            f"{r.per_call_us(r.undecorated):.3f}",
+            f"{r.per_call_us(r.outside):.3f}",
+            f"{r.per_call_us(r.record):.2f}",
+            f"{r.per_call_us(r.replay):.2f}",
+            f"{r.replay_overhead_us:.2f}",
+            f"{r.load:.4f}",
+            f"{r.json_loads:.4f}",
+            f"{r.load_ratio:.2f}x",
+        ]
+        for r in results
+    ]
+    out.extend(_table(headers, rows))
+
+    out += ["", "informational: the same trace with its footer line removed (incomplete trace,"]
+    out += ["every fingerprint recomputed on load)", ""]
+    headers = ["N", "trace MB", "no-footer load s", "vs json.loads", "vs complete load"]
+    rows = [
+        [
+            f"{r.n:,}",
+            f"{r.trace_bytes / 1e6:.2f}",
+            f"{r.load_incomplete:.4f}",
+            f"{r.load_incomplete / r.json_loads:.2f}x",
+            f"{r.load_incomplete / r.load:.2f}x",
+        ]
+        for r in results
+    ]
+    out.extend(_table(headers, rows))
+
+    out += ["", "targets (informational; the exit status is 0 either way):"]
+    for r in results:
+        overhead = r.replay_overhead_us
+        out.append(
+            f"  [{_verdict(overhead <= REPLAY_OVERHEAD_TARGET_US)}] replay overhead per call, "
+            f"N={r.n:,}: {overhead:.2f} {us} (target <= {REPLAY_OVERHEAD_TARGET_US:g} {us})"
+        )
+    if len(results) >= 2:
+        small, large = results[0], results[-1]
+        flatness = large.per_call_us(large.replay) / small.per_call_us(small.replay)
+        out.append(
+            f"  [{_verdict(flatness <= FLATNESS_TARGET)}] replay per-call cost flat in trace "
+            f"size, N={large.n:,} vs N={small.n:,}: {flatness:.2f}x "
+            f"(target near 1.0, <= {FLATNESS_TARGET:g}x)"
+        )
+    for r in results:
+        out.append(
+            f"  [{_verdict(r.load_ratio <= LOAD_RATIO_TARGET)}] read_trace vs json.loads of "
+            f"the same lines, N={r.n:,}: {r.load_ratio:.2f}x (target <= {LOAD_RATIO_TARGET:g}x)"
+        )
+    out += ["", f"total run time {elapsed:.1f} s"]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.runtime",
+        description="Benchmark effect calls (outside a session, record, replay) and trace load.",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=f"repeats per measurement, the best is kept (default {DEFAULT_REPEATS})",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(SIZES),
+        metavar="N",
+        help="trace sizes, smallest first (default: 1000 10000 100000)",
+    )
+    args = parser.parse_args(argv)
+    repeats: int = args.repeats
+    sizes: list[int] = sorted(args.sizes)
+    if repeats < 1 or sizes[0] < 1:
+        parser.error("--repeats and every size must be at least 1")
+
+    started = time.perf_counter()
+    results: list[SizeResult] = []
+    with tempfile.TemporaryDirectory(prefix="toolreplay-bench-") as temporary:
+        directory = Path(temporary)
+        warmup = directory / "warmup.trp"
+        _record(warmup, 1_000)
+        _check_replayed_values(warmup, 1_000)
+        warmup.unlink()
+        for n in sizes:
+            print(f"measuring N={n:,} ...", file=sys.stderr, flush=True)
+            results.append(measure_size(n, repeats, directory))
+    print(report(results, repeats, time.perf_counter() - started))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import settings
+
+from tests.support import crm
+
+
+@pytest.fixture(autouse=True)
+def _reset_body_calls() -> Iterator[None]:
+    crm.BODY_CALLS.clear()
+    yield
+    crm.BODY_CALLS.clear()
+
+
+# Hypothesis keeps no example database: tests write nowhere but their tmp_path.
+settings.register_profile("toolreplay", database=None, deadline=None)
+settings.load_profile("toolreplay")

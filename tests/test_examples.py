@@ -1,0 +1,51 @@
+"""Every example under examples/ runs offline, as a user would run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def test_there_are_examples() -> None:
+    assert EXAMPLES
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
+def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
+    # No credentials, and a proxy that goes nowhere: an example that tried the
+    # network would fail loudly instead of passing by luck.
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    result = subprocess.run(
+        [sys.executable, str(example)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip()
+    assert list(tmp_path.iterdir()) == []  # examples clean up after themselves
+
+
+def test_record_and_replay_example_reports_zero_live_calls_on_replay(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "record_and_replay.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "live calls while recording: 2" in result.stdout
+    assert "live calls while replaying: 0" in result.stdout
+    assert "1: billing.refund.create -> error" in result.stdout

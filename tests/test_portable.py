@@ -1,0 +1,160 @@
+"""Portable JSON: the value domain, path-naming errors, canonical encoding, fingerprints."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import json
+import math
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolreplay import (
+    NonPortableValueError,
+    canonical_json,
+    ensure_portable,
+    fingerprint,
+    value_differences,
+)
+from toolreplay.portable import JsonValue, copy_value
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+json_values: st.SearchStrategy[JsonValue] = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def typed(value: Any) -> Any:
+    """A structure whose equality also compares types (1, 1.0 and True differ)."""
+    if isinstance(value, dict):
+        return ("dict", sorted((k, typed(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("list", [typed(v) for v in value])
+    if isinstance(value, float):
+        return ("float", math.copysign(1.0, value), value)
+    return (type(value).__name__, value)
+
+
+@given(json_values)
+def test_portable_values_pass_unchanged(value: JsonValue) -> None:
+    assert ensure_portable(value) is value
+
+
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=8), st.randoms())
+def test_key_order_never_changes_a_fingerprint(value: dict[str, JsonValue], rnd: Any) -> None:
+    items = list(value.items())
+    rnd.shuffle(items)
+    assert fingerprint(dict(items)) == fingerprint(value)
+    assert canonical_json(dict(items)) == canonical_json(value)
+
+
+@given(json_values)
+def test_canonical_encoding_round_trips(value: JsonValue) -> None:
+    encoded = canonical_json(value)
+    decoded = json.loads(encoded.decode("utf-8"))
+    assert typed(decoded) == typed(value)
+    assert canonical_json(decoded) == encoded
+
+
+@given(json_values, json_values)
+def test_distinct_values_have_distinct_encodings(left: JsonValue, right: JsonValue) -> None:
+    if typed(left) != typed(right):
+        assert canonical_json(left) != canonical_json(right)
+        assert fingerprint(left) != fingerprint(right)
+    else:
+        assert canonical_json(left) == canonical_json(right)
+
+
+def test_canonical_encoding_is_compact_sorted_utf8() -> None:
+    assert canonical_json({"b": [1, 2.5], "a": "é", "c": None}) == (
+        '{"a":"é","b":[1,2.5],"c":null}'.encode()
+    )
+
+
+def test_one_one_point_zero_and_true_are_different_inputs() -> None:
+    assert len({fingerprint({"x": 1}), fingerprint({"x": 1.0}), fingerprint({"x": True})}) == 3
+
+
+def test_copy_value_is_deep() -> None:
+    original: JsonValue = {"a": [{"b": 1}]}
+    copied = copy_value(original)
+    assert copied == original
+    copied["a"][0]["b"] = 2  # type: ignore[index]  # known shape
+    assert original == {"a": [{"b": 1}]}
+
+
+class Colour(enum.IntEnum):
+    RED = 1
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "fragment"),
+    [
+        ({"items": [{}, {}, {}, {"price": math.nan}]}, "$.items[3].price", "float('nan')"),
+        ({"x": math.inf}, "$.x", "float('inf')"),
+        ({"x": -math.inf}, "$.x", "float('-inf')"),
+        ({"blob": b"abc"}, "$.blob", "base64"),
+        ({"tags": {"a", "b"}}, "$.tags", "sorted list"),
+        ({"pair": (1, 2)}, "$.pair", "use a list"),
+        ({"when": datetime.datetime(2026, 1, 2)}, "$.when", "ISO 8601"),
+        ({"amount": decimal.Decimal("1.5")}, "$.amount", "Decimal"),
+        ({"colour": Colour.RED}, "$.colour", "Colour"),
+        ({"obj": object()}, "$.obj", "object"),
+        ({"nested": OrderedDict(a=1)}, "$.nested", "OrderedDict"),
+        ({"a key": [None, {"k": 1j}]}, '$["a key"][1].k', "complex"),
+        ({"m": {1: "one"}}, "$.m", "dict key 1 (type int)"),
+    ],
+)
+def test_non_portable_values_are_named_by_path(value: object, path: str, fragment: str) -> None:
+    with pytest.raises(NonPortableValueError) as caught:
+        ensure_portable(value, what="inputs of crm.customer.get")
+    message = str(caught.value)
+    assert caught.value.path == path
+    assert message.startswith(f"inputs of crm.customer.get: {path}: ")
+    assert fragment in message
+    assert "is not portable JSON" in message
+
+
+def test_nan_message_matches_the_documented_shape() -> None:
+    with pytest.raises(NonPortableValueError) as caught:
+        ensure_portable({"items": [0, 1, 2, {"price": float("nan")}]})
+    assert str(caught.value).startswith(
+        "value: $.items[3].price: float('nan') is not portable JSON"
+    )
+
+
+def test_lone_surrogate_cannot_be_encoded() -> None:
+    with pytest.raises(NonPortableValueError, match="lone surrogate"):
+        canonical_json({"s": "\ud800"})
+
+
+def test_value_differences_name_paths_with_both_sides() -> None:
+    left: JsonValue = {"a": 1, "b": [1, 2], "c": {"d": "x"}, "gone": True}
+    right: JsonValue = {"a": 1.0, "b": [1], "c": {"d": "y"}, "new": None}
+    found = [
+        (d.path, d.left, d.right, d.left_present, d.right_present)
+        for d in value_differences(left, right)
+    ]
+    assert found == [
+        ("$.a", 1, 1.0, True, True),
+        ("$.b[1]", 2, None, True, False),
+        ("$.c.d", "x", "y", True, True),
+        ("$.gone", True, None, True, False),
+        ("$.new", None, None, False, True),
+    ]
+    assert value_differences(left, left) == []
