@@ -81,8 +81,9 @@ def test_the_coroutine_watch_would_see_a_created_coroutine(tmp_path: Path) -> No
     async def body(prompt: str) -> str:
         return prompt.upper()
 
-    def creates_coroutine(prompt: str) -> Awaitable[str]:
-        body(prompt)  # created, never awaited
+    def creates_coroutine(prompt: str) -> Coroutine[Any, Any, str]:
+        dropped = body(prompt)  # created, never awaited
+        del dropped
         return leaky(prompt)
 
     creates_coroutine.__wrapped__ = body  # type: ignore[attr-defined]  # mimic functools.wraps
