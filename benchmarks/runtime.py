@@ -34,6 +34,8 @@ __all__ = ["main"]
 
 SIZES = (1_000, 10_000, 100_000)
 DEFAULT_REPEATS = 5
+SMALL_SIZE_REPEAT_FACTOR = 5
+"""Sizes below 10,000 get up to this many times the repeats (see `repeats_for`)."""
 
 REPLAY_OVERHEAD_TARGET_US = 20.0
 """Replay per call minus undecorated per call, in microseconds: at most this."""
@@ -143,6 +145,15 @@ def _check_replayed_values(path: Path, n: int) -> None:
         raise RuntimeError(f"{path}: replayed values differ from the recorded ones")
 
 
+def repeats_for(n: int, repeats: int) -> int:
+    """More repeats for the small sizes, whose short timings are the most easily disturbed.
+
+    A figure for N=1,000 takes milliseconds, so five times the repeats costs
+    little and keeps one scheduler hiccup from deciding a ratio.
+    """
+    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 10_000 // n))
+
+
 def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
     """All timings for one N; each is the best of `repeats`, variants interleaved."""
     undecorated: list[float] = []
@@ -221,8 +232,11 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
     out = [
         f"Python {platform.python_version()} ({platform.python_implementation()}) | "
         f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()}",
-        f"best of {repeats} repeats per figure (time.perf_counter); gc disabled during every "
-        "timed section (gc.collect() first); traces in a temporary directory",
+        "best of "
+        + ", ".join(f"{repeats_for(r.n, repeats)} (N={r.n:,})" for r in results)
+        + " repeats per figure (time.perf_counter)",
+        "gc disabled during every timed section (gc.collect() first); traces written to a "
+        "temporary directory",
         "per-call figures time only the calls: replay excludes loading the trace when the "
         "session opens, record excludes writing the footer on close. Effect: bench.echo(i) "
         "-> {'i': i}, i distinct.",
@@ -303,7 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--repeats",
         type=int,
         default=DEFAULT_REPEATS,
-        help=f"repeats per measurement, the best is kept (default {DEFAULT_REPEATS})",
+        help=(
+            f"repeats per measurement, the best is kept (default {DEFAULT_REPEATS}); sizes "
+            f"below 10000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many"
+        ),
     )
     parser.add_argument(
         "--sizes",
@@ -329,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warmup.unlink()
         for n in sizes:
             print(f"measuring N={n:,} ...", file=sys.stderr, flush=True)
-            results.append(measure_size(n, repeats, directory))
+            results.append(measure_size(n, repeats_for(n, repeats), directory))
     print(report(results, repeats, time.perf_counter() - started))
     return 0
 

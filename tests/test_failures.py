@@ -88,4 +88,4 @@ def test_keyboard_interrupt_is_not_recorded_and_propagates(tmp_path: Path) -> No
     trace = toolreplay.read_trace(path)
     assert len(trace) == 0
     assert trace.footer is not None
-    assert trace.footer.ending.error_type == "KeyboardInterrupt"
+    assert trace.footer.ending.error_type == "builtins.KeyboardInterrupt"

@@ -206,7 +206,7 @@ def test_an_application_exception_is_recorded_as_the_ending(tmp_path: Path) -> N
     assert len(trace) == 2
     assert trace.operations[1].outcome == toolreplay.Raised("builtins.KeyError", "404", [404])
     assert trace.footer is not None
-    assert trace.footer.ending == toolreplay.SessionEnding("raised", "KeyError", "404")
+    assert trace.footer.ending == toolreplay.SessionEnding("raised", "builtins.KeyError", "404")
 
     with pytest.raises(KeyError) as caught, toolreplay.replay(path):
         crm.get_customer(42)
@@ -331,3 +331,13 @@ def test_generators_and_classes_cannot_be_effects() -> None:
         toolreplay.effect("gen.numbers")(numbers)
     with pytest.raises(EffectDefinitionError, match="decorates functions"):
         toolreplay.effect("cls.thing")(dict)
+
+
+def test_methods_are_refused_with_what_to_do_instead() -> None:
+    with pytest.raises(EffectDefinitionError, match="Decorate a module-level function") as caught:
+
+        class Client:
+            @toolreplay.effect("crm.customer.get")
+            def get(self, customer_id: int) -> None: ...
+
+    assert "<locals>.Client.get: its inputs would include 'self'" in str(caught.value)

@@ -123,7 +123,16 @@ def effect(
                 f"@effect({effect_namespace}.{effect_name!s}) cannot record a generator "
                 f"({function.__qualname__}): its values are produced lazily. Return a list instead."
             )
-        spec = EffectSpec(effect_namespace, effect_name, inspect.signature(function))
+        signature = inspect.signature(function)
+        first = next(iter(signature.parameters), None)
+        if first in ("self", "cls"):
+            raise EffectDefinitionError(
+                f"@effect({effect_namespace}.{effect_name!s}) cannot decorate the method "
+                f"{function.__qualname__}: its inputs would include {first!r}, which is not "
+                "portable JSON. Decorate a module-level function that takes the values it "
+                "needs, and call it from the method."
+            )
+        spec = EffectSpec(effect_namespace, effect_name, signature)
         if inspect.iscoroutinefunction(function):
             return cast(Callable[P, R], _async_effect(spec, cast(Any, function)))
         return _sync_effect(spec, function)

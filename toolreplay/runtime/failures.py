@@ -19,7 +19,7 @@ from toolreplay.errors import NonPortableValueError, ReplayedEffectError
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.trace.model import Raised
 
-__all__ = ["REBUILT_EXCEPTIONS", "capture_failure", "rebuild_failure"]
+__all__ = ["REBUILT_EXCEPTIONS", "capture_failure", "qualified_name", "rebuild_failure"]
 
 REBUILT_EXCEPTIONS: dict[str, type[Exception]] = {
     f"builtins.{kind.__name__}": kind
@@ -40,7 +40,8 @@ REBUILT_EXCEPTIONS: dict[str, type[Exception]] = {
 """Exception types rebuilt as themselves on replay, by qualified name."""
 
 
-def _qualified_name(kind: type[BaseException]) -> str:
+def qualified_name(kind: type[BaseException]) -> str:
+    """`module.QualName` of an exception type, as traces store it (`builtins.TimeoutError`)."""
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
@@ -52,7 +53,7 @@ def capture_failure(error: Exception) -> Raised:
         args = portable if isinstance(portable, list) else None
     except NonPortableValueError:
         args = None
-    return Raised(error_type=_qualified_name(type(error)), message=str(error), args=args)
+    return Raised(error_type=qualified_name(type(error)), message=str(error), args=args)
 
 
 def rebuild_failure(raised: Raised) -> Exception:

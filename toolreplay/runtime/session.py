@@ -34,7 +34,7 @@ from toolreplay.errors import (
     ToolReplayError,
 )
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
-from toolreplay.runtime.failures import capture_failure, rebuild_failure
+from toolreplay.runtime.failures import capture_failure, qualified_name, rebuild_failure
 from toolreplay.runtime.matching import match_operation, unconsumed_operations
 from toolreplay.trace.model import (
     Operation,
@@ -107,12 +107,6 @@ class PendingCall:
 
     identity: OperationIdentity
     inputs: dict[str, JsonValue]
-
-
-def _qualified_name(kind: type[BaseException]) -> str:
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class Session:
@@ -190,7 +184,7 @@ class Session:
         if error is None:
             return SessionEnding("completed")
         return SessionEnding(
-            "raised", _qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
+            "raised", qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
         )
 
     def _swallowed_violation(self) -> ToolReplayError | None:
