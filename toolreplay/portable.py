@@ -140,13 +140,17 @@ def ensure_portable(value: object, *, what: str = "value") -> JsonValue:
     return cast(JsonValue, value)
 
 
+# Built once: json.dumps with options builds a new encoder on every call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: JsonValue) -> bytes:
     """Encode a portable value canonically: sorted keys, no whitespace, UTF-8.
 
     The caller guarantees `value` is portable (see `ensure_portable`); a string
     holding a lone surrogate cannot be UTF-8 and raises `NonPortableValueError`.
     """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = _CANONICAL.encode(value)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as error:

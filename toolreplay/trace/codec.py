@@ -49,11 +49,13 @@ class InvalidLine(ValueError):
 # --- encoding -------------------------------------------------------------------------
 
 
+# Built once: json.dumps/json.loads with options build a new encoder/decoder per call.
+# Not canonical (key order is the schema's, for readability), but deterministic.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _dump(obj: dict[str, Any]) -> bytes:
-    # Not canonical (key order is the schema's, for readability), but deterministic.
-    return (
-        json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    ).encode("utf-8")
+    return (_ENCODER.encode(obj) + "\n").encode("utf-8")
 
 
 def encode_header(header: TraceHeader) -> bytes:
@@ -132,6 +134,9 @@ def _finite_float(text: str) -> float:
     return number
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def parse_line(line: bytes) -> dict[str, Any]:
     """Parse one line as a JSON object, refusing NaN, Infinity and overflowing floats."""
     try:
@@ -140,7 +145,7 @@ def parse_line(line: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise InvalidLine(f"not UTF-8 (byte {error.start}): {error.reason}") from None
     try:
-        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        obj = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise InvalidLine(f"not valid JSON: {error.msg} at column {error.colno}") from None
     if type(obj) is not dict:

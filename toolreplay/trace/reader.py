@@ -13,6 +13,7 @@ A trace is trusted line by line only as far as it can be checked:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -131,7 +132,15 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
             f"{trace_path}: is a directory, not a trace file; pass the path of a .trp file",
             path=trace_path,
         ) from None
-    return _parse(trace_path, data)
+    # Loading allocates one container per JSON object and keeps them all: the
+    # cyclic collector would rescan the growing heap again and again for nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(trace_path, data)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _parse(path: Path, data: bytes) -> Trace:
