@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import inspect
 import json
 from pathlib import Path
@@ -341,3 +342,39 @@ def test_methods_are_refused_with_what_to_do_instead() -> None:
             def get(self, customer_id: int) -> None: ...
 
     assert "<locals>.Client.get: its inputs would include 'self'" in str(caught.value)
+
+
+@toolreplay.effect("echo.value")
+def echo(value: object) -> object:
+    return value
+
+
+@toolreplay.effect("echo.wrapped")
+def echo_wrapped(label: str) -> object:
+    return {"label": label, "payload": NON_PORTABLE[label]}
+
+
+NON_PORTABLE: dict[str, object] = {
+    "nan": float("nan"),
+    "bytes": b"\x00",
+    "set": {1, 2},
+    "tuple": (1, 2),
+    "datetime": datetime.datetime(2026, 11, 29, 12, 0),
+    "object": object(),
+}
+
+
+@pytest.mark.parametrize("label", NON_PORTABLE)
+def test_every_kind_of_non_portable_argument_is_named(tmp_path: Path, label: str) -> None:
+    with toolreplay.record(tmp_path / "in.trp"), pytest.raises(NonPortableValueError) as caught:
+        echo([1, NON_PORTABLE[label]])
+    assert caught.value.path == "$.value[1]"
+    assert str(caught.value).startswith("inputs of echo.value: $.value[1]: ")
+
+
+@pytest.mark.parametrize("label", NON_PORTABLE)
+def test_every_kind_of_non_portable_output_is_named(tmp_path: Path, label: str) -> None:
+    with toolreplay.record(tmp_path / "out.trp"), pytest.raises(NonPortableValueError) as caught:
+        echo_wrapped(label)
+    assert caught.value.path == "$.payload"
+    assert str(caught.value).startswith("output of echo.wrapped: $.payload: ")
