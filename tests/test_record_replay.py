@@ -177,7 +177,7 @@ def test_a_session_is_single_use(tmp_path: Path) -> None:
 
 def test_recording_never_overwrites_silently(recorded: Path) -> None:
     before = recorded.read_bytes()
-    with pytest.raises(TraceExistsError, match="pass overwrite=True") as caught:
+    with pytest.raises(TraceExistsError, match="never overwritten silently") as caught:
         with toolreplay.record(recorded):
             crm.get_customer(7)
     assert caught.value.path == recorded

@@ -18,12 +18,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousReplayMatch",
+    "DiffError",
     "EffectDefinitionError",
     "NonPortableValueError",
     "OverlappingEffectsError",
+    "PatchError",
+    "PatchFileError",
+    "PatchTargetError",
     "ReplayContractError",
     "ReplayMiss",
     "ReplayedEffectError",
+    "RunnerError",
     "SessionContextError",
     "SessionError",
     "SessionNestingError",
@@ -32,6 +37,7 @@ __all__ = [
     "TraceExistsError",
     "TraceFormatError",
     "TraceNotFoundError",
+    "UnappliedPatchError",
     "UnconsumedOperationsError",
 ]
 
@@ -155,6 +161,45 @@ class UnconsumedOperationsError(ReplayContractError):
     def __init__(self, message: str, *, operations: Sequence[Operation]) -> None:
         super().__init__(message)
         self.operations = tuple(operations)
+
+
+class UnappliedPatchError(ReplayContractError):
+    """A fork finished without its application ever making a patched call."""
+
+    def __init__(self, message: str, *, patch_ids: Sequence[str]) -> None:
+        super().__init__(message)
+        self.patch_ids = tuple(patch_ids)
+
+
+# --- patches, diffs, runners ----------------------------------------------------------
+
+
+class PatchError(ToolReplayError):
+    """A patch cannot be applied as given."""
+
+
+class PatchFileError(PatchError):
+    """A patch file is missing, malformed or of an unknown version."""
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class PatchTargetError(PatchError):
+    """A patch targets a call the source trace does not hold, or shares its target."""
+
+    def __init__(self, message: str, *, patch_id: str) -> None:
+        super().__init__(message)
+        self.patch_id = patch_id
+
+
+class DiffError(ToolReplayError):
+    """Two traces cannot be compared without guessing (e.g. one holds an identity twice)."""
+
+
+class RunnerError(ToolReplayError):
+    """A `module:callable` runner cannot be resolved or called without arguments."""
 
 
 # --- replayed failures ----------------------------------------------------------------

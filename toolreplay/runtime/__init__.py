@@ -2,6 +2,7 @@
 
 from toolreplay.runtime.effect import EffectSpec, effect
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
+from toolreplay.runtime.fork import ForkSession, fork
 from toolreplay.runtime.session import (
     RecordSession,
     ReplaySession,
@@ -14,11 +15,13 @@ from toolreplay.runtime.session import (
 __all__ = [
     "REBUILT_EXCEPTIONS",
     "EffectSpec",
+    "ForkSession",
     "RecordSession",
     "ReplaySession",
     "Session",
     "current_session",
     "effect",
+    "fork",
     "record",
     "replay",
 ]

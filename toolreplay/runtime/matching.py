@@ -14,7 +14,15 @@ from toolreplay.portable import JsonValue, value_differences
 from toolreplay.trace.model import Operation, OperationIdentity
 from toolreplay.trace.reader import Trace
 
-__all__ = ["ambiguous_match", "match_operation", "replay_miss", "unconsumed_operations"]
+__all__ = [
+    "ambiguous_match",
+    "explain_absence",
+    "match_operation",
+    "operation_location",
+    "preview",
+    "replay_miss",
+    "unconsumed_operations",
+]
 
 _SHOWN_CANDIDATES = 3
 _SHOWN_DIFFERENCES = 3
@@ -33,26 +41,22 @@ def match_operation(
     return operation
 
 
-def _preview(value: JsonValue, limit: int = 120) -> str:
+def preview(value: JsonValue, limit: int = 120) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _where(operation: Operation) -> str:
+def operation_location(operation: Operation) -> str:
     line = f", line {operation.line}" if operation.line is not None else ""
     return f"operation {operation.logical_id}{line}"
 
 
-def replay_miss(
+def explain_absence(
     trace: Trace, identity: OperationIdentity, inputs: dict[str, JsonValue]
-) -> ReplayMiss:
+) -> tuple[list[str], list[Operation]]:
+    """Why `identity` is not in `trace`: explanation lines and the nearest operations."""
     effect = identity.effect
-    lines = [
-        f"{effect} was called, but the trace holds no operation with this identity.",
-        f"  call:   {effect} occurrence {identity.occurrence}, fingerprint {identity.fingerprint}",
-        f"  inputs: {_preview(inputs)}",
-        f"  trace:  {trace.path} ({trace.describe_state()})",
-    ]
+    lines: list[str] = []
     recorded = trace.operations_of(identity.namespace, identity.name)
     ranked: list[Operation] = []
     if not recorded:
@@ -62,36 +66,50 @@ def replay_miss(
             f"The trace holds no call of {effect} at all"
             + (f"; it records: {shown}." if effects else "; it records no operations.")
         )
-    else:
-        same_inputs = [op for op in recorded if op.identity.fingerprint == identity.fingerprint]
-        if same_inputs:
-            lines.append(
-                f"The trace holds {len(same_inputs)} call(s) of {effect} with these inputs "
-                f"(occurrences 0..{len(same_inputs) - 1}); this call is occurrence "
-                f"{identity.occurrence}, so the application now makes this call more often "
-                "than when it was recorded."
-            )
-        scored = [op for op in recorded if op.identity.fingerprint != identity.fingerprint]
-        if len(scored) > _SCORED_CANDIDATES:
-            scored = [op for op in scored if op.identity.occurrence == identity.occurrence]
-            scored = scored[:_SCORED_CANDIDATES]
-        differing = sorted(
-            ((value_differences(op.inputs, inputs), op) for op in scored),
-            key=lambda pair: (
-                len(pair[0]),
-                abs(pair[1].identity.occurrence - identity.occurrence),
-                pair[1].logical_id,
-            ),
+        return lines, ranked
+    same_inputs = [op for op in recorded if op.identity.fingerprint == identity.fingerprint]
+    if same_inputs:
+        lines.append(
+            f"The trace holds {len(same_inputs)} call(s) of {effect} with these inputs "
+            f"(occurrences 0..{len(same_inputs) - 1}); this call is occurrence "
+            f"{identity.occurrence}, so it is made more often than when it was recorded."
         )
-        ranked = same_inputs[:1] + [op for _, op in differing]
-        if differing:
-            lines.append(f"Nearest recorded calls of {effect} with other inputs:")
-        for differences, op in differing[:_SHOWN_CANDIDATES]:
-            lines.append(f"  - {_where(op)}, occurrence {op.identity.occurrence}:")
-            for difference in differences[:_SHOWN_DIFFERENCES]:
-                lines.append(f"      {difference.describe('recorded', 'called')}")
-            if len(differences) > _SHOWN_DIFFERENCES:
-                lines.append(f"      ... and {len(differences) - _SHOWN_DIFFERENCES} more")
+    scored = [op for op in recorded if op.identity.fingerprint != identity.fingerprint]
+    if len(scored) > _SCORED_CANDIDATES:
+        scored = [op for op in scored if op.identity.occurrence == identity.occurrence]
+        scored = scored[:_SCORED_CANDIDATES]
+    differing = sorted(
+        ((value_differences(op.inputs, inputs), op) for op in scored),
+        key=lambda pair: (
+            len(pair[0]),
+            abs(pair[1].identity.occurrence - identity.occurrence),
+            pair[1].logical_id,
+        ),
+    )
+    ranked = same_inputs[:1] + [op for _, op in differing]
+    if differing:
+        lines.append(f"Nearest recorded calls of {effect} with other inputs:")
+    for differences, op in differing[:_SHOWN_CANDIDATES]:
+        lines.append(f"  - {operation_location(op)}, occurrence {op.identity.occurrence}:")
+        for difference in differences[:_SHOWN_DIFFERENCES]:
+            lines.append(f"      {difference.describe('recorded', 'called')}")
+        if len(differences) > _SHOWN_DIFFERENCES:
+            lines.append(f"      ... and {len(differences) - _SHOWN_DIFFERENCES} more")
+    return lines, ranked[:_SHOWN_CANDIDATES]
+
+
+def replay_miss(
+    trace: Trace, identity: OperationIdentity, inputs: dict[str, JsonValue]
+) -> ReplayMiss:
+    effect = identity.effect
+    explanation, candidates = explain_absence(trace, identity, inputs)
+    lines = [
+        f"{effect} was called, but the trace holds no operation with this identity.",
+        f"  call:   {effect} occurrence {identity.occurrence}, fingerprint {identity.fingerprint}",
+        f"  inputs: {preview(inputs)}",
+        f"  trace:  {trace.path} ({trace.describe_state()})",
+        *explanation,
+    ]
     if not trace.complete:
         lines.append(
             "The trace is incomplete, so calls after its last operation were never recorded."
@@ -100,17 +118,12 @@ def replay_miss(
         "What to do: if the application changed on purpose, record a new trace; otherwise "
         "find why this call differs from the recording (see the paths above)."
     )
-    return ReplayMiss(
-        "\n".join(lines),
-        identity=identity,
-        inputs=inputs,
-        candidates=ranked[:_SHOWN_CANDIDATES],
-    )
+    return ReplayMiss("\n".join(lines), identity=identity, inputs=inputs, candidates=candidates)
 
 
 def ambiguous_match(trace: Trace, identity: OperationIdentity) -> AmbiguousReplayMatch:
     operations = trace.duplicates[identity]
-    where = ", ".join(_where(op) for op in operations)
+    where = ", ".join(operation_location(op) for op in operations)
     return AmbiguousReplayMatch(
         f"{identity.describe()} is recorded {len(operations)} times in {trace.path} "
         f"({where}), so there is no single answer to replay. A recording never writes one "
@@ -127,8 +140,8 @@ def unconsumed_operations(trace: Trace, operations: list[Operation]) -> Unconsum
         f"The application finished, but {len(operations)} of the {len(trace)} recorded "
         f"operations in {trace.path} were never called:",
         *(
-            f"  - {_where(op)}: {op.effect} occurrence {op.identity.occurrence}, "
-            f"inputs {_preview(op.inputs, 80)}"
+            f"  - {operation_location(op)}: {op.effect} occurrence {op.identity.occurrence}, "
+            f"inputs {preview(op.inputs, 80)}"
             for op in shown
         ),
     ]

@@ -112,7 +112,7 @@ class PendingCall:
 class Session:
     """What record and replay sessions share: scoping, occurrences, one call at a time."""
 
-    mode: ClassVar[Literal["record", "replay"]]
+    mode: ClassVar[Literal["record", "replay", "fork"]]
 
     def __init__(self) -> None:
         self._state: Literal["new", "open", "closed"] = "new"
@@ -326,6 +326,7 @@ class ReplaySession(Session):
         if self._trace is None:
             assert not isinstance(self._source, Trace)
             self._trace = read_trace(self._source)
+        self._prepare(self._trace)
         self._enter_scope()
         offline_guard.enter()
         return self
@@ -338,15 +339,11 @@ class ReplaySession(Session):
     ) -> None:
         offline_guard.leave()
         self._leave_scope()
-        if exc is not None:
-            return  # the application's exception propagates unmodified
-        swallowed = self._swallowed_violation()
-        if swallowed is not None:
-            raise swallowed from self._violation
-        trace = self.trace
-        if len(self._consumed) != len(trace):
-            missing = [op for op in trace.operations if op.logical_id not in self._consumed]
-            raise unconsumed_operations(trace, missing)
+        # The application's own exception propagates unmodified: no check runs.
+        failure = self._contract_failure() if exc is None else None
+        self._finish(exc or failure)
+        if failure is not None:
+            raise failure
 
     def answer(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> JsonValue:
         """The recorded output for this call, or raise its recorded failure."""
@@ -357,13 +354,41 @@ class ReplaySession(Session):
                 operation = match_operation(self.trace, identity, inputs)
             except ReplayContractError as error:
                 self._violation = self._violation or error
+                self._explain_violation(error)
                 raise
             self._count(identity)
             self._consumed.add(operation.logical_id)
-        outcome = operation.outcome
+            outcome = self._observe(operation)
         if isinstance(outcome, Raised):
             raise rebuild_failure(outcome)
         return copy_value(outcome.value)
+
+    # --- what a fork changes ----------------------------------------------------------
+
+    def _prepare(self, trace: Trace) -> None:
+        """Runs before the session opens, after the trace is loaded."""
+
+    def _observe(self, operation: Operation) -> Returned | Raised:
+        """The outcome to serve for a matched operation (called holding the lock)."""
+        return operation.outcome
+
+    def _explain_violation(self, error: ReplayContractError) -> None:
+        """Add context to a contract error before it reaches the application."""
+
+    def _contract_failure(self) -> ToolReplayError | None:
+        """The error a normal exit must raise, if the run broke the replay contract."""
+        swallowed = self._swallowed_violation()
+        if swallowed is not None:
+            swallowed.__cause__ = self._violation
+            return swallowed
+        trace = self.trace
+        if len(self._consumed) != len(trace):
+            missing = [op for op in trace.operations if op.logical_id not in self._consumed]
+            return unconsumed_operations(trace, missing)
+        return None
+
+    def _finish(self, error: BaseException | None) -> None:
+        """Runs once the session has closed, with the error it ends on (if any)."""
 
 
 def record(

@@ -80,8 +80,9 @@ def _create(path: Path, *, overwrite: bool) -> BinaryIO:
         return path.open("wb" if overwrite else "xb")
     except FileExistsError:
         raise TraceExistsError(
-            f"{path}: a trace already exists here and recording never overwrites one "
-            "silently; choose another path, delete it, or pass overwrite=True",
+            f"{path}: a trace already exists here, and traces are never overwritten "
+            "silently; choose another path or delete that file (to re-record over it on "
+            "purpose, pass overwrite=True to record())",
             path=path,
         ) from None
     except OSError as error:

@@ -1,0 +1,219 @@
+"""Patches: the recorded facts a fork changes, and the patch files that hold them.
+
+A patch names its target by the exact identity a recording gives a call
+(effect, inputs, occurrence), and its `patch_id` is derived from its content,
+so the same change always has the same id, in a file, a branch trace's lineage
+and a diff report alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from toolreplay.errors import NonPortableValueError, PatchFileError
+from toolreplay.files import write_atomically
+from toolreplay.portable import JsonValue, canonical_json, ensure_portable, fingerprint
+from toolreplay.trace.model import OperationIdentity
+
+__all__ = [
+    "PATCH_FILE_FORMAT",
+    "PATCH_FILE_FORMAT_VERSION",
+    "OutputPatch",
+    "read_patches",
+    "replace_output",
+    "write_patches",
+]
+
+PATCH_FILE_FORMAT = "toolreplay.patches"
+PATCH_FILE_FORMAT_VERSION = 1
+
+_PATCH_KEYS = frozenset({"kind", "effect", "inputs", "occurrence", "value"})
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPatch:
+    """Replace the recorded output of one exact call with `value`.
+
+    Build it with `replace_output()`. The patched call returns `value` in the
+    fork, whatever the source recorded (a value or a failure).
+    """
+
+    namespace: str
+    name: str
+    inputs: dict[str, JsonValue]
+    occurrence: int
+    value: JsonValue
+    patch_id: str = field(init=False)
+    kind: Literal["replace_output"] = field(default="replace_output", init=False)
+
+    def __post_init__(self) -> None:
+        content = canonical_json(cast(JsonValue, self.to_dict(with_id=False)))
+        object.__setattr__(self, "patch_id", "p-" + hashlib.sha256(content).hexdigest()[:16])
+
+    @property
+    def effect(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+    @property
+    def identity(self) -> OperationIdentity:
+        """The identity of the call this patch targets."""
+        return OperationIdentity(
+            self.namespace, self.name, fingerprint(self.inputs), self.occurrence
+        )
+
+    def to_dict(self, *, with_id: bool = True) -> dict[str, Any]:
+        """The patch as a patch file stores it."""
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "effect": self.effect,
+            "inputs": self.inputs,
+            "occurrence": self.occurrence,
+            "value": self.value,
+        }
+        if with_id:
+            data["patch_id"] = self.patch_id
+        return data
+
+
+def replace_output(
+    *, effect: str, inputs: dict[str, JsonValue], occurrence: int = 0, value: JsonValue
+) -> OutputPatch:
+    """A patch that makes the call `effect(**inputs)` (that occurrence) return `value`.
+
+        patch = toolreplay.replace_output(
+            effect="crm.customer.get",
+            inputs={"customer_id": 42},
+            occurrence=0,
+            value={"id": 42, "active": False},
+        )
+
+    `inputs` are the call's inputs as the trace records them (bound arguments
+    by parameter name, defaults included). Inputs and value must be portable
+    JSON; the patch is checked against the source trace when a fork opens.
+    """
+    namespace, _, name = effect.partition(".")
+    if not namespace or not name:
+        raise ValueError(f"effect must be a dotted name like 'crm.customer.get', got {effect!r}")
+    if type(occurrence) is not int or occurrence < 0:
+        raise ValueError(f"occurrence must be a non-negative int, got {occurrence!r}")
+    if type(inputs) is not dict:
+        raise NonPortableValueError(
+            f"patch inputs for {effect}: must be a dict of the call's arguments by parameter "
+            f"name, got {type(inputs).__name__}",
+            path="$",
+        )
+    checked_inputs = ensure_portable(inputs, what=f"patch inputs for {effect}")
+    checked_value = ensure_portable(value, what=f"patch value for {effect}")
+    return OutputPatch(
+        namespace, name, cast(dict[str, JsonValue], checked_inputs), occurrence, checked_value
+    )
+
+
+def write_patches(
+    path: str | os.PathLike[str], patches: Iterable[OutputPatch], *, overwrite: bool = False
+) -> Path:
+    """Save patches to a versioned JSON patch file, atomically; returns its path."""
+    target = Path(path)
+    document = {
+        "format": PATCH_FILE_FORMAT,
+        "format_version": PATCH_FILE_FORMAT_VERSION,
+        "patches": [patch.to_dict() for patch in patches],
+    }
+    data = (json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
+    try:
+        write_atomically(target, data, overwrite=overwrite)
+    except FileExistsError:
+        raise PatchFileError(
+            f"{target}: a file already exists here; choose another path or pass overwrite=True",
+            path=target,
+        ) from None
+    except FileNotFoundError:
+        raise PatchFileError(
+            f"{target}: the folder {target.parent} does not exist; create it first", path=target
+        ) from None
+    return target
+
+
+def read_patches(path: str | os.PathLike[str]) -> list[OutputPatch]:
+    """Load a patch file written by `write_patches` (or by hand, in the same format)."""
+    source = Path(path)
+
+    def fail(message: str) -> PatchFileError:
+        return PatchFileError(f"{source}: {message}", path=source)
+
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise fail("no such patch file") from None
+    except IsADirectoryError:
+        raise fail("is a directory, not a patch file") from None
+    except UnicodeDecodeError as error:
+        raise fail(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    try:
+        loaded: object = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise fail(
+            f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
+    document = cast(dict[str, Any], loaded) if type(loaded) is dict else {}
+    if document.get("format") != PATCH_FILE_FORMAT:
+        raise fail(f'not a patch file: expected an object with "format": "{PATCH_FILE_FORMAT}"')
+    if document.get("format_version") != PATCH_FILE_FORMAT_VERSION:
+        raise fail(
+            f"patch file format version {json.dumps(document.get('format_version'))} is not "
+            f"supported; this toolreplay reads version {PATCH_FILE_FORMAT_VERSION}"
+        )
+    unknown = sorted(document.keys() - {"format", "format_version", "patches"})
+    if unknown:
+        raise fail(f"unknown keys {', '.join(unknown)}")
+    entries = document.get("patches")
+    if type(entries) is not list:
+        raise fail('"patches" must be a list')
+    patches: list[OutputPatch] = []
+    for index, entry in enumerate(cast(list[Any], entries)):
+
+        def fail_entry(message: str, index: int = index) -> PatchFileError:
+            return fail(f"patches[{index}]: {message}")
+
+        patches.append(_decode_patch(entry, fail=fail_entry))
+    return patches
+
+
+def _decode_patch(entry: Any, *, fail: Callable[[str], PatchFileError]) -> OutputPatch:
+    if type(entry) is not dict:
+        raise fail("must be an object")
+    entry = cast(dict[str, Any], entry)
+    given_id = entry.get("patch_id")
+    keys = entry.keys() - {"patch_id"}
+    if keys != _PATCH_KEYS:
+        problems: list[str] = []
+        if _PATCH_KEYS - keys:
+            problems.append(f"missing {', '.join(sorted(_PATCH_KEYS - keys))}")
+        if keys - _PATCH_KEYS:
+            problems.append(f"unknown {', '.join(sorted(keys - _PATCH_KEYS))}")
+        raise fail("; ".join(problems))
+    if entry["kind"] != "replace_output":
+        raise fail(f'kind must be "replace_output", found {json.dumps(entry["kind"])}')
+    if type(entry["effect"]) is not str:
+        raise fail("effect must be a string")
+    try:
+        patch = replace_output(
+            effect=entry["effect"],
+            inputs=entry["inputs"],
+            occurrence=entry["occurrence"],
+            value=entry["value"],
+        )
+    except (ValueError, NonPortableValueError) as error:
+        raise fail(str(error)) from None
+    if given_id is not None and given_id != patch.patch_id:
+        raise fail(
+            f"patch_id {given_id!r} does not match its content ({patch.patch_id}); the patch "
+            "was edited: delete its patch_id line to accept the edit"
+        )
+    return patch

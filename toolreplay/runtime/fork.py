@@ -1,0 +1,205 @@
+"""Fork: strict replay of a source trace with some recorded outputs replaced.
+
+A fork answers every call from the source trace, like `replay()`, except that
+patched calls return their patch's value; it never runs an effect body. What the
+application observed is written, call by call, to a new branch trace whose
+operations carry their lineage (`origin`, `patch_id`,
+`source_logical_operation_id`), so `diff()` can compare the branch with its
+source and say which differences a patch introduced. The source is only read.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from toolreplay._version import __version__
+from toolreplay.errors import (
+    PatchTargetError,
+    ReplayContractError,
+    ToolReplayError,
+    TraceError,
+    UnappliedPatchError,
+)
+from toolreplay.patches import OutputPatch
+from toolreplay.runtime.failures import qualified_name
+from toolreplay.runtime.matching import explain_absence, preview
+from toolreplay.runtime.session import ReplaySession
+from toolreplay.trace.model import (
+    Operation,
+    OperationIdentity,
+    Raised,
+    Returned,
+    SessionEnding,
+    TraceHeader,
+)
+from toolreplay.trace.reader import Trace
+from toolreplay.trace.writer import TraceWriter
+
+__all__ = ["ForkSession", "fork"]
+
+_ENDING_MESSAGE_LIMIT = 2000
+
+
+class ForkSession(ReplaySession):
+    """Replays a source trace with patches applied, writing a branch trace. See `fork()`."""
+
+    mode = "fork"
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | Trace,
+        branch: str | os.PathLike[str],
+        patches: Iterable[OutputPatch],
+    ) -> None:
+        super().__init__(source)
+        self.branch_path = Path(branch)
+        self.patches = tuple(patches)
+        self._targets: dict[OperationIdentity, OutputPatch] = {}
+        self._applied: set[str] = set()
+        self._writer: TraceWriter | None = None
+
+    @property
+    def patched_count(self) -> int:
+        """How many patched calls the application has made so far."""
+        return len(self._applied)
+
+    def _prepare(self, trace: Trace) -> None:
+        self._resolve_patches(trace)
+        if self.branch_path.exists() and trace.path.exists() and (
+            self.branch_path.resolve() == trace.path.resolve()
+        ):
+            raise TraceError(
+                f"{self.branch_path}: the branch would overwrite its own source trace; give "
+                "the fork a new path",
+                path=self.branch_path,
+            )
+        header = TraceHeader(
+            trace_id=uuid.uuid4().hex,
+            mode="fork",
+            library_version=__version__,
+            metadata=dict(trace.header.metadata),
+            source_trace_id=trace.header.trace_id,
+        )
+        self._writer = TraceWriter(self.branch_path, header)
+
+    def _resolve_patches(self, trace: Trace) -> None:
+        """Every patch must name exactly one recorded call, before any application code runs."""
+        for patch in self.patches:
+            identity = patch.identity
+            if trace.get(identity) is None:
+                explanation, _ = explain_absence(trace, identity, patch.inputs)
+                raise PatchTargetError(
+                    "\n".join(
+                        [
+                            f"patch {patch.patch_id} targets {patch.effect} occurrence "
+                            f"{patch.occurrence} with inputs {preview(patch.inputs)}, but the "
+                            f"source trace {trace.path} holds no such call.",
+                            *explanation,
+                            "What to do: copy the inputs and occurrence of the call you mean "
+                            "from `toolreplay show` of the source trace.",
+                        ]
+                    ),
+                    patch_id=patch.patch_id,
+                )
+            other = self._targets.get(identity)
+            if other is not None:
+                raise PatchTargetError(
+                    f"patches {other.patch_id} and {patch.patch_id} both target "
+                    f"{identity.describe()}; a call can have one replacement output. Keep "
+                    "one of them.",
+                    patch_id=patch.patch_id,
+                )
+            self._targets[identity] = patch
+
+    def _observe(self, operation: Operation) -> Returned | Raised:
+        patch = self._targets.get(operation.identity)
+        outcome: Returned | Raised = operation.outcome
+        if patch is not None:
+            outcome = Returned(patch.value)
+            self._applied.add(patch.patch_id)
+        assert self._writer is not None
+        self._writer.append(
+            Operation(
+                logical_id=self._writer.operation_count,
+                identity=operation.identity,
+                inputs=operation.inputs,
+                outcome=outcome,
+                origin="recorded" if patch is None else "patched",
+                patch_id=None if patch is None else patch.patch_id,
+                source_logical_operation_id=operation.logical_id,
+            )
+        )
+        return outcome
+
+    def _explain_violation(self, error: ReplayContractError) -> None:
+        error.add_note(self._branch_note())
+
+    def _contract_failure(self) -> ToolReplayError | None:
+        failure = super()._contract_failure()
+        if failure is None:
+            unapplied = [p for p in self.patches if p.patch_id not in self._applied]
+            if unapplied:
+                failure = UnappliedPatchError(
+                    "\n".join(
+                        [
+                            f"The application finished without making {len(unapplied)} "
+                            "patched call(s), so the fork did not test what it was asked to:",
+                            *(
+                                f"  - patch {p.patch_id}: {p.effect} occurrence "
+                                f"{p.occurrence}, inputs {preview(p.inputs, 80)}"
+                                for p in unapplied
+                            ),
+                        ]
+                    ),
+                    patch_ids=[p.patch_id for p in unapplied],
+                )
+        if failure is not None:
+            failure.add_note(self._branch_note())
+        return failure
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self._writer is None:
+            return
+        ending = (
+            SessionEnding("completed")
+            if error is None
+            else SessionEnding(
+                "raised", qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
+            )
+        )
+        self._writer.close(ending)
+
+    def _branch_note(self) -> str:
+        return (
+            f"The fork's branch trace, with every call observed before this point and how the "
+            f"run ended, is at {self.branch_path}; `toolreplay diff` compares it with the source."
+        )
+
+
+def fork(
+    source: str | os.PathLike[str] | Trace,
+    branch: str | os.PathLike[str],
+    *,
+    patches: Iterable[OutputPatch] = (),
+) -> ForkSession:
+    """Replay `source` strictly with `patches` applied, recording what happens to `branch`.
+
+        patch = toolreplay.replace_output(
+            effect="llm.decide", inputs={"prompt": "..."}, value="manual_review"
+        )
+        with toolreplay.fork("incident.trp", "branch.trp", patches=[patch]):
+            decision = handle_refund(42)
+
+    Before the block runs, every patch must match exactly one recorded call
+    (`PatchTargetError` otherwise, listing the nearest calls). Inside it, calls
+    are answered as in `replay()`, patched calls with their patch's value; no
+    effect body runs. On normal exit every patch must have been applied
+    (`UnappliedPatchError`) and every source operation called. An exception
+    from the application propagates unchanged. The source trace is never
+    written; `branch` must not exist, and holds what was observed even when the
+    run fails part-way.
+    """
+    return ForkSession(source, branch, patches)
