@@ -15,6 +15,14 @@ Importing this package imports neither typer, textual nor openai.
 """
 
 from toolreplay._version import __version__
+from toolreplay.diff import (
+    AlignmentRow,
+    Difference,
+    DifferenceType,
+    DiffReport,
+    FieldDifference,
+    diff,
+)
 from toolreplay.errors import (
     AmbiguousReplayMatch,
     DiffError,
@@ -75,9 +83,14 @@ from toolreplay.trace import (
 __all__ = [
     "REBUILT_EXCEPTIONS",
     "TRACE_FORMAT_VERSION",
+    "AlignmentRow",
     "AmbiguousReplayMatch",
     "DiffError",
+    "DiffReport",
+    "Difference",
+    "DifferenceType",
     "EffectDefinitionError",
+    "FieldDifference",
     "ForkSession",
     "JsonValue",
     "NonPortableValueError",
@@ -114,6 +127,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "current_session",
+    "diff",
     "effect",
     "ensure_portable",
     "fingerprint",

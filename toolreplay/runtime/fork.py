@@ -68,8 +68,10 @@ class ForkSession(ReplaySession):
 
     def _prepare(self, trace: Trace) -> None:
         self._resolve_patches(trace)
-        if self.branch_path.exists() and trace.path.exists() and (
-            self.branch_path.resolve() == trace.path.resolve()
+        if (
+            self.branch_path.exists()
+            and trace.path.exists()
+            and (self.branch_path.resolve() == trace.path.resolve())
         ):
             raise TraceError(
                 f"{self.branch_path}: the branch would overwrite its own source trace; give "

@@ -1,0 +1,122 @@
+"""`diff()`: the first observable difference between two recorded executions."""
+
+from __future__ import annotations
+
+import os
+
+from toolreplay.diff.alignment import AlignedPair, align_operations
+from toolreplay.diff.report import (
+    DIFF_FORMAT_VERSION,
+    DIFFERENCE_TYPES,
+    AlignmentRow,
+    Difference,
+    DifferenceType,
+    DiffReport,
+    FieldDifference,
+    compare_pair,
+)
+from toolreplay.errors import DiffError
+from toolreplay.runtime.matching import operation_location
+from toolreplay.trace.reader import Trace, read_trace
+
+__all__ = [
+    "DIFFERENCE_TYPES",
+    "DIFF_FORMAT_VERSION",
+    "AlignedPair",
+    "AlignmentRow",
+    "DiffReport",
+    "Difference",
+    "DifferenceType",
+    "FieldDifference",
+    "align_operations",
+    "diff",
+]
+
+
+def _load(trace: str | os.PathLike[str] | Trace) -> tuple[Trace, str]:
+    if isinstance(trace, Trace):
+        return trace, str(trace.path)
+    return read_trace(trace), os.fspath(trace)
+
+
+def _refuse_duplicates(trace: Trace, side: str) -> None:
+    if not trace.duplicates:
+        return
+    identity, operations = next(iter(trace.duplicates.items()))
+    where = ", ".join(operation_location(op) for op in operations)
+    raise DiffError(
+        f"the {side} trace {trace.path} holds {identity.describe()} {len(operations)} times "
+        f"({where}); with duplicate identities any alignment would be a guess. Remove the "
+        "extra operations (a recording never writes them), or re-record the trace."
+    )
+
+
+def diff(
+    source: str | os.PathLike[str] | Trace, target: str | os.PathLike[str] | Trace
+) -> DiffReport:
+    """Compare two traces and report where they first differ, observably.
+
+        report = toolreplay.diff("incident.trp", "branch.trp")
+        if report.first_divergence is not None:
+            print(report.first_divergence.describe())
+        print(report.to_dict())
+
+    Read-only. Operations are aligned exactly on identity first, then
+    structurally (same effect and occurrence) only where that is unambiguous;
+    see `align_operations`. Raises `DiffError` when either trace holds an
+    identity twice, and the trace errors of `read_trace`.
+    """
+    source_trace, source_label = _load(source)
+    target_trace, target_label = _load(target)
+    _refuse_duplicates(source_trace, "source")
+    _refuse_duplicates(target_trace, "target")
+    source_ops, target_ops = source_trace.operations, target_trace.operations
+
+    rows: list[AlignmentRow] = []
+    differences: list[Difference] = []
+    for index, pair in enumerate(align_operations(source_ops, target_ops)):
+        left = None if pair.source is None else source_ops[pair.source]
+        right = None if pair.target is None else target_ops[pair.target]
+        if left is None or right is None:
+            kind: DifferenceType = "operation_added" if left is None else "operation_missing"
+            rows.append(
+                AlignmentRow(
+                    index,
+                    left,
+                    right,
+                    "added" if left is None else "missing",
+                    None,
+                    (kind,),
+                    (),
+                    None,
+                )
+            )
+            differences.append(Difference(kind, index, left, right, (), None))
+            continue
+        found, patch_id = compare_pair(left, right)
+        if pair.kind == "moved":
+            found.insert(0, ("order_changed", []))
+        fields = tuple(field for _, fields in found for field in fields)
+        rows.append(
+            AlignmentRow(
+                index,
+                left,
+                right,
+                "changed" if found else "same",
+                pair.kind,
+                tuple(kind for kind, _ in found),
+                fields,
+                patch_id,
+            )
+        )
+        for kind, kind_fields in found:
+            attributed = patch_id if kind in ("output_changed", "status_changed") else None
+            differences.append(Difference(kind, index, left, right, tuple(kind_fields), attributed))
+    return DiffReport(
+        source=source_trace,
+        target=target_trace,
+        source_label=source_label,
+        target_label=target_label,
+        rows=tuple(rows),
+        differences=tuple(differences),
+    )

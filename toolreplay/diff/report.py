@@ -1,0 +1,335 @@
+"""The diff report: aligned rows, typed differences, and the first divergence.
+
+A report answers one narrow question: where do two recorded executions first
+differ, observably? It compares only what the traces hold (each effect call's
+identity, inputs and outcome) and claims no cause. The one attribution it makes
+is the one the branch's lineage proves: an operation whose output came from a
+patch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from toolreplay.portable import JsonValue, ValueDifference, value_differences
+from toolreplay.trace.model import Operation, Raised, Returned
+from toolreplay.trace.reader import Trace
+
+__all__ = [
+    "DIFFERENCE_TYPES",
+    "DIFF_FORMAT_VERSION",
+    "AlignmentRow",
+    "DiffReport",
+    "Difference",
+    "DifferenceType",
+    "FieldDifference",
+    "compare_pair",
+]
+
+DIFF_FORMAT_VERSION = 1
+
+DifferenceType = Literal[
+    "input_changed",
+    "output_changed",
+    "status_changed",
+    "error_changed",
+    "operation_missing",
+    "operation_added",
+    "order_changed",
+]
+DIFFERENCE_TYPES: tuple[DifferenceType, ...] = (
+    "input_changed",
+    "output_changed",
+    "status_changed",
+    "error_changed",
+    "operation_missing",
+    "operation_added",
+    "order_changed",
+)
+RowStatus = Literal["same", "changed", "missing", "added"]
+MatchKind = Literal["exact", "moved", "structural"]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDifference:
+    """A value that differs inside a pair of operations, by JSON path.
+
+    Paths are rooted at the operation: `$.inputs.amount`, `$.output.decision`,
+    `$.error.message`, `$.status`. A side where the path does not exist has
+    `*_present` False (and None as its value).
+    """
+
+    path: str
+    source: JsonValue
+    target: JsonValue
+    source_present: bool = True
+    target_present: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "source": self.source,
+            "target": self.target,
+            "source_present": self.source_present,
+            "target_present": self.target_present,
+        }
+
+    def describe(self) -> str:
+        def show(present: bool, value: JsonValue) -> str:
+            if not present:
+                return "(absent)"
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+            return text if len(text) <= 80 else text[:77] + "..."
+
+        return (
+            f"{self.path}: source {show(self.source_present, self.source)}, "
+            f"target {show(self.target_present, self.target)}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AlignmentRow:
+    """One row of the side-by-side alignment.
+
+    `match` says how the pair was made (`exact` identity, `moved` exact identity
+    in a different relative order, `structural` same effect and occurrence with
+    other inputs), None for an operation present on one side only.
+    """
+
+    index: int
+    source: Operation | None
+    target: Operation | None
+    status: RowStatus
+    match: MatchKind | None
+    differences: tuple[DifferenceType, ...]
+    fields: tuple[FieldDifference, ...]
+    patch_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One observable difference, at one row.
+
+    `patch_id` is set only when the target operation's lineage proves its
+    output came from that patch, and only on the outcome differences of that
+    operation: a patch is never credited with what happened after it.
+    """
+
+    type: DifferenceType
+    row: int
+    source: Operation | None
+    target: Operation | None
+    fields: tuple[FieldDifference, ...]
+    patch_id: str | None
+
+    @property
+    def effect(self) -> str:
+        operation = self.target or self.source
+        assert operation is not None
+        return operation.effect
+
+    @property
+    def occurrence(self) -> int:
+        operation = self.target or self.source
+        assert operation is not None
+        return operation.identity.occurrence
+
+    def describe(self) -> str:
+        where = f"source #{_id(self.source)}, target #{_id(self.target)}"
+        text = f"{self.type} at {self.effect} occurrence {self.occurrence} ({where})"
+        if self.patch_id is not None:
+            text += f", from patch {self.patch_id}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "row": self.row,
+            "effect": self.effect,
+            "occurrence": self.occurrence,
+            "source": _operation_ref(self.source),
+            "target": _operation_ref(self.target),
+            "fields": [field.to_dict() for field in self.fields],
+            "patch_id": self.patch_id,
+        }
+
+
+def _id(operation: Operation | None) -> str:
+    return "-" if operation is None else str(operation.logical_id)
+
+
+def _operation_ref(operation: Operation | None) -> dict[str, Any] | None:
+    if operation is None:
+        return None
+    return {
+        "logical_id": operation.logical_id,
+        "effect": operation.effect,
+        "occurrence": operation.identity.occurrence,
+        "fingerprint": operation.identity.fingerprint,
+        "status": operation.outcome.status,
+        "origin": operation.origin,
+        "patch_id": operation.patch_id,
+        "source_logical_operation_id": operation.source_logical_operation_id,
+    }
+
+
+def _trace_ref(trace: Trace, label: str) -> dict[str, Any]:
+    return {
+        "path": label,
+        "trace_id": trace.header.trace_id,
+        "mode": trace.header.mode,
+        "operation_count": len(trace),
+        "complete": trace.complete,
+    }
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    """What `toolreplay.diff()` returns. `to_dict()` is deterministic JSON."""
+
+    source: Trace
+    target: Trace
+    source_label: str
+    target_label: str
+    rows: tuple[AlignmentRow, ...]
+    differences: tuple[Difference, ...]
+
+    @property
+    def first_divergence(self) -> Difference | None:
+        """The first observable difference in alignment order, or None if there is none."""
+        return self.differences[0] if self.differences else None
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+    def counts(self) -> dict[DifferenceType, int]:
+        counts: dict[DifferenceType, int] = dict.fromkeys(DIFFERENCE_TYPES, 0)
+        for difference in self.differences:
+            counts[difference.type] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.first_divergence
+        return {
+            "format_version": DIFF_FORMAT_VERSION,
+            "source": _trace_ref(self.source, self.source_label),
+            "target": _trace_ref(self.target, self.target_label),
+            "identical": self.identical,
+            "counts": self.counts(),
+            "first_divergence": None if first is None else first.to_dict(),
+            "differences": [difference.to_dict() for difference in self.differences],
+            "rows": [
+                {
+                    "row": row.index,
+                    "status": row.status,
+                    "match": row.match,
+                    "source": _operation_ref(row.source),
+                    "target": _operation_ref(row.target),
+                    "differences": list(row.differences),
+                    "patch_id": row.patch_id,
+                }
+                for row in self.rows
+            ],
+        }
+
+    def render_text(self) -> str:
+        """The deterministic text form (what `toolreplay diff` prints)."""
+
+        def describe_trace(trace: Trace, label: str) -> str:
+            state = "complete" if trace.complete else "incomplete"
+            return f"{label} ({trace.header.mode}, {len(trace)} operations, {state})"
+
+        lines = [
+            f"source  {describe_trace(self.source, self.source_label)}",
+            f"target  {describe_trace(self.target, self.target_label)}",
+        ]
+        if self.identical:
+            lines.append(
+                f"no observable difference: both traces hold the same {len(self.rows)} "
+                "operations, with the same inputs and outcomes, in the same order"
+            )
+            return "\n".join(lines) + "\n"
+        counts = ", ".join(f"{kind} {count}" for kind, count in self.counts().items() if count)
+        lines.append(f"{len(self.differences)} differences ({counts})")
+        first = self.first_divergence
+        assert first is not None
+        lines += ["", f"first observable divergence, row {first.row}: {first.describe()}"]
+        lines += [f"  {field.describe()}" for field in first.fields]
+        if first.patch_id is not None:
+            lines.append(
+                f"  the target's outcome here was set by patch {first.patch_id}; the report "
+                "attributes nothing after it"
+            )
+        lines += ["", "differences:"]
+        for difference in self.differences:
+            lines.append(f"  row {difference.row}: {difference.describe()}")
+            lines += [f"    {field.describe()}" for field in difference.fields]
+        return "\n".join(lines) + "\n"
+
+
+# --- comparing one pair ---------------------------------------------------------------
+
+
+def _rooted(differences: list[ValueDifference], root: str) -> list[FieldDifference]:
+    return [
+        FieldDifference(root + d.path[1:], d.left, d.right, d.left_present, d.right_present)
+        for d in differences
+    ]
+
+
+def _same_value(left: JsonValue, right: JsonValue) -> bool:
+    # `==` is C-fast but equates 1, 1.0 and True; confirm type-exactly only when it agrees.
+    return left == right and not value_differences(left, right)
+
+
+def compare_pair(
+    source: Operation, target: Operation
+) -> tuple[list[tuple[DifferenceType, list[FieldDifference]]], str | None]:
+    """The typed differences between two paired operations, and the attributed patch."""
+    found: list[tuple[DifferenceType, list[FieldDifference]]] = []
+    if source.identity.fingerprint != target.identity.fingerprint:
+        found.append(
+            ("input_changed", _rooted(value_differences(source.inputs, target.inputs), "$.inputs"))
+        )
+    left, right = source.outcome, target.outcome
+    if isinstance(left, Returned) and isinstance(right, Returned):
+        if not _same_value(left.value, right.value):
+            found.append(
+                ("output_changed", _rooted(value_differences(left.value, right.value), "$.output"))
+            )
+    elif isinstance(left, Raised) and isinstance(right, Raised):
+        fields = _rooted(value_differences(_error_value(left), _error_value(right)), "$.error")
+        if fields:
+            found.append(("error_changed", fields))
+    else:
+        fields = [FieldDifference("$.status", left.status, right.status)]
+        fields += _outcome_presence(left, "source") + _outcome_presence(right, "target")
+        found.append(("status_changed", fields))
+    patch_id = None
+    if (
+        target.origin == "patched"
+        and target.patch_id is not None
+        and target.source_logical_operation_id == source.logical_id
+    ):
+        patch_id = target.patch_id
+    return found, patch_id
+
+
+def _error_value(raised: Raised) -> JsonValue:
+    return {"type": raised.error_type, "message": raised.message, "args": raised.args}
+
+
+def _outcome_presence(
+    outcome: Returned | Raised, side: Literal["source", "target"]
+) -> list[FieldDifference]:
+    path, value = (
+        ("$.output", outcome.value)
+        if isinstance(outcome, Returned)
+        else ("$.error", _error_value(outcome))
+    )
+    if side == "source":
+        return [FieldDifference(path, value, None, True, False)]
+    return [FieldDifference(path, None, value, False, True)]
