@@ -140,24 +140,30 @@ class ForkSession(ReplaySession):
         error.add_note(self._branch_note())
 
     def _contract_failure(self) -> ToolReplayError | None:
-        failure = super()._contract_failure()
-        if failure is None:
-            unapplied = [p for p in self.patches if p.patch_id not in self._applied]
-            if unapplied:
-                failure = UnappliedPatchError(
-                    "\n".join(
-                        [
-                            f"The application finished without making {len(unapplied)} "
-                            "patched call(s), so the fork did not test what it was asked to:",
-                            *(
-                                f"  - patch {p.patch_id}: {p.effect} occurrence "
-                                f"{p.occurrence}, inputs {preview(p.inputs, 80)}"
-                                for p in unapplied
-                            ),
-                        ]
-                    ),
-                    patch_ids=[p.patch_id for p in unapplied],
-                )
+        # An unapplied patch always leaves its target unconsumed too; say the
+        # more specific thing first.
+        unapplied = [p for p in self.patches if p.patch_id not in self._applied]
+        failure: ToolReplayError | None
+        if unapplied and self._violation is None:
+            failure = UnappliedPatchError(
+                "\n".join(
+                    [
+                        f"The application finished without making {len(unapplied)} patched "
+                        "call(s), so the fork did not exercise what it was asked to:",
+                        *(
+                            f"  - patch {p.patch_id}: {p.effect} occurrence {p.occurrence}, "
+                            f"inputs {preview(p.inputs, 80)}"
+                            for p in unapplied
+                        ),
+                        f"{len(self.trace) - self.consumed_count} of the {len(self.trace)} "
+                        "source operations were never called: the application took another "
+                        "path than the recording before reaching the patched call.",
+                    ]
+                ),
+                patch_ids=[p.patch_id for p in unapplied],
+            )
+        else:
+            failure = super()._contract_failure()
         if failure is not None:
             failure.add_note(self._branch_note())
         return failure

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import ClassVar, Literal, cast
+from typing import ClassVar, Literal, Self, cast
 
 from toolreplay._version import __version__
 from toolreplay.errors import (
@@ -226,7 +226,7 @@ class RecordSession(Session):
         """How many operations have been recorded so far."""
         return self._writer.operation_count if self._writer is not None else 0
 
-    def __enter__(self) -> RecordSession:
+    def __enter__(self) -> Self:
         header = TraceHeader(
             trace_id=uuid.uuid4().hex,
             mode="record",
@@ -321,7 +321,7 @@ class ReplaySession(Session):
         """How many recorded operations have been answered so far."""
         return len(self._consumed)
 
-    def __enter__(self) -> ReplaySession:
+    def __enter__(self) -> Self:
         self._check_can_open()
         if self._trace is None:
             assert not isinstance(self._source, Trace)
