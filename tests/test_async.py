@@ -124,8 +124,11 @@ def test_a_nested_sync_effect_is_refused_too(tmp_path: Path) -> None:
     def summary(customer_id: int) -> str:
         return str(crm.get_customer(customer_id)["name"])
 
-    with pytest.raises(OverlappingEffectsError), toolreplay.record(tmp_path / "nested.trp"):
+    path = tmp_path / "nested.trp"
+    with pytest.raises(OverlappingEffectsError), toolreplay.record(path):
         summary(42)
+    # Tool Replay's refusal is not recorded as a failure of the outer effect.
+    assert len(toolreplay.read_trace(path)) == 0
 
 
 def test_an_overlap_swallowed_by_the_application_still_fails_the_recording(
@@ -175,3 +178,31 @@ def test_to_thread_copies_the_context_so_the_session_follows(tmp_path: Path) -> 
     with toolreplay.replay(path):
         assert asyncio.run(app()) == crm.CUSTOMERS[7]
     assert crm.BODY_CALLS["crm.customer.get"] == 0
+
+
+def test_a_call_still_running_when_the_session_closes_fails_the_recording(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        started = asyncio.Event()
+        release = asyncio.Event()
+
+        @toolreplay.effect("llm.slow")
+        async def slow() -> str:
+            started.set()
+            await release.wait()
+            return "late"
+
+        with pytest.raises(SessionError, match=r"llm\.slow was still running"):
+            with toolreplay.record(tmp_path / "slow.trp"):
+                task = asyncio.create_task(slow())
+                await started.wait()
+        release.set()
+        with pytest.raises(SessionError, match="completed after its record session closed"):
+            await task
+
+    asyncio.run(scenario())
+    trace = toolreplay.read_trace(tmp_path / "slow.trp")
+    assert len(trace) == 0
+    assert trace.footer is not None
+    assert trace.footer.ending.status == "raised"

@@ -10,7 +10,7 @@ import pytest
 
 import toolreplay
 from tests.support import crm
-from toolreplay import SessionContextError
+from toolreplay import SessionContextError, SessionError
 
 
 @pytest.fixture
@@ -37,8 +37,13 @@ def run_in_thread(target: object) -> BaseException | None:
 
 
 def test_a_plain_thread_cannot_run_an_effect_live_during_replay(empty_trace: Path) -> None:
-    with toolreplay.replay(empty_trace):
-        error = run_in_thread(lambda: crm.get_customer(42))
+    # The refusal reaches the thread, and the replay fails too even if the thread
+    # swallowed it: the run did not reproduce the recording.
+    error: BaseException | None = None
+    with pytest.raises(SessionError, match="SessionContextError was raised during it") as exited:
+        with toolreplay.replay(empty_trace):
+            error = run_in_thread(lambda: crm.get_customer(42))
+    assert exited.value.__cause__ is error
     assert isinstance(error, SessionContextError)
     assert "crm.customer.get was called in thread 'worker-7'" in str(error)
     assert "contextvars.copy_context().run" in str(error)
@@ -49,7 +54,8 @@ def test_a_callback_on_another_event_loop_cannot_either(empty_trace: Path) -> No
     def other_loop() -> None:
         asyncio.run(crm.decide("refund?"))
 
-    with toolreplay.replay(empty_trace):
+    error: BaseException | None = None
+    with pytest.raises(SessionError), toolreplay.replay(empty_trace):
         error = run_in_thread(other_loop)
     assert isinstance(error, SessionContextError)
     assert crm.BODY_CALLS["llm.decide"] == 0

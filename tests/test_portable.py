@@ -138,9 +138,24 @@ def test_nan_message_matches_the_documented_shape() -> None:
     )
 
 
-def test_lone_surrogate_cannot_be_encoded() -> None:
-    with pytest.raises(NonPortableValueError, match="lone surrogate"):
-        canonical_json({"s": "\ud800"})
+def test_lone_surrogates_are_named_by_path() -> None:
+    with pytest.raises(NonPortableValueError, match="lone surrogate") as caught:
+        ensure_portable({"notes": ["fine", "bad \ud800"]})
+    assert caught.value.path == "$.notes[1]"
+    with pytest.raises(NonPortableValueError, match="lone surrogate") as caught:
+        ensure_portable({"key \udfff": 1})
+    assert caught.value.path == '$["key \\udfff"]'
+
+
+def test_integers_too_long_for_json_and_self_containing_values() -> None:
+    with pytest.raises(NonPortableValueError, match="use a str") as caught:
+        ensure_portable({"n": [10**5000]})
+    assert caught.value.path == "$.n[0]"
+    assert ensure_portable(10**100) == 10**100
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(NonPortableValueError, match="contains itself"):
+        ensure_portable(loop)
 
 
 def test_value_differences_name_paths_with_both_sides() -> None:

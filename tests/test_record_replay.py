@@ -374,7 +374,50 @@ def test_every_kind_of_non_portable_argument_is_named(tmp_path: Path, label: str
 
 @pytest.mark.parametrize("label", NON_PORTABLE)
 def test_every_kind_of_non_portable_output_is_named(tmp_path: Path, label: str) -> None:
-    with toolreplay.record(tmp_path / "out.trp"), pytest.raises(NonPortableValueError) as caught:
-        echo_wrapped(label)
-    assert caught.value.path == "$.payload"
-    assert str(caught.value).startswith("output of echo.wrapped: $.payload: ")
+    # Caught by the application here, so the recording also fails when it closes:
+    # the effect ran but its call is missing from the trace.
+    with pytest.raises(SessionError, match="NonPortableValueError was raised during it") as exit:
+        with toolreplay.record(tmp_path / "out.trp"), pytest.raises(NonPortableValueError):
+            echo_wrapped(label)
+    caught = exit.value.__cause__
+    assert isinstance(caught, NonPortableValueError)
+    assert caught.path == "$.payload"
+    assert str(caught).startswith("output of echo.wrapped: $.payload: ")
+
+
+@toolreplay.effect("lists.drain")
+def drain(items: list[int]) -> int:
+    total = sum(items)
+    items.clear()  # a body that mutates its own argument
+    return total
+
+
+def test_inputs_are_recorded_as_they_were_before_the_body_ran(tmp_path: Path) -> None:
+    path = tmp_path / "drain.trp"
+    with toolreplay.record(path):
+        assert drain([1, 2, 3]) == 6
+    operation = toolreplay.read_trace(path.with_name("drain.trp")).operations[0]
+    assert operation.inputs == {"items": [1, 2, 3]}
+    with toolreplay.replay(path):
+        assert drain([1, 2, 3]) == 6
+
+
+@toolreplay.effect("text.broken")
+def broken_text(index: int) -> str:
+    return "fine" if index else "bad \ud800"
+
+
+def test_an_unencodable_output_is_refused_and_the_session_keeps_working(tmp_path: Path) -> None:
+    path = tmp_path / "text.trp"
+    with pytest.raises(SessionError), toolreplay.record(path):
+        with pytest.raises(NonPortableValueError, match="lone surrogate"):
+            broken_text(0)
+        assert broken_text(1) == "fine"  # not jammed by the refused call
+    assert [op.inputs for op in toolreplay.read_trace(path).operations] == [{"index": 1}]
+
+
+def test_a_bare_effect_decorator_says_what_to_write() -> None:
+    def lookup() -> None: ...
+
+    with pytest.raises(EffectDefinitionError, match=r"write @effect\('crm\.customer\.get'\)"):
+        toolreplay.effect(lookup)  # type: ignore[arg-type]  # the mistake under test

@@ -209,3 +209,29 @@ def test_replaying_an_incomplete_trace_serves_what_was_recorded(recorded: Path) 
         toolreplay.replay(path),
     ):
         crm.handle_refund(42, 120.0)
+
+
+def test_bytes_after_the_footer_are_an_error_not_a_torn_line(recorded: Path) -> None:
+    path = recorded.with_name("trailing.trp")
+    path.write_bytes(recorded.read_bytes() + b'{"kind": "oper')
+    error = format_error(path)
+    assert error.line == 6
+
+
+@pytest.mark.parametrize(
+    ("replacement", "message"),
+    [
+        ('"name":"\\ud800"', "lone surrogate"),
+        ('"name":' + "9" * 5000, "not portable JSON"),
+        ('"name":' + "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+)
+def test_unreadable_values_are_format_errors_with_a_line(
+    recorded: Path, replacement: str, message: str
+) -> None:
+    lines = lines_of(recorded)[:-1]  # incomplete: fingerprints are recomputed
+    lines[1] = lines[1].replace('"name":"Ada"', replacement, 1)
+    path = write_lines(recorded.with_name("odd.trp"), lines)
+    error = format_error(path)
+    assert error.line == 2
+    assert message in str(error)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeAlias, cast
@@ -30,13 +32,13 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "format_path",
+    "same_value",
     "value_differences",
 ]
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """A value of the portable JSON domain."""
 
-_SCALARS = (type(None), bool, int, str)
 
 # What to do instead, for the non-portable types people reach for most often.
 _HINTS: dict[str, str] = {
@@ -65,38 +67,52 @@ def _describe(value: object) -> str:
     kind = type(value)
     if kind is float:
         return f"float('{value!r}')"
-    hint = _HINTS.get(kind.__name__)
     shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    type_name = (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else (f"{kind.__module__}.{kind.__qualname__}")
-    )
-    described = f"{shown} (type {type_name})"
-    if hint:
-        described += f"; {hint}"
-    return described
+    if kind.__module__ == "builtins":
+        return f"{shown} (type {kind.__qualname__})"
+    return f"{shown} (type {kind.__module__}.{kind.__qualname__})"
+
+
+def _not_portable(value: object) -> _Offence:
+    hint = _HINTS.get(type(value).__name__)
+    return _Offence(f"{_describe(value)} is not portable JSON" + (f"; {hint}" if hint else ""))
+
+
+# The JSON encoder refuses to write integers longer than this many digits.
+_INT_LIMIT = 10 ** (sys.get_int_max_str_digits() or 4300)
+
+
+def _check_text(text: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise _Offence(
+                f"{text[:40]!r} holds {text[error.start : error.end]!r}, a lone surrogate that "
+                "UTF-8 cannot encode, so it is not portable JSON; strings must be valid Unicode"
+            ) from None
 
 
 def _check(value: object) -> None:
     kind = type(value)
-    if kind in _SCALARS:
-        return
-    if kind is float:
+    if kind is str:
+        _check_text(cast(str, value))
+    elif kind is int:
+        if not -_INT_LIMIT < cast(int, value) < _INT_LIMIT:
+            raise _Offence("an integer this long cannot be written as JSON; use a str")
+    elif kind is float:
         if not math.isfinite(cast(float, value)):
             raise _Offence(f"{_describe(value)} is not portable JSON; only finite floats are")
-        return
-    if kind is list:
+    elif kind is list:
         for index, item in enumerate(cast(list[object], value)):
             try:
                 _check(item)
             except _Offence as offence:
                 offence.segments.append(index)
                 raise
-        return
-    if kind is dict:
+    elif kind is dict:
         for key, item in cast(dict[object, object], value).items():
             if type(key) is not str:
                 raise _Offence(
@@ -104,12 +120,16 @@ def _check(value: object) -> None:
                     "keys must be str"
                 )
             try:
+                _check_text(key)
                 _check(item)
             except _Offence as offence:
                 offence.segments.append(key)
                 raise
-        return
-    raise _Offence(f"{_describe(value)} is not portable JSON")
+    elif kind is not bool and value is not None:
+        raise _not_portable(value)
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def format_path(segments: list[str | int] | tuple[str | int, ...]) -> str:
@@ -121,7 +141,9 @@ def format_path(segments: list[str | int] | tuple[str | int, ...]) -> str:
         elif segment.isidentifier():
             parts.append(f".{segment}")
         else:
-            parts.append(f"[{json.dumps(segment, ensure_ascii=False)}]")
+            # Escape to ASCII only when needed: a lone surrogate must stay printable.
+            readable = segment.isascii() or not _SURROGATES.search(segment)
+            parts.append(f"[{json.dumps(segment, ensure_ascii=not readable)}]")
     return "".join(parts)
 
 
@@ -137,6 +159,12 @@ def ensure_portable(value: object, *, what: str = "value") -> JsonValue:
     except _Offence as offence:
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
+    except RecursionError:
+        raise NonPortableValueError(
+            f"{what}: nested too deeply, or a container that contains itself; portable JSON "
+            "is a finite tree",
+            path="$",
+        ) from None
     return cast(JsonValue, value)
 
 
@@ -147,18 +175,9 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 def canonical_json(value: JsonValue) -> bytes:
     """Encode a portable value canonically: sorted keys, no whitespace, UTF-8.
 
-    The caller guarantees `value` is portable (see `ensure_portable`); a string
-    holding a lone surrogate cannot be UTF-8 and raises `NonPortableValueError`.
+    The caller guarantees `value` is portable (see `ensure_portable`).
     """
-    text = _CANONICAL.encode(value)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise NonPortableValueError(
-            f"a string holds {error.object[error.start : error.end]!r}, a lone surrogate "
-            "that UTF-8 cannot encode; strings must be valid Unicode text",
-            path="$",
-        ) from None
+    return _CANONICAL.encode(value).encode("utf-8")
 
 
 def fingerprint(inputs: JsonValue) -> str:
@@ -204,9 +223,19 @@ def _short(value: JsonValue, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _same(left: JsonValue, right: JsonValue) -> bool:
-    # Type-exact: 1, 1.0 and True are different recorded facts.
-    return type(left) is type(right) and left == right
+def same_value(left: JsonValue, right: JsonValue) -> bool:
+    """Type-exact equality: 1, 1.0 and True are different recorded facts (`==` equates them)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        assert isinstance(right, dict)
+        return left.keys() == right.keys() and all(
+            same_value(item, right[key]) for key, item in left.items()
+        )
+    if isinstance(left, list):
+        assert isinstance(right, list)
+        return len(left) == len(right) and all(map(same_value, left, right))
+    return left == right
 
 
 def value_differences(left: JsonValue, right: JsonValue) -> list[ValueDifference]:
@@ -243,5 +272,5 @@ def _walk_differences(
                 yield from _walk_differences(left[index], right[index], segments)
             segments.pop()
         return
-    if not _same(left, right):
+    if not same_value(left, right):
         yield ValueDifference(format_path(segments), left, right)

@@ -7,11 +7,13 @@ from typing import Annotated
 import typer
 
 from toolreplay._version import __version__
+from toolreplay.cli.diff import diff
+from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
 
 app = typer.Typer(
     name="toolreplay",
-    help="Record, replay and inspect what an AI application's effects did.",
+    help="Record, replay, fork and compare what an AI application's effects did.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -37,6 +39,10 @@ def _root(
 
 
 app.command(name="show")(show)
+app.command(name="record")(record)
+app.command(name="replay")(replay)
+app.command(name="fork")(fork)
+app.command(name="diff")(diff)
 
 
 def main() -> None:

@@ -9,12 +9,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from enum import StrEnum
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Output"]
+__all__ = ["Output", "OutputFormat"]
+
+
+class OutputFormat(StrEnum):
+    """`--format` of every command: text for people and logs, json for programs."""
+
+    text = "text"
+    json = "json"
 
 
 class Output:

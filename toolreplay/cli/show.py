@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from toolreplay.cli.output import Output
+from toolreplay.cli.output import Output, OutputFormat
 from toolreplay.errors import TraceError
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import TRACE_FORMAT, TRACE_FORMAT_VERSION, Operation, Raised
@@ -20,11 +19,6 @@ __all__ = ["SHOW_FORMAT_VERSION", "show", "trace_summary"]
 SHOW_FORMAT_VERSION = 1
 _DEFAULT_TEXT_LIMIT = 50
 _PREVIEW = 60
-
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
 
 
 def trace_summary(trace: Trace, *, limit: int | None = None) -> dict[str, Any]:
@@ -83,8 +77,8 @@ def _state(trace: Trace) -> str:
 def show(
     trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="A .trp trace file.")],
     output_format: Annotated[
-        Format, typer.Option("--format", "-f", help="text for people, json for programs.")
-    ] = Format.text,
+        OutputFormat, typer.Option("--format", "-f", help="text for people, json for programs.")
+    ] = OutputFormat.text,
     limit: Annotated[
         int | None,
         typer.Option(
@@ -103,10 +97,10 @@ def show(
         raise typer.Exit(1) from None
     if limit == 0:
         limit = None
-    elif limit is None and output_format is Format.text:
+    elif limit is None and output_format is OutputFormat.text:
         limit = _DEFAULT_TEXT_LIMIT
 
-    if output_format is Format.json:
+    if output_format is OutputFormat.json:
         print(json.dumps(trace_summary(trace, limit=limit), ensure_ascii=False, indent=2))
         return
 

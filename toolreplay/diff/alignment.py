@@ -3,9 +3,9 @@
 Phase 1 pairs operations with the same full identity (namespace, name,
 fingerprint, occurrence). Exact pairs whose relative order is the same in both
 traces (a longest increasing subsequence) become anchors; the others are
-`moved`. Phase 2 pairs what is left on (namespace, name, occurrence) only when
-exactly one unpaired candidate exists on each side, both sit between the same
-two anchors, and the pair crosses no other such pair. Anything else stays
+`moved`. Phase 2 pairs what is left on (namespace, name, occurrence) only when,
+between the same two anchors, exactly one unpaired candidate exists on each
+side, and the pair crosses no other such pair. Anything else stays
 unpaired: a missing and an added operation are honest, a wrong pairing is not.
 
 Everything here is O(n log n): dictionaries, one bisect-based LIS, no
@@ -24,6 +24,7 @@ from toolreplay.trace.model import Operation
 __all__ = ["AlignedPair", "align_operations"]
 
 PairKind = Literal["exact", "moved", "structural"]
+_GapKey = tuple[int, str, str, int]  # (gap between anchors, namespace, name, occurrence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,28 +100,28 @@ def align_operations(source: Sequence[Operation], target: Sequence[Operation]) -
     anchor_sources = [i for i, _ in anchors]
     anchor_targets = [j for _, j in anchors]
 
-    def structural_key(op: Operation) -> tuple[str, str, int]:
-        return (op.identity.namespace, op.identity.name, op.identity.occurrence)
+    # Candidates are keyed by the gap between anchors they sit in: a pair from
+    # different gaps would contradict the order the anchors fix.
+    def key(gap: int, op: Operation) -> _GapKey:
+        return (gap, op.identity.namespace, op.identity.name, op.identity.occurrence)
 
-    source_candidates: dict[tuple[str, str, int], list[int]] = {}
+    source_candidates: dict[_GapKey, list[int]] = {}
     for i, op in enumerate(source):
         if i not in paired_source:
-            source_candidates.setdefault(structural_key(op), []).append(i)
-    target_candidates: dict[tuple[str, str, int], list[int]] = {}
+            gap = bisect_right(anchor_sources, i)
+            source_candidates.setdefault(key(gap, op), []).append(i)
+    target_candidates: dict[_GapKey, list[int]] = {}
     for j, op in enumerate(target):
         if j not in paired_target:
-            target_candidates.setdefault(structural_key(op), []).append(j)
+            gap = bisect_right(anchor_targets, j)
+            target_candidates.setdefault(key(gap, op), []).append(j)
 
     by_gap: dict[int, list[tuple[int, int]]] = {}
-    for key, sources in source_candidates.items():
-        targets = target_candidates.get(key)
+    for candidate, sources in source_candidates.items():
+        targets = target_candidates.get(candidate)
         if len(sources) != 1 or targets is None or len(targets) != 1:
             continue  # ambiguous or absent: leave unpaired
-        i, j = sources[0], targets[0]
-        gap = bisect_right(anchor_sources, i)
-        if gap != bisect_right(anchor_targets, j):
-            continue  # pairing would contradict the order the anchors fix
-        by_gap.setdefault(gap, []).append((i, j))
+        by_gap.setdefault(candidate[0], []).append((sources[0], targets[0]))
     structural = [pair for pairs in by_gap.values() for pair in _non_crossing(pairs)]
 
     kinds: dict[int, tuple[int, PairKind]] = {}

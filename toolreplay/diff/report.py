@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolreplay.portable import JsonValue, ValueDifference, value_differences
+from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
 from toolreplay.trace.model import Operation, Raised, Returned
 from toolreplay.trace.reader import Trace
 
@@ -280,11 +280,6 @@ def _rooted(differences: list[ValueDifference], root: str) -> list[FieldDifferen
     ]
 
 
-def _same_value(left: JsonValue, right: JsonValue) -> bool:
-    # `==` is C-fast but equates 1, 1.0 and True; confirm type-exactly only when it agrees.
-    return left == right and not value_differences(left, right)
-
-
 def compare_pair(
     source: Operation, target: Operation
 ) -> tuple[list[tuple[DifferenceType, list[FieldDifference]]], str | None]:
@@ -296,7 +291,8 @@ def compare_pair(
         )
     left, right = source.outcome, target.outcome
     if isinstance(left, Returned) and isinstance(right, Returned):
-        if not _same_value(left.value, right.value):
+        # `==` is C-fast but equates 1, 1.0 and True: confirm type-exactly when it agrees.
+        if not (left.value == right.value and same_value(left.value, right.value)):
             found.append(
                 ("output_changed", _rooted(value_differences(left.value, right.value), "$.output"))
             )

@@ -8,13 +8,12 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from toolreplay.errors import EffectDefinitionError
+from toolreplay.errors import EffectDefinitionError, SessionError
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.runtime.session import (
     RecordSession,
     ReplaySession,
     offline_guard,
-    outside_context_error,
     session_var,
 )
 
@@ -111,6 +110,11 @@ def effect(
     never runs (an async one is not even called) and the recorded outcome is
     returned or raised. The decorated function keeps its signature and type.
     """
+    if callable(qualified_name):
+        raise EffectDefinitionError(
+            f"@effect needs the effect's name: write @effect('crm.customer.get') above "
+            f"{getattr(qualified_name, '__qualname__', qualified_name)!s}, not a bare @effect"
+        )
     effect_namespace, effect_name = _parse_name(qualified_name, namespace, name)
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
@@ -146,7 +150,7 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
         session = session_var.get()
         if session is None:
             if offline_guard.active:
-                raise outside_context_error(spec.qualified_name)
+                raise offline_guard.refuse(spec.qualified_name)
             return function(*args, **kwargs)
         inputs = spec.bind(args, kwargs)
         if isinstance(session, ReplaySession):
@@ -155,6 +159,9 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
         call = session.begin(spec.namespace, spec.name, inputs)
         try:
             result = function(*args, **kwargs)
+        except SessionError:
+            session.abort(call)  # Tool Replay's own refusal (a nested effect), not the body's
+            raise
         except Exception as error:
             session.fail(call, error)
             raise
@@ -175,7 +182,7 @@ def _async_effect(
         session = session_var.get()
         if session is None:
             if offline_guard.active:
-                raise outside_context_error(spec.qualified_name)
+                raise offline_guard.refuse(spec.qualified_name)
             return await function(*args, **kwargs)
         inputs = spec.bind(args, kwargs)
         if isinstance(session, ReplaySession):
@@ -185,6 +192,9 @@ def _async_effect(
         call = session.begin(spec.namespace, spec.name, inputs)
         try:
             result = await function(*args, **kwargs)
+        except SessionError:
+            session.abort(call)  # Tool Replay's own refusal (a nested effect), not the body's
+            raise
         except Exception as error:
             session.fail(call, error)
             raise

@@ -65,21 +65,32 @@ session_var: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
 
 
 class _OfflineGuard:
-    """Counts the replay sessions open anywhere in the process."""
+    """The replay sessions open anywhere in the process (`active` is their count)."""
 
-    __slots__ = ("_lock", "active")
+    __slots__ = ("_lock", "_sessions", "active")
 
     def __init__(self) -> None:
         self.active = 0
+        self._sessions: list[Session] = []
         self._lock = threading.Lock()
 
-    def enter(self) -> None:
+    def enter(self, session: Session) -> None:
         with self._lock:
-            self.active += 1
+            self._sessions.append(session)
+            self.active = len(self._sessions)
 
-    def leave(self) -> None:
+    def leave(self, session: Session) -> None:
         with self._lock:
-            self.active -= 1
+            self._sessions.remove(session)
+            self.active = len(self._sessions)
+
+    def refuse(self, effect: str) -> SessionContextError:
+        """The error for a call outside every open session's context; each session fails too."""
+        error = outside_context_error(effect)
+        with self._lock:
+            for session in self._sessions:
+                session.note_violation(error)
+        return error
 
 
 offline_guard = _OfflineGuard()
@@ -170,7 +181,7 @@ class Session:
                 "cannot be replayed. Await effects one after another, and call effects "
                 "from plain functions rather than from other effects."
             )
-            self._violation = self._violation or error
+            self.note_violation(error)
             raise error
         occurrence = self._occurrences.get((namespace, name, digest), 0)
         return OperationIdentity(namespace, name, digest, occurrence)
@@ -187,6 +198,11 @@ class Session:
             "raised", qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
         )
 
+    def note_violation(self, error: ToolReplayError) -> None:
+        """Remember the first error that means this run cannot reproduce the recording."""
+        if self._violation is None:
+            self._violation = error
+
     def _swallowed_violation(self) -> ToolReplayError | None:
         violation = self._violation
         if violation is None:
@@ -195,7 +211,7 @@ class Session:
             ReplayContractError if isinstance(violation, ReplayContractError) else SessionError
         )
         return error_class(
-            f"the block exited normally, but a {type(violation).__name__} was raised inside it "
+            f"the block exited normally, but {type(violation).__name__} was raised during it "
             "and caught by the application, so this run does not reproduce the recording. "
             f"The error was:\n{violation}"
         )
@@ -245,6 +261,16 @@ class RecordSession(Session):
         traceback: TracebackType | None,
     ) -> None:
         self._leave_scope()
+        with self._lock:
+            running = self._in_flight
+        if running is not None:
+            self.note_violation(
+                SessionError(
+                    f"{running.identity.effect} was still running when the record session "
+                    "closed, so it could not be recorded (a task that outlived the with "
+                    "block?); await every effect inside the block"
+                )
+            )
         assert self._writer is not None
         self._writer.close(self._ending(exc))
         if exc is None:
@@ -254,6 +280,8 @@ class RecordSession(Session):
 
     def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
         """Give a call its identity and hold the session until it completes."""
+        # A copy: the trace must hold the inputs as they were, even if the body mutates them.
+        inputs = cast(dict[str, JsonValue], copy_value(inputs))
         digest = fingerprint(inputs)
         with self._lock:
             call = PendingCall(self._next_identity(namespace, name, digest), inputs)
@@ -266,11 +294,13 @@ class RecordSession(Session):
             portable = ensure_portable(value, what=f"output of {call.identity.effect}")
         except NonPortableValueError as error:
             self.abort(call)
-            raise NonPortableValueError(
-                f"{error} The effect ran, but its call was not recorded: make it return "
+            unrecorded = NonPortableValueError(
+                f"{error}. The effect ran, but its call was not recorded: make it return "
                 "portable JSON.",
                 path=error.path,
-            ) from None
+            )
+            self.note_violation(unrecorded)
+            raise unrecorded from None
         self._append(call, Returned(portable))
 
     def fail(self, call: PendingCall, error: Exception) -> None:
@@ -284,18 +314,27 @@ class RecordSession(Session):
                 self._in_flight = None
 
     def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
-        assert self._writer is not None
+        writer = self._writer
+        assert writer is not None
         with self._lock:
-            self._writer.append(
-                Operation(
-                    logical_id=self._writer.operation_count,
-                    identity=call.identity,
-                    inputs=call.inputs,
-                    outcome=outcome,
+            try:
+                if self._state != "open":
+                    raise SessionError(
+                        f"{call.identity.effect} completed after its record session closed, "
+                        "so it was not recorded; await every effect inside the with block"
+                    )
+                writer.append(
+                    Operation(
+                        logical_id=writer.operation_count,
+                        identity=call.identity,
+                        inputs=call.inputs,
+                        outcome=outcome,
+                    )
                 )
-            )
-            self._count(call.identity)
-            self._in_flight = None
+                self._count(call.identity)
+            finally:
+                if self._in_flight is call:
+                    self._in_flight = None
 
 
 class ReplaySession(Session):
@@ -328,7 +367,7 @@ class ReplaySession(Session):
             self._trace = read_trace(self._source)
         self._prepare(self._trace)
         self._enter_scope()
-        offline_guard.enter()
+        offline_guard.enter(self)
         return self
 
     def __exit__(
@@ -337,7 +376,7 @@ class ReplaySession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        offline_guard.leave()
+        offline_guard.leave(self)
         self._leave_scope()
         # The application's own exception propagates unmodified: no check runs.
         failure = self._contract_failure() if exc is None else None
@@ -353,7 +392,7 @@ class ReplaySession(Session):
             try:
                 operation = match_operation(self.trace, identity, inputs)
             except ReplayContractError as error:
-                self._violation = self._violation or error
+                self.note_violation(error)
                 self._explain_violation(error)
                 raise
             self._count(identity)

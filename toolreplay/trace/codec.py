@@ -13,7 +13,8 @@ import math
 import re
 from typing import Any, NoReturn, cast
 
-from toolreplay.portable import JsonValue
+from toolreplay.errors import NonPortableValueError
+from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.trace.model import (
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
@@ -134,6 +135,7 @@ def _finite_float(text: str) -> float:
     return number
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
@@ -148,9 +150,20 @@ def parse_line(line: bytes) -> dict[str, Any]:
         obj = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise InvalidLine(f"not valid JSON: {error.msg} at column {error.colno}") from None
+    except RecursionError:
+        raise InvalidLine("nested too deeply to read") from None
+    except ValueError as error:  # e.g. an integer longer than Python will parse
+        raise InvalidLine(f"not portable JSON: {error}") from None
     if type(obj) is not dict:
         raise InvalidLine(f"expected a JSON object, found {type(obj).__name__}")
-    return cast(dict[str, Any], obj)
+    obj = cast(dict[str, Any], obj)
+    if _SURROGATE_ESCAPE.search(text):
+        # Only an escape can smuggle a lone surrogate into a decoded string.
+        try:
+            ensure_portable(obj, what="the line")
+        except NonPortableValueError as error:
+            raise InvalidLine(str(error)) from None
+    return obj
 
 
 def _expect_keys(obj: dict[str, Any], what: str, keys: frozenset[str]) -> None:

@@ -180,7 +180,7 @@ def _parse(path: Path, data: bytes) -> Trace:
         try:
             obj = parse_line(line)
         except InvalidLine as error:
-            if is_last and unterminated:
+            if is_last and unterminated and footer is None:
                 torn_line = number
                 break
             raise fail(number, str(error)) from None

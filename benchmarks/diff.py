@@ -1,0 +1,795 @@
+"""Diff benchmark: what loading two traces costs, and what comparing them costs.
+
+Run with `uv run python -m benchmarks.diff` (see benchmarks/README.md). For each
+trace size N it writes two real `.trp` files of about N operations each, a
+source and a target that is the source with a handful of injected changes, and
+measures, side by side in one run:
+
+- `toolreplay.read_trace()` of both files;
+- `toolreplay.diff()` of the two already loaded traces, alone and followed by
+  `report.to_dict()`.
+
+It then checks, outside any timing, that the report shows every injected
+change, and prints how the alignment classified each one.
+
+The machine is assumed noisy, so the growth target is a ratio of figures
+measured in the same run. Targets are informational: the process exits 0
+whether they are met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import math
+import platform
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import toolreplay
+from toolreplay import DiffReport, JsonValue
+from toolreplay.diff import DIFFERENCE_TYPES, AlignmentRow, DifferenceType
+from toolreplay.trace import (
+    Operation,
+    OperationIdentity,
+    Raised,
+    Returned,
+    SessionEnding,
+    Trace,
+    TraceHeader,
+    TraceWriter,
+)
+
+__all__ = ["main"]
+
+SIZES = (1_000, 10_000, 100_000)
+DEFAULT_REPEATS = 5
+SMALL_SIZE_REPEAT_FACTOR = 5
+"""Sizes below 10,000 get up to this many times the repeats (see `repeats_for`)."""
+SEED = 20240611
+"""Seeds the placement of the injected changes: every run diffs the same traces."""
+CHANGES_PER_KIND = 10
+"""Output changes, input changes, insertions and removals injected at N >= 1,000 (each)."""
+
+DIFF_SECONDS_TARGET = 1.0
+"""`diff()` + `to_dict()` at N = 100,000 per side: under this many seconds."""
+DIFF_TARGET_N = 100_000
+GROWTH_TARGET = 1.5
+"""Time ratio between the two largest sizes: at most this times the n log n ratio."""
+
+InjectedKind = Literal[
+    "output change", "input change", "status change", "insertion", "removal", "swap"
+]
+INJECTED_KINDS: tuple[InjectedKind, ...] = (
+    "output change",
+    "input change",
+    "status change",
+    "insertion",
+    "removal",
+    "swap",
+)
+EXPECTED: dict[InjectedKind, str] = {
+    "output change": "output_changed",
+    "input change": "input_changed (structural)",
+    "status change": "status_changed",
+    "insertion": "operation_added",
+    "removal": "operation_missing",
+    "swap": "order_changed",
+}
+"""How each injected change reads in a report when the alignment pairs it as intended."""
+
+
+# --- the workload -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One effect call before it is numbered: what it was and how it ended."""
+
+    namespace: str
+    name: str
+    inputs: dict[str, JsonValue]
+    outcome: Returned | Raised
+    fingerprint: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fingerprint", toolreplay.fingerprint(self.inputs))
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What occurrences count: (namespace, name, fingerprint)."""
+        return (self.namespace, self.name, self.fingerprint)
+
+
+def _call(effect: str, inputs: dict[str, JsonValue], outcome: Returned | Raised) -> Call:
+    namespace, _, name = effect.partition(".")
+    return Call(namespace, name, inputs, outcome)
+
+
+def _timeout(service: str) -> Raised:
+    message = f"{service} did not answer within 5.0 s"
+    return Raised("builtins.TimeoutError", message, [message])
+
+
+def workload(n: int) -> list[Call]:
+    """n calls of a support agent handling refund tickets, deterministic in n.
+
+    Per ticket: fetch the customer, list their open orders, ask the model, then
+    refund or escalate and add a note. Every 40th ticket is a returning customer
+    (the same `crm.customer.get` call again, occurrence 1); every 61st customer
+    fetch times out once and is retried identically (occurrence 1); every 37th
+    refund is rejected; every 53rd ticket searches the knowledge base.
+    """
+    calls: list[Call] = []
+    ticket = 0
+    while len(calls) < n:
+        customer = 10_000 + (ticket - 7 if ticket % 40 == 39 else ticket)
+        order = 500_000 + ticket
+        amount = round(5 + (ticket * 7919 % 20_000) / 100, 2)
+        if ticket % 61 == 60:
+            calls.append(_call("crm.customer.get", {"customer_id": customer}, _timeout("crm")))
+        calls.append(
+            _call(
+                "crm.customer.get",
+                {"customer_id": customer},
+                Returned(
+                    {
+                        "id": customer,
+                        "name": f"Customer {customer}",
+                        "tier": ("free", "pro", "enterprise")[customer % 3],
+                        "since": f"20{10 + customer % 14}-0{1 + customer % 9}-15",
+                    }
+                ),
+            )
+        )
+        orders: list[JsonValue] = [
+            {"id": order, "total": amount, "currency": "EUR"},
+            {"id": order + 1, "total": 12.5, "currency": "EUR"},
+        ]
+        calls.append(
+            _call(
+                "crm.orders.list",
+                {"customer_id": customer, "status": "open"},
+                Returned({"orders": orders[: 1 + ticket % 2]}),
+            )
+        )
+        if ticket % 53 == 52:
+            calls.append(
+                _call(
+                    "kb.search",
+                    {"query": f"refund policy for order {order}", "limit": 3},
+                    Returned({"hits": ["kb/refunds", "kb/escalation"], "took_ms": ticket % 90}),
+                )
+            )
+        refund = ticket % 5 != 4
+        calls.append(
+            _call(
+                "llm.decide",
+                {
+                    "model": "gpt-4o-mini",
+                    "temperature": 0,
+                    "prompt": f"Ticket {ticket}: customer {customer} asks a refund of "
+                    f"{amount} EUR on order {order}. Refund or escalate?",
+                },
+                Returned(
+                    {
+                        "action": "refund" if refund else "escalate",
+                        "amount": amount if refund else None,
+                        "reason": "within policy" if refund else "above auto-refund limit",
+                    }
+                ),
+            )
+        )
+        if refund:
+            rejected = ticket % 37 == 36
+            calls.append(
+                _call(
+                    "billing.refund.create",
+                    {"order_id": order, "amount": amount, "currency": "EUR"},
+                    Raised(
+                        "myapp.billing.RefundRejected",
+                        f"order {order} was already refunded",
+                        None,
+                    )
+                    if rejected
+                    else Returned({"refund_id": f"re_{ticket:07d}", "status": "succeeded"}),
+                )
+            )
+        calls.append(
+            _call(
+                "crm.notes.add",
+                {
+                    "customer_id": customer,
+                    "text": f"Ticket {ticket}: {'refunded' if refund else 'escalated'}",
+                },
+                Returned({"note_id": 900_000 + ticket, "ok": True}),
+            )
+        )
+        ticket += 1
+    return calls[:n]
+
+
+def number(calls: Sequence[Call]) -> list[Operation]:
+    """Operations as a recording would write them: ids by position, occurrences counted."""
+    seen: Counter[tuple[str, str, str]] = Counter()
+    operations: list[Operation] = []
+    for logical_id, call in enumerate(calls):
+        occurrence = seen[call.key]
+        seen[call.key] += 1
+        identity = OperationIdentity(call.namespace, call.name, call.fingerprint, occurrence)
+        operations.append(Operation(logical_id, identity, call.inputs, call.outcome))
+    return operations
+
+
+# --- injected changes -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Injected:
+    """One change made to the target: where it sits in the source and in the target."""
+
+    kind: InjectedKind
+    sources: tuple[int, ...]
+    targets: tuple[int, ...]
+
+
+def _edited(value: dict[str, JsonValue], tag: str) -> dict[str, JsonValue]:
+    """`value` with its first field (in key order) changed; `tag` makes the change unique."""
+    edited = dict(value)
+    key = min(edited)
+    old = edited[key]
+    if isinstance(old, bool) or old is None:
+        edited[key] = not old
+    elif isinstance(old, int | float):
+        edited[key] = old + 1_000_000 + len(tag)
+    elif isinstance(old, str):
+        edited[key] = f"{old} [{tag}]"
+    else:
+        edited[key] = tag
+    return edited
+
+
+def inject(source: Sequence[Call], per_kind: int, seed: int) -> tuple[list[Call], list[Injected]]:
+    """The target calls: `source` with `per_kind` output changes, input changes,
+    insertions and removals, one status change (ok -> error) and one swap of two
+    adjacent calls, at deterministic scattered places.
+
+    Changes never touch neighbouring calls. Input changes and removals only touch
+    calls whose (effect, fingerprint) is unique in the source, and edited and
+    inserted inputs are new fingerprints, so no other call's occurrence shifts:
+    every difference in the report comes from one injected change.
+    """
+    rng = random.Random(seed)
+    n = len(source)
+    counts = Counter(call.key for call in source)
+    fingerprints = {call.fingerprint for call in source}
+    order = list(range(1, n - 2))
+    rng.shuffle(order)
+    used: set[int] = set()
+    changed: dict[int, Call] = {}
+    removed: set[int] = set()
+    inserted_before: dict[int, Call] = {}
+    swapped: set[int] = set()  # p: source p and p + 1 change places
+    kinds: dict[int, InjectedKind] = {}
+
+    def take(kind: InjectedKind, fits: Callable[[int], bool], width: int = 1) -> int | None:
+        for p in order:
+            if any(q in used for q in range(p - 1, p + width + 1)) or not fits(p):
+                continue
+            used.update(range(p - 1, p + width + 1))
+            kinds[p] = kind
+            return p
+        return None
+
+    def unique(p: int) -> bool:
+        return counts[source[p].key] == 1
+
+    def fresh(call: Call) -> bool:
+        if call.fingerprint in fingerprints:
+            return False
+        fingerprints.add(call.fingerprint)
+        return True
+
+    for k in range(per_kind):
+
+        def edit_output(p: int, k: int = k) -> bool:
+            call = source[p]
+            if not isinstance(call.outcome, Returned) or not isinstance(call.outcome.value, dict):
+                return False
+            outcome = Returned(_edited(call.outcome.value, f"output edit {k}"))
+            changed[p] = Call(call.namespace, call.name, call.inputs, outcome)
+            return True
+
+        take("output change", edit_output)
+
+        def edit_inputs(p: int, k: int = k) -> bool:
+            call = source[p]
+            edited = Call(
+                call.namespace, call.name, _edited(call.inputs, f"input edit {k}"), call.outcome
+            )
+            if not unique(p) or not fresh(edited):
+                return False
+            changed[p] = edited
+            return True
+
+        take("input change", edit_inputs)
+        p = take("removal", unique)
+        if p is not None:
+            removed.add(p)
+
+        def insert(p: int, k: int = k) -> bool:
+            customer = 90_000 + k
+            call = (
+                _call(
+                    "crm.notes.add",
+                    {"customer_id": customer, "text": f"Follow-up {k} for customer {customer}"},
+                    Returned({"note_id": 990_000 + k, "ok": True}),
+                )
+                if k % 2 == 0
+                else _call(
+                    "kb.search",
+                    {"query": f"follow-up {k}: partial refunds", "limit": 3},
+                    Returned({"hits": ["kb/partial-refunds"], "took_ms": 7}),
+                )
+            )
+            if not fresh(call):
+                return False
+            inserted_before[p] = call
+            return True
+
+        take("insertion", insert)
+
+    p = take("status change", lambda p: isinstance(source[p].outcome, Returned))
+    if p is not None:
+        call = source[p]
+        changed[p] = Call(call.namespace, call.name, call.inputs, _timeout(call.namespace))
+
+    def swappable(p: int) -> bool:
+        first, second = source[p], source[p + 1]
+        return (first.namespace, first.name) != (second.namespace, second.name)
+
+    p = take("swap", swappable, width=2)
+    if p is not None:
+        swapped.add(p)
+
+    target: list[Call] = []
+    injected: list[Injected] = []
+    p = 0
+    while p < n:
+        if p in inserted_before:
+            injected.append(Injected("insertion", (), (len(target),)))
+            target.append(inserted_before[p])
+        if p in swapped:
+            injected.append(Injected("swap", (p, p + 1), (len(target) + 1, len(target))))
+            target += [source[p + 1], source[p]]
+            p += 2
+            continue
+        if p in removed:
+            injected.append(Injected("removal", (p,), ()))
+        elif p in changed:
+            injected.append(Injected(kinds[p], (p,), (len(target),)))
+            target.append(changed[p])
+        else:
+            target.append(source[p])
+        p += 1
+    return target, injected
+
+
+def per_kind_for(n: int) -> int:
+    """Up to CHANGES_PER_KIND changes of each kind, fewer for tiny traces (one per 100 calls)."""
+    return max(1, min(CHANGES_PER_KIND, n // 100))
+
+
+def write_trace(path: Path, operations: Sequence[Operation], label: str) -> None:
+    header = TraceHeader(
+        trace_id=f"bench-diff-{label}-{len(operations)}",
+        mode="record",
+        library_version=toolreplay.__version__,
+        metadata={"benchmark": "benchmarks.diff", "side": label},
+    )
+    writer = TraceWriter(path, header)
+    for operation in operations:
+        writer.append(operation)
+    writer.close(SessionEnding("completed"))
+
+
+# --- checking the report ----------------------------------------------------------------
+
+
+def _reads_as(rows: Sequence[AlignmentRow]) -> str:
+    """How the rows that hold one injected change read: their difference types."""
+    found = {kind for row in rows for kind in row.differences}
+    text = " + ".join(kind for kind in DIFFERENCE_TYPES if kind in found) or "nothing"
+    if any(row.match == "structural" for row in rows):
+        text += " (structural)"
+    return text
+
+
+def _structural_key(operation: Operation | None) -> tuple[str, str, int]:
+    """What alignment phase 2 pairs unpaired operations on."""
+    assert operation is not None
+    return (operation.identity.namespace, operation.identity.name, operation.identity.occurrence)
+
+
+@dataclass(slots=True)
+class Check:
+    """How the report of one size accounts for the injected changes."""
+
+    injected: Counter[InjectedKind]
+    reads_as: dict[InjectedKind, Counter[str]]
+    unexplained: list[str]
+    unpaired_inputs: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
+    """Per input change left unpaired: how many unpaired source and target operations
+    share its structural key (namespace, name, occurrence), itself included."""
+
+    @property
+    def all_reported(self) -> bool:
+        return all("nothing" not in reads for reads in self.reads_as.values())
+
+    @property
+    def as_intended(self) -> bool:
+        return all(set(reads) <= {EXPECTED[kind]} for kind, reads in self.reads_as.items())
+
+
+def check(report: DiffReport, injected: Sequence[Injected]) -> Check:
+    by_source = {row.source.logical_id: row for row in report.rows if row.source is not None}
+    by_target = {row.target.logical_id: row for row in report.rows if row.target is not None}
+    reads_as: dict[InjectedKind, Counter[str]] = {kind: Counter() for kind in INJECTED_KINDS}
+    unpaired_source = Counter(
+        _structural_key(row.source) for row in report.rows if row.target is None
+    )
+    unpaired_target = Counter(
+        _structural_key(row.target) for row in report.rows if row.source is None
+    )
+    unpaired_inputs: list[tuple[int, int]] = []
+    explained: set[int] = set()
+    for change in injected:
+        rows = {by_source[s].index: by_source[s] for s in change.sources}
+        rows |= {by_target[t].index: by_target[t] for t in change.targets}
+        reads_as[change.kind][_reads_as(list(rows.values()))] += 1
+        explained |= rows.keys()
+        if change.kind == "input change" and len(rows) == 2:
+            key = _structural_key(by_source[change.sources[0]].source)
+            unpaired_inputs.append((unpaired_source[key], unpaired_target[key]))
+    unexplained = [
+        difference.describe()
+        for difference in report.differences
+        if difference.row not in explained
+    ]
+    injected_kinds: Counter[InjectedKind] = Counter(change.kind for change in injected)
+    return Check(injected_kinds, reads_as, unexplained, unpaired_inputs)
+
+
+# --- timing -----------------------------------------------------------------------------
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Collect, then keep the cyclic garbage collector off for the timed section."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _time_action(action: Callable[[], object]) -> float:
+    """Seconds to run `action()`, gc disabled; its result is freed after the clock stops."""
+    with _gc_paused():
+        start = time.perf_counter()
+        result = action()
+        elapsed = time.perf_counter() - start
+    del result
+    return elapsed
+
+
+# --- measurements -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SizeResult:
+    """Best-of-repeats timings (seconds) and the report's findings for one size."""
+
+    n: int
+    target_n: int
+    rows: int
+    report_bytes: int
+    trace_bytes: int
+    load: float
+    diff: float
+    diff_to_dict: float
+    counts: dict[DifferenceType, int]
+    check: Check
+
+
+def repeats_for(n: int, repeats: int) -> int:
+    """More repeats for the small sizes, whose short timings are the most easily disturbed."""
+    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 10_000 // n))
+
+
+def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
+    """All timings for one N; each is the best of `repeats`, variants interleaved."""
+    source_calls = workload(n)
+    target_calls, injected = inject(source_calls, per_kind_for(n), SEED + n)
+    source_path = directory / f"source-{n}.trp"
+    target_path = directory / f"target-{n}.trp"
+    write_trace(source_path, number(source_calls), "source")
+    write_trace(target_path, number(target_calls), "target")
+
+    source, target = toolreplay.read_trace(source_path), toolreplay.read_trace(target_path)
+    report = toolreplay.diff(source, target)
+    found = check(report, injected)
+
+    def load() -> tuple[Trace, Trace]:
+        return toolreplay.read_trace(source_path), toolreplay.read_trace(target_path)
+
+    loads: list[float] = []
+    diffs: list[float] = []
+    diffs_to_dict: list[float] = []
+    for _ in range(repeats):
+        # Round-robin, so that a noisy moment hurts one repeat of every variant.
+        loads.append(_time_action(load))
+        diffs.append(_time_action(lambda: toolreplay.diff(source, target)))
+        diffs_to_dict.append(_time_action(lambda: toolreplay.diff(source, target).to_dict()))
+
+    result = SizeResult(
+        n=n,
+        target_n=len(target),
+        rows=len(report.rows),
+        report_bytes=len(json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")),
+        trace_bytes=source_path.stat().st_size + target_path.stat().st_size,
+        load=min(loads),
+        diff=min(diffs),
+        diff_to_dict=min(diffs_to_dict),
+        counts=dict(report.counts()),
+        check=found,
+    )
+    source_path.unlink()
+    target_path.unlink()
+    return result
+
+
+# --- report -----------------------------------------------------------------------------
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("-+-".join("-" * w for w in widths))
+    lines.extend(
+        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+    )
+    return lines
+
+
+def _micro() -> str:
+    """The micro sign, or "u" where stdout cannot encode it."""
+    try:
+        "µ".encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return "u"
+    return "µ"
+
+
+def _span(values: Iterable[int]) -> str:
+    """ "3" or "3-6": the range of some counts."""
+    ordered = sorted(values)
+    low, high = ordered[0], ordered[-1]
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _n_log_n(n: int) -> float:
+    return n * math.log2(max(n, 2))
+
+
+def _growth(small: SizeResult, large: SizeResult) -> tuple[float, float, float, float, float]:
+    """N ratio, n log n ratio, and the load, diff and diff+to_dict time ratios."""
+    return (
+        large.n / small.n,
+        _n_log_n(large.n) / _n_log_n(small.n),
+        large.load / small.load,
+        large.diff / small.diff,
+        large.diff_to_dict / small.diff_to_dict,
+    )
+
+
+def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
+    out = [
+        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
+        f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()}",
+        "best of "
+        + ", ".join(f"{repeats_for(r.n, repeats)} (N={r.n:,})" for r in results)
+        + " repeats per figure (time.perf_counter)",
+        "gc disabled during every timed section (gc.collect() first); traces written to a "
+        "temporary directory",
+        "source: N calls of a refund-handling agent (crm.customer.get, crm.orders.list, "
+        "llm.decide, billing.refund.create, crm.notes.add, kb.search; repeated calls and "
+        "failures included); target: the source with injected changes (seed "
+        f"{SEED} + N). load = read_trace of both files; diff = toolreplay.diff(source, "
+        "target) of the loaded traces.",
+        "",
+    ]
+    headers = [
+        "N",
+        "target ops",
+        "both traces MB",
+        "load s",
+        "diff s",
+        "diff+to_dict s",
+        f"diff+to_dict {_micro()}s/op",
+    ]
+    rows = [
+        [
+            f"{r.n:,}",
+            f"{r.target_n:,}",
+            f"{r.trace_bytes / 1e6:.2f}",
+            f"{r.load:.4f}",
+            f"{r.diff:.4f}",
+            f"{r.diff_to_dict:.4f}",
+            f"{r.diff_to_dict / r.n * 1e6:.2f}",
+        ]
+        for r in results
+    ]
+    out.extend(_table(headers, rows))
+
+    if len(results) >= 2:
+        out += [
+            "",
+            "growth between successive sizes (time ratios; near-linear is near N ratio)",
+            "",
+        ]
+        headers = ["step", "N ratio", "n log n ratio", "load", "diff", "diff+to_dict"]
+        rows = []
+        for small, large in itertools.pairwise(results):
+            n_ratio, reference, load, diff, to_dict = _growth(small, large)
+            rows.append(
+                [
+                    f"{small.n:,} -> {large.n:,}",
+                    f"{n_ratio:.2f}x",
+                    f"{reference:.2f}x",
+                    f"{load:.2f}x",
+                    f"{diff:.2f}x",
+                    f"{to_dict:.2f}x",
+                ]
+            )
+        out.extend(_table(headers, rows))
+
+    out += [
+        "",
+        "differences found (report.counts()), alignment rows, and the size of "
+        "json.dumps(report.to_dict())",
+        "",
+    ]
+    headers = ["N", "rows", "JSON MB", "total", *DIFFERENCE_TYPES]
+    rows = [
+        [
+            f"{r.n:,}",
+            f"{r.rows:,}",
+            f"{r.report_bytes / 1e6:.2f}",
+            f"{sum(r.counts.values()):,}",
+            *(f"{r.counts[kind]:,}" for kind in DIFFERENCE_TYPES),
+        ]
+        for r in results
+    ]
+    out.extend(_table(headers, rows))
+
+    out += ["", "injected changes, and how the report reads them (intended reading marked *)", ""]
+    headers = ["N", "injected", "count", "reported as"]
+    rows = []
+    for r in results:
+        for kind in INJECTED_KINDS:
+            reads = r.check.reads_as[kind]
+            shown = ", ".join(
+                f"{'*' if text == EXPECTED[kind] else ''}{text} x{count}"
+                for text, count in sorted(reads.items(), key=lambda item: -item[1])
+            )
+            rows.append([f"{r.n:,}", kind, str(r.check.injected[kind]), shown or "-"])
+    out.extend(_table(headers, rows))
+    for r in results:
+        if r.check.unpaired_inputs:
+            count = len(r.check.unpaired_inputs)
+            out.append(
+                f"N={r.n:,}: {count} input change{'s' if count > 1 else ''} left unpaired: the "
+                "(effect, occurrence) key of each is held, across the whole trace, by "
+                f"{_span(c for c, _ in r.check.unpaired_inputs)} unpaired source and "
+                f"{_span(c for _, c in r.check.unpaired_inputs)} unpaired target operations "
+                "(itself included); alignment phase 2 pairs a key only when it is unique "
+                "on each side"
+            )
+        if r.check.unexplained:
+            out.append(f"N={r.n:,}: {len(r.check.unexplained)} differences at no injected change:")
+            out += [f"  {text}" for text in r.check.unexplained[:10]]
+
+    out += ["", "targets (informational; the exit status is 0 either way):"]
+    at_target = [r for r in results if r.n == DIFF_TARGET_N]
+    if at_target:
+        seconds = at_target[0].diff_to_dict
+        out.append(
+            f"  [{_verdict(seconds < DIFF_SECONDS_TARGET)}] diff+to_dict, N={DIFF_TARGET_N:,} "
+            f"per side: {seconds:.3f} s (target < {DIFF_SECONDS_TARGET:g} s)"
+        )
+    else:
+        out.append(
+            f"  [SKIP] diff+to_dict under {DIFF_SECONDS_TARGET:g} s at N={DIFF_TARGET_N:,}: "
+            "that size was not measured"
+        )
+    if len(results) >= 2:
+        small, large = results[-2], results[-1]
+        _, reference, _, diff, to_dict = _growth(small, large)
+        for label, ratio in (("diff", diff), ("diff+to_dict", to_dict)):
+            out.append(
+                f"  [{_verdict(ratio <= reference * GROWTH_TARGET)}] {label} growth "
+                f"N={small.n:,} -> {large.n:,}: {ratio:.2f}x (target <= n log n ratio "
+                f"{reference:.2f}x * {GROWTH_TARGET:g} = {reference * GROWTH_TARGET:.2f}x)"
+            )
+    for r in results:
+        out.append(
+            f"  [{_verdict(r.check.all_reported and not r.check.unexplained)}] N={r.n:,}: every "
+            f"injected change ({r.check.injected.total()}) shows in the report, and nothing "
+            f"else does ({len(r.check.unexplained)} other differences)"
+        )
+    for r in results:
+        out.append(
+            f"  [{_verdict(r.check.as_intended)}] N={r.n:,}: every injected change reads as "
+            "intended (input changes paired structurally, swap as one order_changed, ...)"
+        )
+    out += ["", f"total run time {elapsed:.1f} s"]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.diff",
+        description="Benchmark loading two traces and diffing them (toolreplay.diff, to_dict).",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=(
+            f"repeats per measurement, the best is kept (default {DEFAULT_REPEATS}); sizes "
+            f"below 10000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many"
+        ),
+    )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(SIZES),
+        metavar="N",
+        help="operations per trace, smallest first (default: 1000 10000 100000)",
+    )
+    args = parser.parse_args(argv)
+    repeats: int = args.repeats
+    sizes: list[int] = sorted(args.sizes)
+    if repeats < 1 or sizes[0] < 10:
+        parser.error("--repeats must be at least 1 and every size at least 10")
+
+    started = time.perf_counter()
+    results: list[SizeResult] = []
+    with tempfile.TemporaryDirectory(prefix="toolreplay-bench-diff-") as temporary:
+        directory = Path(temporary)
+        for n in sizes:
+            print(f"measuring N={n:,} ...", file=sys.stderr, flush=True)
+            results.append(measure_size(n, repeats_for(n, repeats), directory))
+    print(report(results, repeats, time.perf_counter() - started))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""record, replay, fork and diff from the command line, as real child processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolreplay
+
+APP = Path(__file__).parent / "support" / "refund_app.py"
+DECIDE_INPUTS = {"amount": 1200.0, "tier": "gold"}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    shutil.copy(APP, tmp_path / "refund_app.py")
+    return tmp_path
+
+
+def cli(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("REFUND_")}
+    return subprocess.run(
+        [sys.executable, "-m", "toolreplay", *args],
+        cwd=workdir,
+        env={**environment, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def protocol(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    document = json.loads(result.stdout)  # stdout is exactly one JSON document
+    assert document["protocol"] == "toolreplay.run"
+    assert document["protocol_version"] == 1
+    return document
+
+
+def record(workdir: Path, name: str = "incident.trp", runner: str = "refund_app:main") -> Path:
+    result = cli(workdir, "record", "--runner", runner, "--output", name, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return workdir / name
+
+
+def write_patch_file(workdir: Path, value: Any) -> Path:
+    patch = toolreplay.replace_output(effect="llm.refund.decide", inputs=DECIDE_INPUTS, value=value)
+    return toolreplay.write_patches(workdir / "fix.json", [patch])
+
+
+def test_the_refund_incident_end_to_end(workdir: Path) -> None:
+    recorded = cli(
+        workdir, "record", "-r", "refund_app:main", "-o", "incident.trp", "--format", "json"
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    document = protocol(recorded)
+    assert document["outcome"] == "ok"
+    assert document["return_value"]["outcome"] == "approved"
+    assert document["counts"] == {"operations_recorded": 3}
+    assert toolreplay.read_trace(workdir / "incident.trp").header.runner == "refund_app:main"
+
+    replayed = protocol(cli(workdir, "replay", "incident.trp", "--format", "json"))
+    assert replayed["outcome"] == "ok"
+    assert replayed["runner"] == "refund_app:main"  # taken from the trace header
+    assert replayed["counts"] == {"operations_in_trace": 3, "operations_consumed": 3}
+
+    write_patch_file(workdir, {"decision": "manual_review", "reason": "over 1000"})
+    forked = cli(
+        workdir,
+        "fork",
+        "incident.trp",
+        "--patches",
+        "fix.json",
+        "--output",
+        "branch.trp",
+        "--format",
+        "json",
+    )
+    assert forked.returncode == 0, forked.stderr
+    fork_document = protocol(forked)
+    assert fork_document["return_value"]["outcome"] == "manual_review"
+    assert fork_document["counts"]["operations_patched"] == 1
+    assert fork_document["paths"]["branch"] == "branch.trp"
+
+    text = cli(workdir, "diff", "incident.trp", "branch.trp")
+    assert text.returncode == 0
+    assert (
+        "first observable divergence, row 2: output_changed at llm.refund.decide occurrence 0"
+        in text.stdout
+    )
+    assert '$.output.decision: source "approve", target "manual_review"' in text.stdout
+    report = json.loads(cli(workdir, "diff", "incident.trp", "branch.trp", "-f", "json").stdout)
+    first = report["first_divergence"]
+    assert first["effect"] == "llm.refund.decide"
+    assert first["fields"][0]["path"] == "$.output.decision"
+    assert first["patch_id"] == toolreplay.read_patches(workdir / "fix.json")[0].patch_id
+    assert (
+        cli(workdir, "diff", "incident.trp", "branch.trp", "--fail-on-difference").returncode == 1
+    )
+    assert (
+        cli(workdir, "diff", "incident.trp", "incident.trp", "--fail-on-difference").returncode == 0
+    )
+
+
+def test_text_output_for_people(workdir: Path) -> None:
+    result = cli(workdir, "record", "-r", "refund_app:main", "-o", "incident.trp")
+    assert result.stdout.splitlines() == [
+        "recorded refund_app:main to incident.trp: 3 operations",
+        'returned {"amount": 1200.0, "customer": "Ada", "outcome": "approved"}',
+    ]
+    replayed = cli(workdir, "replay", "incident.trp")
+    assert replayed.stdout.splitlines()[0] == (
+        "replayed incident.trp with refund_app:main: 3 of 3 operations served, no effect body ran"
+    )
+
+
+def test_application_prints_never_corrupt_the_protocol(workdir: Path) -> None:
+    record(workdir)
+    result = cli(workdir, "replay", "incident.trp", "--format", "json", REFUND_PRINT="1")
+    assert protocol(result)["outcome"] == "ok"
+    assert "application chatter on stdout" in result.stderr
+    assert "child process chatter" in result.stderr
+
+
+def test_sys_exit_in_the_application_is_reported(workdir: Path) -> None:
+    record(workdir)
+    result = cli(workdir, "replay", "incident.trp", "--format", "json", REFUND_EXIT="3")
+    assert result.returncode == 1
+    document = protocol(result)
+    assert document["outcome"] == "application_exit"
+    assert document["error"]["exit_code"] == 3
+
+
+def test_a_changed_application_is_a_replay_contract_error(workdir: Path) -> None:
+    record(workdir)
+    result = cli(workdir, "replay", "incident.trp", "--format", "json", REFUND_AMOUNT="1500")
+    assert result.returncode == 1
+    error = protocol(result)["error"]
+    assert error["type"] == "toolreplay.errors.ReplayMiss"
+    assert error["identity"]["effect"] == "llm.refund.decide"
+    assert error["identity"]["occurrence"] == 0
+    assert error["inputs"] == {"amount": 1500.0, "tier": "gold"}
+    assert error["candidates"][0]["inputs"] == DECIDE_INPUTS
+    text = cli(workdir, "replay", "incident.trp", REFUND_AMOUNT="1500")
+    assert text.stdout == ""
+    assert "$.amount: recorded 1200.0, called 1500.0" in text.stderr
+
+
+def test_an_application_exception_carries_its_traceback(workdir: Path) -> None:
+    result = cli(workdir, "record", "-r", "refund_app:crashes", "-o", "t.trp", "-f", "json")
+    assert result.returncode == 1
+    error = protocol(result)["error"]
+    assert error["type"] == "builtins.RuntimeError"
+    assert "refund pipeline exploded" in error["message"]
+    assert "refund_app.py" in error["traceback"]
+    assert len(toolreplay.read_trace(workdir / "t.trp")) == 1
+
+
+def test_an_async_runner(workdir: Path) -> None:
+    record(workdir, "async.trp", runner="refund_app:main_async")
+    assert protocol(cli(workdir, "replay", "async.trp", "-f", "json"))["outcome"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("runner", "message"),
+    [
+        ("nope_module:main", "no module named 'nope_module'"),
+        ("refund_app:missing", "refund_app has no attribute 'missing'"),
+        ("refund_app:NOT_CALLABLE", "is a int, not a callable"),
+        ("refund_app:needs_arguments", "requires argument(s) customer_id"),
+        ("refund_app", "is not of the form module:callable"),
+    ],
+)
+def test_a_bad_runner_is_refused_and_nothing_is_written(
+    workdir: Path, runner: str, message: str
+) -> None:
+    result = cli(workdir, "record", "-r", runner, "-o", "t.trp", "--format", "json")
+    assert result.returncode == 2
+    document = protocol(result)
+    assert document["outcome"] == "invalid_arguments"
+    assert document["error"]["type"] == "toolreplay.errors.RunnerError"
+    assert message in document["error"]["message"]
+    assert not (workdir / "t.trp").exists()
+    text = cli(workdir, "record", "-r", runner, "-o", "t.trp")
+    assert text.returncode == 2
+    assert message in text.stderr
+
+
+def test_fork_refusals_write_nothing(workdir: Path) -> None:
+    record(workdir)
+    write_patch_file(workdir, {"decision": "manual_review"})
+    (workdir / "taken.trp").write_text("keep")
+    before = (workdir / "incident.trp").read_bytes()
+
+    def refused(*args: str) -> dict[str, Any]:
+        result = cli(workdir, "fork", "incident.trp", *args, "--format", "json")
+        assert result.returncode == 2, result.stdout
+        document = protocol(result)
+        assert document["outcome"] == "invalid_arguments"
+        return document["error"]
+
+    assert "already exists" in refused("-p", "fix.json", "-o", "taken.trp")["message"]
+    assert (workdir / "taken.trp").read_text() == "keep"
+    assert "its own source trace" in refused("-p", "fix.json", "-o", "incident.trp")["message"]
+    (workdir / "broken.json").write_text("{not json")
+    assert "not valid JSON" in refused("-p", "broken.json", "-o", "b1.trp")["message"]
+    wrong = toolreplay.replace_output(
+        effect="llm.refund.decide", inputs={"amount": 1.0, "tier": "gold"}, value="x"
+    )
+    toolreplay.write_patches(workdir / "wrong.json", [wrong])
+    error = refused("-p", "wrong.json", "-o", "b2.trp")
+    assert error["type"] == "toolreplay.errors.PatchTargetError"
+    assert "$.amount: recorded 1200.0, called 1.0" in error["message"]
+    assert not (workdir / "b1.trp").exists()
+    assert not (workdir / "b2.trp").exists()
+    assert (workdir / "incident.trp").read_bytes() == before
+
+
+def test_replay_refusals(workdir: Path) -> None:
+    missing = protocol(cli(workdir, "replay", "missing.trp", "-f", "json"))
+    assert missing["outcome"] == "invalid_arguments"
+    assert "no such trace file" in missing["error"]["message"]
+    with toolreplay.record(workdir / "bare.trp"):
+        pass
+    no_runner = cli(workdir, "replay", "bare.trp")
+    assert no_runner.returncode == 2
+    assert "the trace records no runner; pass --runner" in no_runner.stderr
+
+
+def test_diff_refusals(workdir: Path) -> None:
+    record(workdir)
+    (workdir / "notes.txt").write_text("hello\n")
+    for args in (("incident.trp", "missing.trp"), ("incident.trp", "notes.txt")):
+        result = cli(workdir, "diff", *args)
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr.startswith("error: ")

@@ -1,0 +1,46 @@
+"""`toolreplay diff SOURCE TARGET`: the first observable difference between two traces."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cli.output import OutputFormat
+from toolreplay.diff import diff as diff_traces
+from toolreplay.errors import DiffError, TraceError
+
+__all__ = ["diff"]
+
+
+def diff(
+    source: Annotated[Path, typer.Argument(metavar="SOURCE", help="The reference trace.")],
+    target: Annotated[Path, typer.Argument(metavar="TARGET", help="The trace to compare.")],
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", "-f", help="text for people and logs, json for programs."),
+    ] = OutputFormat.text,
+    fail_on_difference: Annotated[
+        bool,
+        typer.Option("--fail-on-difference", help="Exit 1 when the traces differ at all."),
+    ] = False,
+) -> None:
+    """Compare two traces and show where they first differ, observably.
+
+    Exit 0 whether or not they differ (1 with --fail-on-difference), 2 when
+    they cannot be compared.
+    """
+    try:
+        report = diff_traces(source, target)
+    except (TraceError, DiffError) as error:
+        sys.stderr.write(f"error: {error}\n")
+        raise typer.Exit(2) from None
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(report.render_text())
+    if fail_on_difference and not report.identical:
+        raise typer.Exit(1)

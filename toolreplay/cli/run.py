@@ -1,0 +1,372 @@
+"""`toolreplay record | replay | fork`: run an application under a session.
+
+With `--format json` each command prints exactly one JSON document on stdout,
+the run protocol (RFC 0004) that the terminal UI and CI scripts read. The
+application's own output goes to stderr, at the file-descriptor level, so
+nothing it prints (or a child process of it) can corrupt that document.
+
+Exit status: 0 when the run succeeded, 1 when it ran and failed (application
+error or exit, replay contract error, session error), 2 when it was refused
+before the application ran (bad runner, trace, patch file or paths); a refused
+command writes no file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from toolreplay.cli.output import OutputFormat
+from toolreplay.errors import (
+    AmbiguousReplayMatch,
+    NonPortableValueError,
+    PatchError,
+    ReplayContractError,
+    ReplayMiss,
+    RunnerError,
+    SessionError,
+    ToolReplayError,
+    TraceError,
+    UnappliedPatchError,
+    UnconsumedOperationsError,
+)
+from toolreplay.patches import OutputPatch, read_patches
+from toolreplay.portable import ensure_portable
+from toolreplay.runners import Runner, load_runner
+from toolreplay.runtime.failures import qualified_name
+from toolreplay.runtime.fork import ForkSession
+from toolreplay.runtime.session import RecordSession, ReplaySession
+from toolreplay.trace.model import Operation, OperationIdentity
+from toolreplay.trace.reader import Trace, read_trace
+
+__all__ = ["RUN_PROTOCOL", "RUN_PROTOCOL_VERSION", "fork", "record", "replay"]
+
+RUN_PROTOCOL = "toolreplay.run"
+RUN_PROTOCOL_VERSION = 1
+
+Outcome = Literal[
+    "ok",
+    "application_error",
+    "application_exit",
+    "replay_contract_error",
+    "session_error",
+    "invalid_arguments",
+]
+
+
+@dataclass
+class RunReport:
+    """Everything the protocol document says about one run."""
+
+    command: str
+    runner: str | None = None
+    paths: dict[str, str | None] = field(default_factory=dict[str, str | None])
+    outcome: Outcome = "ok"
+    return_value: Any = None
+    return_value_portable: bool = True
+    error: dict[str, Any] | None = None
+    counts: dict[str, int] = field(default_factory=dict[str, int])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "protocol": RUN_PROTOCOL,
+            "protocol_version": RUN_PROTOCOL_VERSION,
+            "command": self.command,
+            "outcome": self.outcome,
+            "runner": self.runner,
+            "return_value": self.return_value,
+            "return_value_portable": self.return_value_portable,
+            "error": self.error,
+            "paths": self.paths,
+            "counts": self.counts,
+        }
+
+
+class _Refused(Exception):
+    """The command was refused before the application ran."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _identity_dict(identity: OperationIdentity) -> dict[str, Any]:
+    return {
+        "effect": identity.effect,
+        "namespace": identity.namespace,
+        "name": identity.name,
+        "fingerprint": identity.fingerprint,
+        "occurrence": identity.occurrence,
+    }
+
+
+def _operation_dict(operation: Operation) -> dict[str, Any]:
+    return {
+        "logical_id": operation.logical_id,
+        "line": operation.line,
+        **_identity_dict(operation.identity),
+        "inputs": operation.inputs,
+    }
+
+
+def _error_dict(error: BaseException, *, with_traceback: bool = False) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "type": qualified_name(type(error)),
+        "message": str(error),
+        "notes": list(getattr(error, "__notes__", [])),
+        "identity": None,
+        "inputs": None,
+        "candidates": [],
+        "operations": [],
+        "patch_ids": [],
+    }
+    contract = error
+    if not isinstance(error, (ReplayMiss, AmbiguousReplayMatch)) and isinstance(
+        error.__cause__, (ReplayMiss, AmbiguousReplayMatch)
+    ):
+        contract = error.__cause__  # a swallowed miss, reported on exit
+    if isinstance(contract, ReplayMiss):
+        detail["identity"] = _identity_dict(contract.identity)
+        detail["inputs"] = contract.inputs
+        detail["candidates"] = [_operation_dict(op) for op in contract.candidates]
+    elif isinstance(contract, AmbiguousReplayMatch):
+        detail["identity"] = _identity_dict(contract.identity)
+        detail["operations"] = [_operation_dict(op) for op in contract.operations]
+    if isinstance(error, UnconsumedOperationsError):
+        detail["operations"] = [_operation_dict(op) for op in error.operations]
+    if isinstance(error, UnappliedPatchError):
+        detail["patch_ids"] = list(error.patch_ids)
+    if isinstance(error, SystemExit):
+        code = error.code
+        detail["exit_code"] = code if isinstance(code, int) else (0 if code is None else 1)
+    if with_traceback:
+        detail["traceback"] = "".join(traceback.format_exception(error))
+    return detail
+
+
+@contextlib.contextmanager
+def _application_output_to_stderr() -> Generator[None]:
+    """Send everything written to stdout (fd 1 included) to stderr while the app runs."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _run(report: RunReport, runner: Runner, session: RecordSession | ReplaySession) -> None:
+    """Open the session, call the runner, and fill in the report's outcome."""
+    try:
+        session.__enter__()
+    except (ToolReplayError, OSError) as error:
+        raise _Refused(error) from error
+    with _application_output_to_stderr():
+        try:
+            with _closing(session):
+                value = runner()
+        except ReplayContractError as error:
+            report.outcome, report.error = "replay_contract_error", _error_dict(error)
+            return
+        except (SessionError, NonPortableValueError) as error:
+            report.outcome, report.error = "session_error", _error_dict(error)
+            return
+        except SystemExit as error:
+            report.outcome = "application_exit"
+            report.error = _error_dict(error)
+            return
+        except Exception as error:
+            report.outcome = "application_error"
+            report.error = _error_dict(error, with_traceback=True)
+            return
+    try:
+        report.return_value = ensure_portable(value)
+    except NonPortableValueError:
+        report.return_value, report.return_value_portable = repr(value)[:2000], False
+
+
+@contextlib.contextmanager
+def _closing(session: RecordSession | ReplaySession) -> Generator[None]:
+    """Exit an already entered session with whatever the block raised."""
+    try:
+        yield
+    except BaseException as error:
+        session.__exit__(type(error), error, error.__traceback__)
+        raise
+    session.__exit__(None, None, None)
+
+
+def _emit(report: RunReport, output_format: OutputFormat, summary: list[str]) -> None:
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    elif report.outcome == "ok":
+        for line in summary:
+            sys.stdout.write(line + "\n")
+        if report.return_value_portable:
+            shown = json.dumps(report.return_value, ensure_ascii=False, sort_keys=True)
+        else:
+            shown = f"{report.return_value} (not portable JSON)"
+        sys.stdout.write(f"returned {shown}\n")
+    else:
+        assert report.error is not None
+        sys.stderr.write(f"error: {report.outcome}: {report.error['type']}: ")
+        sys.stderr.write(report.error["message"] + "\n")
+        for note in report.error["notes"]:
+            sys.stderr.write(note + "\n")
+    sys.stdout.flush()
+    status = {"ok": 0, "invalid_arguments": 2}.get(report.outcome, 1)
+    raise typer.Exit(status)
+
+
+def _refuse(report: RunReport, error: BaseException, output_format: OutputFormat) -> None:
+    report.outcome = "invalid_arguments"
+    report.error = _error_dict(error)
+    _emit(report, output_format, [])
+
+
+def _prepare_import_path() -> None:
+    # As with `python -m`: the application's modules are found from the current directory.
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
+    spec = given or (trace.header.runner if trace is not None else None)
+    if spec is None:
+        raise RunnerError(
+            "the trace records no runner; pass --runner MODULE:CALLABLE (the application "
+            "entry point that takes no arguments)"
+        )
+    _prepare_import_path()
+    return load_runner(spec)
+
+
+RunnerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--runner",
+        "-r",
+        metavar="MODULE:CALLABLE",
+        help="The application entry point, called with no arguments (default: the trace's).",
+    ),
+]
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="text for people, json for programs.")
+]
+
+
+def record(
+    runner: Annotated[
+        str,
+        typer.Option(
+            "--runner", "-r", metavar="MODULE:CALLABLE", help="The application entry point."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The trace file to create.")],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing trace at --output.")
+    ] = False,
+    output_format: FormatOption = OutputFormat.text,
+) -> None:
+    """Run an application and record every effect it calls to a new trace."""
+    report = RunReport("record", runner=runner, paths={"trace": str(output)})
+    try:
+        resolved = _resolve_runner(runner, None)
+        session = RecordSession(output, overwrite=overwrite, metadata={"runner": resolved.spec})
+        _run(report, resolved, session)
+    except (_Refused, RunnerError) as refusal:
+        _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
+        return
+    report.counts = {"operations_recorded": session.operation_count}
+    _emit(
+        report,
+        output_format,
+        [f"recorded {runner} to {output}: {session.operation_count} operations"],
+    )
+
+
+def replay(
+    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to replay.")],
+    runner: RunnerOption = None,
+    output_format: FormatOption = OutputFormat.text,
+) -> None:
+    """Run an application against a trace, strictly: no effect body runs."""
+    report = RunReport("replay", runner=runner, paths={"trace": str(trace_path)})
+    try:
+        trace = read_trace(trace_path)
+        resolved = _resolve_runner(runner, trace)
+        report.runner = resolved.spec
+        session = ReplaySession(trace)
+        _run(report, resolved, session)
+    except (_Refused, RunnerError, TraceError) as refusal:
+        _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
+        return
+    report.counts = {
+        "operations_in_trace": len(trace),
+        "operations_consumed": session.consumed_count,
+    }
+    _emit(
+        report,
+        output_format,
+        [
+            f"replayed {trace_path} with {resolved.spec}: {session.consumed_count} of "
+            f"{len(trace)} operations served, no effect body ran"
+        ],
+    )
+
+
+def fork(
+    source_path: Annotated[Path, typer.Argument(metavar="SOURCE", help="The trace to fork.")],
+    patches_path: Annotated[
+        Path, typer.Option("--patches", "-p", help="A patch file (toolreplay.patches).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The branch trace to create.")],
+    runner: RunnerOption = None,
+    output_format: FormatOption = OutputFormat.text,
+) -> None:
+    """Replay a trace with recorded outputs replaced by patches, writing a branch trace."""
+    report = RunReport(
+        "fork",
+        runner=runner,
+        paths={"source": str(source_path), "patches": str(patches_path), "branch": None},
+    )
+    try:
+        trace = read_trace(source_path)
+        patches: list[OutputPatch] = read_patches(patches_path)
+        resolved = _resolve_runner(runner, trace)
+        report.runner = resolved.spec
+        session = ForkSession(trace, output, patches)
+        _run(report, resolved, session)
+    except (_Refused, RunnerError, TraceError, PatchError) as refusal:
+        _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
+        return
+    report.paths["branch"] = str(output)
+    report.counts = {
+        "operations_in_trace": len(trace),
+        "operations_consumed": session.consumed_count,
+        "operations_patched": session.patched_count,
+        "patches": len(patches),
+    }
+    _emit(
+        report,
+        output_format,
+        [
+            f"forked {source_path} into {output} with {resolved.spec}: "
+            f"{session.consumed_count} of {len(trace)} operations served, "
+            f"{session.patched_count} of {len(patches)} patches applied",
+            f"compare: toolreplay diff {source_path} {output}",
+        ],
+    )

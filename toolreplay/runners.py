@@ -1,0 +1,101 @@
+"""Runners: an application entry point named `module:callable`, called with no arguments.
+
+The command line, promoted cases and the terminal UI all run an application the
+same way: import `module`, look up `callable` (a function, or `Class.method`
+for a static or class method), and call it with no arguments; an `async def`
+runner is run to completion with `asyncio.run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolreplay.errors import RunnerError
+
+__all__ = ["Runner", "load_runner"]
+
+_SPEC = re.compile(r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Runner:
+    """A resolved runner: `spec` as given, and the callable it names."""
+
+    spec: str
+    function: Callable[[], object]
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.function)
+
+    def __call__(self) -> object:
+        """Call the runner; an async one runs to completion in a new event loop."""
+        result = self.function()
+        if inspect.iscoroutine(result):
+            return asyncio.run(result)
+        return result
+
+
+def load_runner(spec: str) -> Runner:
+    """Import and check the runner named by `spec` (`package.module:function`).
+
+    Raises `RunnerError` when the spec is malformed, the module cannot be
+    imported (the error says why, with the import's own exception chained), the
+    attribute does not exist or is not callable, or it requires arguments.
+    """
+    match = _SPEC.fullmatch(spec)
+    if match is None:
+        raise RunnerError(
+            f"runner {spec!r} is not of the form module:callable (for example "
+            "myapp.cases:refund_incident or myapp.cases:Cases.refund)"
+        )
+    module_name, attribute = match["module"], match["attribute"]
+    try:
+        target: object = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and module_name.startswith(error.name):
+            raise RunnerError(
+                f"runner {spec!r}: no module named {error.name!r}. Run the command from the "
+                "folder that holds it (the current directory is importable), or install it"
+            ) from error
+        raise RunnerError(
+            f"runner {spec!r}: importing {module_name} failed: {type(error).__name__}: {error}"
+        ) from error
+    except Exception as error:
+        raise RunnerError(
+            f"runner {spec!r}: importing {module_name} raised {type(error).__name__}: {error}"
+        ) from error
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise RunnerError(
+                f"runner {spec!r}: {module_name} has no attribute {attribute!r}"
+                + (f" (it stops at {part!r})" if "." in attribute else "")
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise RunnerError(
+            f"runner {spec!r}: {attribute} is a {type(target).__name__}, not a callable"
+        )
+    function: Callable[..., object] = target
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        required = [
+            p.name
+            for p in signature.parameters.values()
+            if p.default is inspect.Parameter.empty
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        ]
+        if required:
+            raise RunnerError(
+                f"runner {spec!r} requires argument(s) {', '.join(required)}; a runner takes "
+                "no arguments. Wrap the call in a function that supplies them."
+            )
+    return Runner(spec, function)
