@@ -199,7 +199,7 @@ def test_a_call_still_running_when_the_session_closes_fails_the_recording(
                 await started.wait()
         release.set()
         with pytest.raises(SessionError, match="completed after its record session closed"):
-            await task
+            await tasks[0]
 
     asyncio.run(scenario())
     trace = toolreplay.read_trace(tmp_path / "slow.trp")
