@@ -193,9 +193,10 @@ def test_a_call_still_running_when_the_session_closes_fails_the_recording(
             await release.wait()
             return "late"
 
+        tasks: list[asyncio.Task[str]] = []
         with pytest.raises(SessionError, match=r"llm\.slow was still running"):
             with toolreplay.record(tmp_path / "slow.trp"):
-                task = asyncio.create_task(slow())
+                tasks.append(asyncio.create_task(slow()))
                 await started.wait()
         release.set()
         with pytest.raises(SessionError, match="completed after its record session closed"):
