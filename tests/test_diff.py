@@ -200,7 +200,7 @@ def test_text_is_stable_for_snapshots(tmp_path: Path) -> None:
     assert text == (
         "source  TMP/source.trp (record, 3 operations, complete)\n"
         "target  TMP/target.trp (record, 3 operations, complete)\n"
-        "1 differences (output_changed 1)\n"
+        "1 difference (output_changed 1)\n"
         "\n"
         "first observable divergence, row 1: output_changed at llm.decide occurrence 0 "
         "(source #1, target #1)\n"

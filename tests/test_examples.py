@@ -49,3 +49,28 @@ def test_record_and_replay_example_reports_zero_live_calls_on_replay(tmp_path: P
     assert "live calls while recording: 2" in result.stdout
     assert "live calls while replaying: 0" in result.stdout
     assert "1: billing.refund.create -> error" in result.stdout
+
+
+def run_example(name: str, tmp_path: Path) -> str:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
+def test_fork_example_changes_the_decision_without_calling_the_crm(tmp_path: Path) -> None:
+    out = run_example("fork_replace_output.py", tmp_path)
+    assert "recorded decision: approved" in out
+    assert "forked decision:   rejected: inactive customer" in out
+    assert "CRM calls during the fork: 0" in out
+    assert "origin=patched" in out
+
+
+def test_diff_example_names_the_model_call_and_its_json_path(tmp_path: Path) -> None:
+    out = run_example("diff_traces.py", tmp_path)
+    assert "first observable divergence, row 2: output_changed at llm.refund.decide" in out
+    assert '$.output.decision: source "approve", target "manual_review"' in out

@@ -253,7 +253,8 @@ class DiffReport:
             )
             return "\n".join(lines) + "\n"
         counts = ", ".join(f"{kind} {count}" for kind, count in self.counts().items() if count)
-        lines.append(f"{len(self.differences)} differences ({counts})")
+        noun = "difference" if len(self.differences) == 1 else "differences"
+        lines.append(f"{len(self.differences)} {noun} ({counts})")
         first = self.first_divergence
         assert first is not None
         lines += ["", f"first observable divergence, row {first.row}: {first.describe()}"]
