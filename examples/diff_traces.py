@@ -57,7 +57,8 @@ def main() -> None:
 
         report = toolreplay.diff(source, branch)
         first = report.first_divergence
-        assert first is not None and first.effect == "llm.refund.decide"
+        assert first is not None
+        assert first.effect == "llm.refund.decide"
         print()
         print(report.render_text().replace(folder, "<tmp>"), end="")
         print()

@@ -49,7 +49,8 @@ def main() -> None:
             forked = decide(42)
         print(f"forked decision:   {forked}")
         print(f"  CRM calls during the fork: {crm_calls}")
-        assert forked == "rejected: inactive customer" and crm_calls == 0
+        assert forked == "rejected: inactive customer"
+        assert crm_calls == 0
 
         for operation in toolreplay.read_trace(branch).operations:
             print(

@@ -163,6 +163,12 @@ def test_an_application_exception_carries_its_traceback(workdir: Path) -> None:
     assert len(toolreplay.read_trace(workdir / "t.trp")) == 1
 
 
+def test_a_class_method_runner(workdir: Path) -> None:
+    path = record(workdir, "cases.trp", runner="refund_app:Cases.refund")
+    assert toolreplay.read_trace(path).header.runner == "refund_app:Cases.refund"
+    assert protocol(cli(workdir, "replay", "cases.trp", "-f", "json"))["outcome"] == "ok"
+
+
 def test_an_async_runner(workdir: Path) -> None:
     record(workdir, "async.trp", runner="refund_app:main_async")
     assert protocol(cli(workdir, "replay", "async.trp", "-f", "json"))["outcome"] == "ok"
@@ -237,6 +243,12 @@ def test_replay_refusals(workdir: Path) -> None:
 def test_diff_refusals(workdir: Path) -> None:
     record(workdir)
     (workdir / "notes.txt").write_text("hello\n")
+    lines = (workdir / "incident.trp").read_text().splitlines()
+    header = json.loads(lines[0]) | {"format_version": 4}
+    (workdir / "future.trp").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    future = cli(workdir, "diff", "incident.trp", "future.trp")
+    assert future.returncode == 2
+    assert "trace format version 4 is not supported" in future.stderr
     for args in (("incident.trp", "missing.trp"), ("incident.trp", "notes.txt")):
         result = cli(workdir, "diff", *args)
         assert result.returncode == 2

@@ -70,6 +70,20 @@ def test_a_fork_serves_the_patch_and_records_lineage(source: Path, tmp_path: Pat
     assert trace.operations[1].outcome == source_trace.operations[1].outcome
 
 
+def test_a_patch_keeps_its_content_when_the_caller_mutates_its_arguments() -> None:
+    value: dict[str, toolreplay.JsonValue] = {"active": False}
+    patch = toolreplay.replace_output(effect="crm.customer.get", inputs={"id": 1}, value=value)
+    before = patch.patch_id
+    value["active"] = True
+    assert patch.value == {"active": False}
+    assert (
+        toolreplay.replace_output(
+            effect="crm.customer.get", inputs={"id": 1}, value={"active": False}
+        ).patch_id
+        == before
+    )
+
+
 def test_patch_ids_are_derived_from_content() -> None:
     assert inactive_customer().patch_id == inactive_customer().patch_id
     other = toolreplay.replace_output(

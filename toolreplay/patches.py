@@ -18,7 +18,13 @@ from typing import Any, Literal, cast
 
 from toolreplay.errors import NonPortableValueError, PatchFileError
 from toolreplay.files import write_atomically
-from toolreplay.portable import JsonValue, canonical_json, ensure_portable, fingerprint
+from toolreplay.portable import (
+    JsonValue,
+    canonical_json,
+    copy_value,
+    ensure_portable,
+    fingerprint,
+)
 from toolreplay.trace.model import OperationIdentity
 
 __all__ = [
@@ -108,8 +114,9 @@ def replace_output(
             f"name, got {type(inputs).__name__}",
             path="$",
         )
-    checked_inputs = ensure_portable(inputs, what=f"patch inputs for {effect}")
-    checked_value = ensure_portable(value, what=f"patch value for {effect}")
+    # Copies: the patch_id must keep describing the content, whatever the caller mutates later.
+    checked_inputs = copy_value(ensure_portable(inputs, what=f"patch inputs for {effect}"))
+    checked_value = copy_value(ensure_portable(value, what=f"patch value for {effect}"))
     return OutputPatch(
         namespace, name, cast(dict[str, JsonValue], checked_inputs), occurrence, checked_value
     )

@@ -60,4 +60,10 @@ def crashes() -> None:
     raise RuntimeError("refund pipeline exploded")
 
 
+class Cases:
+    @staticmethod
+    def refund() -> dict[str, JsonValue]:
+        return main()
+
+
 NOT_CALLABLE = 42
