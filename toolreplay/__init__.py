@@ -15,6 +15,16 @@ Importing this package imports neither typer, textual nor openai.
 """
 
 from toolreplay._version import __version__
+from toolreplay.cases import (
+    CaseManifest,
+    PromotedCase,
+    VerifiedCase,
+    promote,
+    promote_async,
+    read_case_manifest,
+    verify_case,
+    verify_case_async,
+)
 from toolreplay.diff import (
     AlignmentRow,
     Difference,
@@ -25,6 +35,10 @@ from toolreplay.diff import (
 )
 from toolreplay.errors import (
     AmbiguousReplayMatch,
+    ApplicationExecutionError,
+    BehavioralRegressionError,
+    CaseError,
+    CaseIntegrityError,
     DiffError,
     EffectDefinitionError,
     NonPortableValueError,
@@ -32,6 +46,7 @@ from toolreplay.errors import (
     PatchError,
     PatchFileError,
     PatchTargetError,
+    PromotionError,
     ReplayContractError,
     ReplayedEffectError,
     ReplayMiss,
@@ -85,6 +100,11 @@ __all__ = [
     "TRACE_FORMAT_VERSION",
     "AlignmentRow",
     "AmbiguousReplayMatch",
+    "ApplicationExecutionError",
+    "BehavioralRegressionError",
+    "CaseError",
+    "CaseIntegrityError",
+    "CaseManifest",
     "DiffError",
     "DiffReport",
     "Difference",
@@ -101,6 +121,8 @@ __all__ = [
     "PatchError",
     "PatchFileError",
     "PatchTargetError",
+    "PromotedCase",
+    "PromotionError",
     "Raised",
     "RecordSession",
     "ReplayContractError",
@@ -124,6 +146,7 @@ __all__ = [
     "UnappliedPatchError",
     "UnconsumedOperationsError",
     "ValueDifference",
+    "VerifiedCase",
     "__version__",
     "canonical_json",
     "current_session",
@@ -132,11 +155,16 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "fork",
+    "promote",
+    "promote_async",
+    "read_case_manifest",
     "read_patches",
     "read_trace",
     "record",
     "replace_output",
     "replay",
     "value_differences",
+    "verify_case",
+    "verify_case_async",
     "write_patches",
 ]

@@ -13,11 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolreplay.portable import JsonValue
+    from toolreplay.portable import JsonValue, ValueDifference
     from toolreplay.trace.model import Operation, OperationIdentity
 
 __all__ = [
     "AmbiguousReplayMatch",
+    "ApplicationExecutionError",
+    "BehavioralRegressionError",
+    "CaseError",
+    "CaseIntegrityError",
     "DiffError",
     "EffectDefinitionError",
     "NonPortableValueError",
@@ -25,6 +29,7 @@ __all__ = [
     "PatchError",
     "PatchFileError",
     "PatchTargetError",
+    "PromotionError",
     "ReplayContractError",
     "ReplayMiss",
     "ReplayedEffectError",
@@ -200,6 +205,48 @@ class DiffError(ToolReplayError):
 
 class RunnerError(ToolReplayError):
     """A `module:callable` runner cannot be resolved or called without arguments."""
+
+
+# --- promoted cases -------------------------------------------------------------------
+
+
+class CaseError(ToolReplayError):
+    """A promoted case cannot be created or does not hold."""
+
+
+class PromotionError(CaseError):
+    """`promote()` refused its arguments (destination, name, runner); nothing was written."""
+
+
+class CaseIntegrityError(CaseError):
+    """A case's manifest, trace asset or runner target is invalid.
+
+    Manifest and trace problems are found before any application module is imported.
+    """
+
+
+class BehavioralRegressionError(CaseError, AssertionError):
+    """Strict replay succeeded, but the runner returned something other than expected.
+
+    `differences` lists, by JSON path, where `actual` departs from `expected`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        expected: JsonValue,
+        actual: JsonValue,
+        differences: Sequence[ValueDifference],
+    ) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.actual = actual
+        self.differences = tuple(differences)
+
+
+class ApplicationExecutionError(CaseError):
+    """The runner raised (the original is `__cause__`) or returned a non-portable value."""
 
 
 # --- replayed failures ----------------------------------------------------------------

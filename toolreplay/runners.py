@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolreplay.errors import RunnerError
 
-__all__ = ["Runner", "load_runner"]
+__all__ = ["Runner", "import_from_working_directory", "load_runner"]
 
 _SPEC = re.compile(r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)")
 
@@ -39,6 +41,17 @@ class Runner:
         if inspect.iscoroutine(result):
             return asyncio.run(result)
         return result
+
+
+def import_from_working_directory() -> None:
+    """Make modules in the current directory importable, as `python -m` does.
+
+    For the command line, whose runners name the user's own modules; the
+    library itself never changes `sys.path`.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
 
 
 def load_runner(spec: str) -> Runner:

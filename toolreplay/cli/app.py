@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from toolreplay._version import __version__
+from toolreplay.cli.cases import promote, verify
 from toolreplay.cli.diff import diff
 from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
@@ -43,6 +44,8 @@ app.command(name="record")(record)
 app.command(name="replay")(replay)
 app.command(name="fork")(fork)
 app.command(name="diff")(diff)
+app.command(name="promote")(promote)
+app.command(name="verify")(verify)
 
 
 def main() -> None:

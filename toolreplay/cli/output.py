@@ -6,16 +6,17 @@ drawing, no wrapping at a guessed width. `NO_COLOR` is honoured on a terminal.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from enum import StrEnum
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Output", "OutputFormat"]
+__all__ = ["Output", "OutputFormat", "application_output_to_stderr"]
 
 
 class OutputFormat(StrEnum):
@@ -68,3 +69,18 @@ class Output:
     @staticmethod
     def error(message: str) -> None:
         sys.stderr.write(f"error: {message}\n")
+
+
+@contextlib.contextmanager
+def application_output_to_stderr() -> Generator[None]:
+    """Send everything written to stdout (fd 1 included) to stderr while the app runs."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

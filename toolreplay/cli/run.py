@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import traceback
 from collections.abc import Generator
@@ -25,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from toolreplay.cli.output import OutputFormat
+from toolreplay.cli.output import OutputFormat, application_output_to_stderr
 from toolreplay.errors import (
     AmbiguousReplayMatch,
     NonPortableValueError,
@@ -41,7 +40,7 @@ from toolreplay.errors import (
 )
 from toolreplay.patches import OutputPatch, read_patches
 from toolreplay.portable import ensure_portable
-from toolreplay.runners import Runner, load_runner
+from toolreplay.runners import Runner, import_from_working_directory, load_runner
 from toolreplay.runtime.failures import qualified_name
 from toolreplay.runtime.fork import ForkSession
 from toolreplay.runtime.session import RecordSession, ReplaySession
@@ -152,28 +151,13 @@ def _error_dict(error: BaseException, *, with_traceback: bool = False) -> dict[s
     return detail
 
 
-@contextlib.contextmanager
-def _application_output_to_stderr() -> Generator[None]:
-    """Send everything written to stdout (fd 1 included) to stderr while the app runs."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def _run(report: RunReport, runner: Runner, session: RecordSession | ReplaySession) -> None:
     """Open the session, call the runner, and fill in the report's outcome."""
     try:
         session.__enter__()
     except (ToolReplayError, OSError) as error:
         raise _Refused(error) from error
-    with _application_output_to_stderr():
+    with application_output_to_stderr():
         try:
             with _closing(session):
                 value = runner()
@@ -236,13 +220,6 @@ def _refuse(report: RunReport, error: BaseException, output_format: OutputFormat
     _emit(report, output_format, [])
 
 
-def _prepare_import_path() -> None:
-    # As with `python -m`: the application's modules are found from the current directory.
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-
-
 def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
     spec = given or (trace.header.runner if trace is not None else None)
     if spec is None:
@@ -250,7 +227,7 @@ def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
             "the trace records no runner; pass --runner MODULE:CALLABLE (the application "
             "entry point that takes no arguments)"
         )
-    _prepare_import_path()
+    import_from_working_directory()
     return load_runner(spec)
 
 

@@ -14,7 +14,7 @@ from toolreplay.trace.model import (
     TraceHeader,
     TraceMode,
 )
-from toolreplay.trace.reader import Trace, read_trace
+from toolreplay.trace.reader import Trace, parse_trace, read_trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = [
@@ -32,5 +32,6 @@ __all__ = [
     "TraceHeader",
     "TraceMode",
     "TraceWriter",
+    "parse_trace",
     "read_trace",
 ]

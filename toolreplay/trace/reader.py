@@ -30,7 +30,7 @@ from toolreplay.trace.codec import (
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
 
-__all__ = ["Trace", "read_trace"]
+__all__ = ["Trace", "parse_trace", "read_trace"]
 
 
 class Trace:
@@ -132,12 +132,21 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
             f"{trace_path}: is a directory, not a trace file; pass the path of a .trp file",
             path=trace_path,
         ) from None
+    return parse_trace(trace_path, data)
+
+
+def parse_trace(path: Path, data: bytes) -> Trace:
+    """Check and index trace bytes already read (from `path`, named in errors).
+
+    For callers that must parse exactly the bytes they verified (a promoted
+    case hashes the file, then parses that same buffer).
+    """
     # Loading allocates one container per JSON object and keeps them all: the
     # cyclic collector would rescan the growing heap again and again for nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _parse(trace_path, data)
+        return _parse(path, data)
     finally:
         if collecting:
             gc.enable()
