@@ -188,16 +188,20 @@ _MANIFEST_KEYS = frozenset(
 
 def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
     """Read and check `case.json` of a case folder (no trace or application is touched)."""
-    folder = Path(directory)
+    return _read_manifest(Path(directory), Path(directory))
+
+
+def _read_manifest(folder: Path, display: Path) -> CaseManifest:
+    """`display` is the folder errors name (a staged case is named by its destination)."""
     if not folder.is_dir():
-        raise _integrity(folder, "is not a folder (a case is a folder holding case.json)")
+        raise _integrity(display, "is not a folder (a case is a folder holding case.json)")
     manifest_path = folder / MANIFEST_NAME
     if manifest_path.is_symlink() or not manifest_path.is_file():
-        raise _integrity(folder, f"has no {MANIFEST_NAME} (a regular file)")
+        raise _integrity(display, f"has no {MANIFEST_NAME} (a regular file)")
     try:
         document: object = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _integrity(folder, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
+        raise _integrity(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
     raw = cast(dict[str, Any], document) if type(document) is dict else {}
     if raw.get("format") != CASE_FORMAT:
         raise _integrity(
@@ -210,35 +214,35 @@ def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
             f"toolreplay reads version {CASE_FORMAT_VERSION}. Promote the case again, or use "
             "the toolreplay release that wrote it",
         )
-    raw = _expect_object(folder, raw, MANIFEST_NAME, _MANIFEST_KEYS)
+    raw = _expect_object(display, raw, MANIFEST_NAME, _MANIFEST_KEYS)
     name = raw["name"]
     if type(name) is not str or not _NAME.fullmatch(name):
-        raise _integrity(folder, f"name {json.dumps(name)} is not a valid case name")
+        raise _integrity(display, f"name {json.dumps(name)} is not a valid case name")
     trace = _expect_object(
-        folder, raw["trace"], "trace", frozenset({"path", "sha256", "size_bytes"})
+        display, raw["trace"], "trace", frozenset({"path", "sha256", "size_bytes"})
     )
-    runner = _expect_object(folder, raw["runner"], "runner", frozenset({"target", "kind"}))
-    replay = _expect_object(folder, raw["replay"], "replay", frozenset({"mode"}))
+    runner = _expect_object(display, raw["runner"], "runner", frozenset({"target", "kind"}))
+    replay = _expect_object(display, raw["replay"], "replay", frozenset({"mode"}))
     expectation = _expect_object(
-        folder, raw["expectation"], "expectation", frozenset({"kind", "value"})
+        display, raw["expectation"], "expectation", frozenset({"kind", "value"})
     )
     scope = _expect_object(
-        folder, raw["scope"], "scope", frozenset({"effects", "operation_count", "covers"})
+        display, raw["scope"], "scope", frozenset({"effects", "operation_count", "covers"})
     )
     path, digest, size = trace["path"], trace["sha256"], trace["size_bytes"]
     if type(path) is not str or type(digest) is not str or type(size) is not int:
-        raise _integrity(folder, "trace must have a string path and sha256 and an int size_bytes")
+        raise _integrity(display, "trace must have a string path and sha256 and an int size_bytes")
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise _integrity(folder, f"trace sha256 {digest!r} is not 64 lowercase hex digits")
-    _check_trace_path(folder, path, digest)
+        raise _integrity(display, f"trace sha256 {digest!r} is not 64 lowercase hex digits")
+    _check_trace_path(folder, display, path, digest)
     if type(runner["target"]) is not str or not _RUNNER.fullmatch(runner["target"]):
         raise _integrity(
             folder, f"runner target {json.dumps(runner['target'])} is not module:callable"
         )
     if runner["kind"] not in ("sync", "async"):
-        raise _integrity(folder, f'runner kind must be "sync" or "async", not {runner["kind"]!r}')
+        raise _integrity(display, f'runner kind must be "sync" or "async", not {runner["kind"]!r}')
     if replay["mode"] != "strict":
-        raise _integrity(folder, f'replay mode must be "strict", not {replay["mode"]!r}')
+        raise _integrity(display, f'replay mode must be "strict", not {replay["mode"]!r}')
     if expectation["kind"] != "return_equals":
         raise _integrity(
             folder, f'expectation kind must be "return_equals", not {expectation["kind"]!r}'
@@ -246,12 +250,12 @@ def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
     try:
         expected = ensure_portable(expectation["value"], what="expectation value")
     except NonPortableValueError as error:
-        raise _integrity(folder, str(error)) from None
+        raise _integrity(display, str(error)) from None
     effects = scope["effects"]
     if type(effects) is not list or not all(type(e) is str for e in cast(list[Any], effects)):
-        raise _integrity(folder, "scope effects must be a list of effect names")
+        raise _integrity(display, "scope effects must be a list of effect names")
     if type(scope["operation_count"]) is not int:
-        raise _integrity(folder, "scope operation_count must be an int")
+        raise _integrity(display, "scope operation_count must be an int")
     return CaseManifest(
         name=name,
         trace_path=path,
@@ -265,7 +269,7 @@ def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
     )
 
 
-def _check_trace_path(folder: Path, path: str, digest: str) -> None:
+def _check_trace_path(folder: Path, display: Path, path: str, digest: str) -> None:
     pure = PurePosixPath(path)
     if pure.is_absolute() or "\\" in path or re.match(r"[A-Za-z]:", path):
         raise _integrity(
@@ -281,18 +285,18 @@ def _check_trace_path(folder: Path, path: str, digest: str) -> None:
             folder, f"trace path {path!r} must be trace-sha256-<its sha256>.trp ({digest[:12]}...)"
         )
     if (folder / path).is_symlink():
-        raise _integrity(folder, f"trace {path} is a symbolic link; a case holds a real copy")
+        raise _integrity(display, f"trace {path} is a symbolic link; a case holds a real copy")
 
 
-def _load_case_trace(folder: Path, manifest: CaseManifest) -> Trace:
+def _load_case_trace(folder: Path, display: Path, manifest: CaseManifest) -> Trace:
     """Read the trace asset once, check size and digest, and parse those very bytes."""
     trace_file = folder / manifest.trace_path
     try:
         data = trace_file.read_bytes()
     except FileNotFoundError:
-        raise _integrity(folder, f"trace {manifest.trace_path} is missing") from None
+        raise _integrity(display, f"trace {manifest.trace_path} is missing") from None
     except IsADirectoryError:
-        raise _integrity(folder, f"trace {manifest.trace_path} is a folder") from None
+        raise _integrity(display, f"trace {manifest.trace_path} is a folder") from None
     if len(data) != manifest.trace_size_bytes:
         raise _integrity(
             folder,
@@ -309,37 +313,34 @@ def _load_case_trace(folder: Path, manifest: CaseManifest) -> Trace:
     try:
         return parse_trace(trace_file, data)
     except TraceError as error:
-        raise _integrity(folder, f"trace asset is not a valid trace: {error}") from error
+        raise _integrity(display, f"trace asset is not a valid trace: {error}") from error
 
 
 # --- verifying ------------------------------------------------------------------------
 
 
-def _prepare(
-    directory: str | os.PathLike[str], kind: RunnerKind
-) -> tuple[Path, CaseManifest, Trace, Runner]:
-    folder = Path(directory)
-    manifest = read_case_manifest(folder)
+def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifest, Trace, Runner]:
+    manifest = _read_manifest(folder, display)
     if manifest.runner_kind != kind:
         other = "verify_case_async" if kind == "sync" else "verify_case"
         raise _integrity(
-            folder,
+            display,
             f"its runner {manifest.runner} is {manifest.runner_kind}; verify it with {other}()",
         )
-    trace = _load_case_trace(folder, manifest)
+    trace = _load_case_trace(folder, display, manifest)
     # Integrity holds: only now is any application module imported.
     try:
         runner = load_runner(manifest.runner)
     except RunnerError as error:
-        raise _integrity(folder, str(error)) from error
+        raise _integrity(display, str(error)) from error
     if runner.is_async != (kind == "async"):
         actual = "an async" if runner.is_async else "a sync"
         raise _integrity(
-            folder,
+            display,
             f"runner {manifest.runner} is {actual} function but the case was promoted for a "
             f"{manifest.runner_kind} one; promote it again",
         )
-    return folder, manifest, trace, runner
+    return manifest, trace, runner
 
 
 def _contract(folder: Path, manifest: CaseManifest, error: Exception) -> ReplayContractError:
@@ -354,7 +355,9 @@ def _root_cause(error: Exception) -> BaseException:
     return error.__cause__ if isinstance(error.__cause__, ReplayContractError) else error
 
 
-def _judge(folder: Path, manifest: CaseManifest, returned: object, consumed: int) -> VerifiedCase:
+def _judge(
+    folder: Path, display: Path, manifest: CaseManifest, returned: object, consumed: int
+) -> VerifiedCase:
     try:
         actual = ensure_portable(returned, what=f"the return value of {manifest.runner}")
     except NonPortableValueError as error:
@@ -386,34 +389,42 @@ def verify_case(directory: str | os.PathLike[str]) -> VerifiedCase:
     then the expectation (`BehavioralRegressionError`). Never writes to the
     case folder.
     """
-    folder, manifest, trace, runner = _prepare(directory, "sync")
+    return _verify(Path(directory), Path(directory))
+
+
+def _verify(folder: Path, display: Path) -> VerifiedCase:
+    manifest, trace, runner = _prepare(folder, display, "sync")
     session = ReplaySession(trace)
     try:
         with session:
             returned = runner.function()
     except (ReplayContractError, SessionError) as error:
-        raise _contract(folder, manifest, error) from _root_cause(error)
+        raise _contract(display, manifest, error) from _root_cause(error)
     except Exception as error:
         raise ApplicationExecutionError(
             f"case {manifest.name}: {manifest.runner} raised {type(error).__name__}: {error}"
         ) from error
-    return _judge(folder, manifest, returned, session.consumed_count)
+    return _judge(folder, display, manifest, returned, session.consumed_count)
 
 
 async def verify_case_async(directory: str | os.PathLike[str]) -> VerifiedCase:
     """`verify_case` for a case whose runner is `async def`; awaits it in the current loop."""
-    folder, manifest, trace, runner = _prepare(directory, "async")
+    return await _verify_async(Path(directory), Path(directory))
+
+
+async def _verify_async(folder: Path, display: Path) -> VerifiedCase:
+    manifest, trace, runner = _prepare(folder, display, "async")
     session = ReplaySession(trace)
     try:
         with session:
             returned = await cast(Callable[[], Awaitable[object]], runner.function)()
     except (ReplayContractError, SessionError) as error:
-        raise _contract(folder, manifest, error) from _root_cause(error)
+        raise _contract(display, manifest, error) from _root_cause(error)
     except Exception as error:
         raise ApplicationExecutionError(
             f"case {manifest.name}: {manifest.runner} raised {type(error).__name__}: {error}"
         ) from error
-    return _judge(folder, manifest, returned, session.consumed_count)
+    return _judge(folder, display, manifest, returned, session.consumed_count)
 
 
 # --- promoting ------------------------------------------------------------------------
@@ -424,7 +435,7 @@ def _stage(
     output: str | os.PathLike[str],
     name: str,
     runner: str,
-    expected: JsonValue,
+    expected: object,
     kind: RunnerKind,
 ) -> _Staged:
     """Check the arguments and write the case into a sibling staging folder."""
@@ -437,7 +448,7 @@ def _stage(
     if not _RUNNER.fullmatch(runner):
         raise PromotionError(f"runner {runner!r} is not of the form module:callable")
     try:
-        expected = ensure_portable(expected, what="the expected value")
+        portable_expected = ensure_portable(expected, what="the expected value")
     except NonPortableValueError as error:
         raise PromotionError(str(error)) from None
     if destination.exists() or destination.is_symlink():
@@ -459,7 +470,7 @@ def _stage(
         trace_size_bytes=len(data),
         runner=runner,
         runner_kind=kind,
-        expected=expected,
+        expected=portable_expected,
         effects=tuple(sorted({op.effect for op in parsed.operations})),
         operation_count=len(parsed),
     )
@@ -537,7 +548,7 @@ def promote(
     *,
     name: str,
     runner: str,
-    expected: JsonValue,
+    expected: object,
 ) -> PromotedCase:
     """Turn a trace into a self-contained pytest case at `output`, after proving it holds.
 
@@ -550,7 +561,8 @@ def promote(
         )
 
     `runner` names a synchronous no-argument callable (`module:function` or
-    `module:Class.method`); `expected` is its return value, as portable JSON.
+    `module:Class.method`); `expected` is its return value, which must be
+    portable JSON.
     The case is written to a sibling staging folder, verified end to end with
     `verify_case`, and only then renamed to `output`, which must not exist
     (missing parent folders are created). Any failure leaves nothing behind.
@@ -558,7 +570,7 @@ def promote(
     """
     staged = _stage(trace, output, name, runner, expected, "sync")
     try:
-        verify_case(staged.folder)
+        _verify(staged.folder, staged.destination)
         return _publish(staged)
     except BaseException:
         _discard(staged.folder, staged.created_parents)
@@ -571,7 +583,7 @@ async def promote_async(
     *,
     name: str,
     runner: str,
-    expected: JsonValue,
+    expected: object,
 ) -> PromotedCase:
     """`promote` for an `async def` runner: verifies with `verify_case_async`.
 
@@ -579,7 +591,7 @@ async def promote_async(
     """
     staged = _stage(trace, output, name, runner, expected, "async")
     try:
-        await verify_case_async(staged.folder)
+        await _verify_async(staged.folder, staged.destination)
         return _publish(staged)
     except BaseException:
         _discard(staged.folder, staged.created_parents)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -88,7 +88,7 @@ class OutputPatch:
 
 
 def replace_output(
-    *, effect: str, inputs: dict[str, JsonValue], occurrence: int = 0, value: JsonValue
+    *, effect: str, inputs: Mapping[str, object], occurrence: int = 0, value: object
 ) -> OutputPatch:
     """A patch that makes the call `effect(**inputs)` (that occurrence) return `value`.
 
@@ -108,14 +108,14 @@ def replace_output(
         raise ValueError(f"effect must be a dotted name like 'crm.customer.get', got {effect!r}")
     if type(occurrence) is not int or occurrence < 0:
         raise ValueError(f"occurrence must be a non-negative int, got {occurrence!r}")
-    if type(inputs) is not dict:
+    if not isinstance(cast(object, inputs), Mapping):
         raise NonPortableValueError(
             f"patch inputs for {effect}: must be a dict of the call's arguments by parameter "
             f"name, got {type(inputs).__name__}",
             path="$",
         )
     # Copies: the patch_id must keep describing the content, whatever the caller mutates later.
-    checked_inputs = copy_value(ensure_portable(inputs, what=f"patch inputs for {effect}"))
+    checked_inputs = copy_value(ensure_portable(dict(inputs), what=f"patch inputs for {effect}"))
     checked_value = copy_value(ensure_portable(value, what=f"patch value for {effect}"))
     return OutputPatch(
         namespace, name, cast(dict[str, JsonValue], checked_inputs), occurrence, checked_value

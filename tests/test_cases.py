@@ -1,0 +1,543 @@
+"""Promoted cases: integrity before import, strict replay, typed failures, nothing half-written."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+import toolreplay
+from toolreplay import (
+    ApplicationExecutionError,
+    BehavioralRegressionError,
+    CaseIntegrityError,
+    PromotionError,
+    ReplayContractError,
+    ReplayMiss,
+)
+
+APP = textwrap.dedent(
+    """
+    import pathlib, sys
+    import toolreplay
+
+    # A visible side effect of importing this module.
+    pathlib.Path(__file__).with_suffix(".imported").write_text("imported")
+
+    @toolreplay.effect("crm.customer.get")
+    def get_customer(customer_id: int) -> dict:
+        return {"id": customer_id, "active": True, "tier": "gold"}
+
+    @toolreplay.effect("llm.refund.decide")
+    async def decide(amount: float) -> str:
+        return "approve"
+
+    def run() -> dict:
+        customer = get_customer(42)
+        return {"decision": "approved" if customer["active"] else "rejected", "tier": RESULT_TIER}
+
+    async def run_async() -> dict:
+        verdict = await decide(1200.0)
+        return {"decision": verdict}
+
+    def needs(arg: int) -> None: ...
+
+    def returns_bytes() -> bytes:
+        get_customer(42)
+        return b"raw"
+
+    def crashes() -> None:
+        get_customer(42)
+        raise ValueError("refund pipeline exploded")
+
+    def interrupted() -> None:
+        get_customer(42)
+        raise KeyboardInterrupt
+
+    def exits() -> None:
+        get_customer(42)
+        sys.exit(4)
+
+    def different_call() -> dict:
+        get_customer(7)
+        return {}
+
+    RESULT_TIER = "gold"
+    """
+)
+EXPECTED: dict[str, toolreplay.JsonValue] = {"decision": "approved", "tier": "gold"}
+
+
+class App:
+    """A throwaway application module in its own folder, importable under a unique name."""
+
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.folder = folder
+        self.name = f"case_app_{uuid.uuid4().hex[:10]}"
+        self.path = folder / f"{self.name}.py"
+        self.path.write_text(APP)
+        self.marker = self.path.with_suffix(".imported")
+        monkeypatch.syspath_prepend(str(folder))
+
+    def runner(self, function: str = "run") -> str:
+        return f"{self.name}:{function}"
+
+    def forget_import(self) -> None:
+        sys.modules.pop(self.name, None)
+        self.marker.unlink(missing_ok=True)
+
+    def record(self, path: Path, function: str = "run") -> Path:
+        import importlib
+
+        module = importlib.import_module(self.name)
+        with toolreplay.record(path):
+            result = getattr(module, function)()
+            if asyncio.iscoroutine(result):
+                asyncio.run(result)
+        return path
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
+    folder = tmp_path / "app"
+    folder.mkdir()
+    return App(folder, monkeypatch)
+
+
+@pytest.fixture
+def case(app: App, tmp_path: Path) -> Path:
+    trace = app.record(tmp_path / "incident.trp")
+    promoted = toolreplay.promote(
+        trace, tmp_path / "cases" / "refund", name="refund", runner=app.runner(), expected=EXPECTED
+    )
+    app.forget_import()
+    return promoted.directory
+
+
+def run_pytest(case_dir: Path, app: App, *extra: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    environment["PYTHONPATH"] = str(app.folder)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, str(case_dir)],
+        cwd=case_dir.parent,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_case_is_exactly_three_self_describing_files(case: Path, tmp_path: Path) -> None:
+    data = (tmp_path / "incident.trp").read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    trace_name = f"trace-sha256-{digest}.trp"
+    assert sorted(p.name for p in case.iterdir()) == ["case.json", "test_case.py", trace_name]
+    copy = case / trace_name
+    assert not copy.is_symlink()
+    assert copy.read_bytes() == data
+    manifest_bytes = (case / "case.json").read_bytes()
+    manifest = json.loads(manifest_bytes)
+    assert manifest_bytes == toolreplay.canonical_json(manifest) + b"\n"
+    assert manifest == {
+        "format": "toolreplay.case",
+        "format_version": 1,
+        "name": "refund",
+        "trace": {"path": trace_name, "sha256": digest, "size_bytes": len(data)},
+        "runner": {"target": manifest["runner"]["target"], "kind": "sync"},
+        "replay": {"mode": "strict"},
+        "expectation": {"kind": "return_equals", "value": EXPECTED},
+        "scope": {
+            "effects": ["crm.customer.get"],
+            "operation_count": 1,
+            "covers": "the instrumented effects recorded in the trace, and nothing else",
+        },
+    }
+    assert str(tmp_path) not in manifest_bytes.decode()
+    assert (
+        "toolreplay.verify_case(Path(__file__).resolve().parent)"
+        in (case / "test_case.py").read_text()
+    )
+    assert not list(case.parent.glob(".*staging*"))
+
+
+def test_the_generated_test_passes_under_plain_pytest_offline(case: Path, app: App) -> None:
+    result = run_pytest(case, app)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+def test_verify_case_returns_what_it_checked_and_writes_nothing(case: Path, app: App) -> None:
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in case.iterdir()}
+    verified = toolreplay.verify_case(case)
+    assert verified.returned == EXPECTED
+    assert verified.operations_replayed == 1
+    assert verified.manifest.name == "refund"
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in case.iterdir()} == before
+
+
+def test_a_changed_application_turns_the_case_red_with_the_json_path(case: Path, app: App) -> None:
+    app.path.write_text(APP.replace('RESULT_TIER = "gold"', 'RESULT_TIER = "platinum"'))
+    with pytest.raises(BehavioralRegressionError) as caught:
+        toolreplay.verify_case(case)
+    error = caught.value
+    assert error.expected == EXPECTED
+    assert error.actual == {"decision": "approved", "tier": "platinum"}
+    assert [d.path for d in error.differences] == ["$.tier"]
+    assert '$.tier: expected "gold", actual "platinum"' in str(error)
+    result = run_pytest(case, app)
+    assert result.returncode == 1
+    assert "BehavioralRegressionError" in result.stdout
+    assert '$.tier: expected "gold", actual "platinum"' in result.stdout
+
+
+def test_a_replay_miss_is_a_contract_error_with_the_miss_as_cause(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "incident.trp")
+    case_dir = tmp_path / "case"
+    with pytest.raises(ReplayContractError) as caught:
+        toolreplay.promote(
+            trace, case_dir, name="c", runner=app.runner("different_call"), expected={}
+        )
+    assert isinstance(caught.value.__cause__, ReplayMiss)
+    assert "strict replay of its trace" in str(caught.value)
+    assert not case_dir.exists()
+
+
+@pytest.mark.parametrize("function", ["crashes", "returns_bytes"])
+def test_application_failures_are_wrapped_with_their_cause(
+    app: App, tmp_path: Path, function: str
+) -> None:
+    trace = app.record(tmp_path / "t.trp", function="run")
+    with pytest.raises(ApplicationExecutionError) as caught:
+        # The runner's trace must match its calls: each of these calls get_customer(42) once.
+        toolreplay.promote(
+            trace, tmp_path / "c", name="c", runner=app.runner(function), expected=None
+        )
+    if function == "crashes":
+        assert isinstance(caught.value.__cause__, ValueError)
+        assert "refund pipeline exploded" in str(caught.value)
+    else:
+        assert "b'raw' (type bytes) is not portable JSON" in str(caught.value)
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    ("function", "kind"), [("interrupted", KeyboardInterrupt), ("exits", SystemExit)]
+)
+def test_keyboard_interrupt_and_system_exit_are_never_wrapped(
+    app: App, tmp_path: Path, function: str, kind: type[BaseException]
+) -> None:
+    trace = app.record(tmp_path / "t.trp")
+    with pytest.raises(kind):
+        toolreplay.promote(
+            trace, tmp_path / "c", name="c", runner=app.runner(function), expected=None
+        )
+    assert not (tmp_path / "c").exists()
+
+
+def test_async_cases(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "async.trp", function="run_async")
+    runner = app.runner("run_async")
+    with pytest.raises(CaseIntegrityError, match="is an async function"):
+        toolreplay.promote(trace, tmp_path / "sync", name="s", runner=runner, expected={})
+    case = asyncio.run(
+        toolreplay.promote_async(
+            trace,
+            tmp_path / "cases" / "async",
+            name="a",
+            runner=runner,
+            expected={"decision": "approve"},
+        )
+    )
+    assert "asyncio.run(toolreplay.verify_case_async(" in case.test_path.read_text()
+    with pytest.raises(CaseIntegrityError, match=r"verify it with verify_case_async\(\)"):
+        toolreplay.verify_case(case.directory)
+    assert asyncio.run(toolreplay.verify_case_async(case.directory)).returned == {
+        "decision": "approve"
+    }
+    app.forget_import()
+    result = run_pytest(case.directory, app)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_async_expectation_on_a_sync_runner_is_refused(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "t.trp")
+    with pytest.raises(CaseIntegrityError, match="is a sync function"):
+        asyncio.run(
+            toolreplay.promote_async(
+                trace, tmp_path / "c", name="c", runner=app.runner(), expected=EXPECTED
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [("needs", "requires argument(s) arg"), ("missing", "has no attribute 'missing'")],
+)
+def test_runner_targets_that_cannot_run(
+    app: App, tmp_path: Path, function: str, message: str
+) -> None:
+    trace = app.record(tmp_path / "t.trp")
+    with pytest.raises(CaseIntegrityError, match=re.escape(message)):
+        toolreplay.promote(
+            trace, tmp_path / "c", name="c", runner=app.runner(function), expected=None
+        )
+    with pytest.raises(CaseIntegrityError, match="no module named"):
+        toolreplay.promote(
+            trace, tmp_path / "c", name="c", runner="no_such_module:run", expected=None
+        )
+    assert not (tmp_path / "c").exists()
+
+
+def test_promotion_refusals_leave_nothing_behind(case: Path, app: App, tmp_path: Path) -> None:
+    trace = tmp_path / "incident.trp"
+    before = sorted(p.name for p in case.iterdir())
+    with pytest.raises(PromotionError, match="already exists"):
+        toolreplay.promote(trace, case, name="x", runner=app.runner(), expected=EXPECTED)
+    assert sorted(p.name for p in case.iterdir()) == before
+    with pytest.raises(PromotionError, match=r"\$\.score: float\('nan'\)"):
+        toolreplay.promote(
+            trace, tmp_path / "n", name="n", runner=app.runner(), expected={"score": float("nan")}
+        )
+    with pytest.raises(PromotionError, match="case name"):
+        toolreplay.promote(trace, tmp_path / "n", name="../evil", runner=app.runner(), expected=1)
+    deep = tmp_path / "new" / "deeper" / "case"
+    with pytest.raises(BehavioralRegressionError):
+        toolreplay.promote(trace, deep, name="d", runner=app.runner(), expected={"decision": "no"})
+    assert not (tmp_path / "new").exists()  # the parents promotion created are gone too
+    assert not list(tmp_path.glob("**/.*staging*"))
+
+
+# --- integrity, always before the application is imported -----------------------------
+
+
+def corrupt(case: Path, edit: object) -> None:
+    manifest_path = case / "case.json"
+    manifest = json.loads(manifest_path.read_text())
+    edit(manifest)  # type: ignore[operator]  # the parametrised edit
+    manifest_path.write_text(json.dumps(manifest))
+
+
+def trace_name(case: Path) -> str:
+    return next(p.name for p in case.iterdir() if p.suffix == ".trp")
+
+
+def symlink_trace(case: Path) -> None:
+    """Replace the trace copy with a link to the same bytes elsewhere."""
+    name = trace_name(case)
+    elsewhere = case.parent / "elsewhere.trp"
+    (case / name).rename(elsewhere)
+    (case / name).symlink_to(elsewhere)
+
+
+INTEGRITY_CASES = {
+    "missing manifest": (lambda c: (c / "case.json").unlink(), "has no case.json"),
+    "malformed manifest": (lambda c: (c / "case.json").write_text("{oops"), "is not valid JSON"),
+    "wrong version": (
+        lambda c: corrupt(c, lambda m: m.update(format_version=2)),
+        "format_version 2; this toolreplay reads version 1",
+    ),
+    "unknown keys": (lambda c: corrupt(c, lambda m: m.update(extra=1)), "unknown extra"),
+    "absolute trace path": (
+        lambda c: corrupt(c, lambda m: m["trace"].update(path=str(c / trace_name(c)))),
+        "is absolute",
+    ),
+    "escaping trace path": (
+        lambda c: corrupt(c, lambda m: m["trace"].update(path="../" + trace_name(c))),
+        "leaves the case folder",
+    ),
+    "symlinked trace": (lambda c: symlink_trace(c), "is a symbolic link"),
+    "digest mismatch": (
+        lambda c: (c / trace_name(c)).write_bytes(
+            (c / trace_name(c)).read_bytes().replace(b'"gold"', b'"GOLD"')
+        ),
+        "has SHA-256",
+    ),
+    "size mismatch": (
+        lambda c: (c / trace_name(c)).write_bytes((c / trace_name(c)).read_bytes() + b"\n"),
+        "bytes but the manifest says",
+    ),
+    "missing trace": (lambda c: (c / trace_name(c)).unlink(), "is missing"),
+    "non-portable expectation": (
+        lambda c: (c / "case.json").write_text(
+            (c / "case.json").read_text().replace('"tier":"gold"}', '"tier":NaN}')
+        ),
+        "expectation value: $.tier: float('nan')",
+    ),
+    "bad runner target": (
+        lambda c: corrupt(c, lambda m: m["runner"].update(target="not a target")),
+        "is not module:callable",
+    ),
+}
+
+
+@pytest.mark.parametrize("problem", INTEGRITY_CASES)
+def test_integrity_failures_come_before_any_application_import(
+    case: Path, app: App, problem: str
+) -> None:
+    damage, message = INTEGRITY_CASES[problem]
+    damage(case)
+    with pytest.raises(CaseIntegrityError) as caught:
+        toolreplay.verify_case(case)
+    assert message in str(caught.value)
+    assert str(case) in str(caught.value)
+    assert not app.marker.exists(), "the runner module was imported before integrity was checked"
+    assert app.name not in sys.modules
+
+
+def test_a_folder_that_is_not_a_case(tmp_path: Path) -> None:
+    with pytest.raises(CaseIntegrityError, match="is not a folder"):
+        toolreplay.verify_case(tmp_path / "nothing")
+
+
+# --- the command line -----------------------------------------------------------------
+
+
+def cli(app: App, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolreplay", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(app.folder)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "incident.trp")
+    (tmp_path / "expected.json").write_text(json.dumps(EXPECTED))
+    result = cli(
+        app,
+        tmp_path,
+        "promote",
+        "incident.trp",
+        "--output",
+        "cases/one",
+        "--name",
+        "one",
+        "--runner",
+        app.runner(),
+        "--expect-file",
+        "expected.json",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    digest = hashlib.sha256(trace.read_bytes()).hexdigest()
+    assert lines[:5] == [
+        "case    cases/one",
+        "name    one",
+        f"trace   cases/one/trace-sha256-{digest}.trp",
+        f"sha256  {digest}",
+        "test    cases/one/test_case.py",
+    ]
+    assert lines[5].startswith("promoted: ")
+    second = cli(
+        app,
+        tmp_path,
+        "promote",
+        "incident.trp",
+        "-o",
+        "cases/nested/two",
+        "-n",
+        "two",
+        "-r",
+        app.runner(),
+        "--expect-json",
+        json.dumps(EXPECTED),
+        "--format",
+        "json",
+    )
+    assert json.loads(second.stdout)["case"]["trace_sha256"] == digest
+
+    refused = cli(
+        app,
+        tmp_path,
+        "promote",
+        "incident.trp",
+        "-o",
+        "cases/one",
+        "-n",
+        "x",
+        "-r",
+        app.runner(),
+        "--expect-json",
+        "{}",
+    )
+    assert refused.returncode == 2
+    assert "already exists" in refused.stderr
+    bad_json = cli(
+        app,
+        tmp_path,
+        "promote",
+        "incident.trp",
+        "-o",
+        "cases/three",
+        "-n",
+        "x",
+        "-r",
+        app.runner(),
+        "--expect-json",
+        "{not json",
+    )
+    assert bad_json.returncode == 2
+    assert "--expect-json is not valid JSON" in bad_json.stderr
+    failing = cli(
+        app,
+        tmp_path,
+        "promote",
+        "incident.trp",
+        "-o",
+        "cases/four",
+        "-n",
+        "x",
+        "-r",
+        app.runner(),
+        "--expect-json",
+        '{"decision": "rejected"}',
+    )
+    assert failing.returncode == 1
+    assert "BehavioralRegressionError" in failing.stderr
+    assert not (tmp_path / "cases" / "three").exists()
+    assert not (tmp_path / "cases" / "four").exists()
+
+    verified = cli(app, tmp_path, "verify", "cases")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.splitlines() == [
+        "PASS  two  (cases/nested/two)",
+        "PASS  one  (cases/one)",
+        "2 cases held, 0 failed",
+    ]
+    (tmp_path / "cases" / "one" / "case.json").write_text("{}")
+    report = json.loads(cli(app, tmp_path, "verify", "cases", "--format", "json").stdout)
+    assert (report["passed"], report["failed"]) == (1, 1)
+    assert report["cases"][1]["error"]["type"] == "toolreplay.errors.CaseIntegrityError"
+    assert cli(app, tmp_path, "verify", "cases").returncode == 1
+    assert cli(app, tmp_path, "verify", "incident.trp").returncode == 2
+
+
+def test_hundreds_of_cases_run_in_parallel_on_xdist(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "incident.trp")
+    suite = tmp_path / "suite"
+    for index in range(200):
+        toolreplay.promote(
+            trace,
+            suite / f"case_{index:03d}",
+            name=f"case_{index:03d}",
+            runner=app.runner(),
+            expected=EXPECTED,
+        )
+    # Every case's module is named test_case: importlib mode keeps them apart.
+    result = run_pytest(suite, app, "-n", "2", "--import-mode=importlib")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "200 passed" in result.stdout
