@@ -64,7 +64,8 @@ def main() -> None:
             runner=runner,
             expected=expected,
         )
-        print(f"promoted: {case.directory.name}/ holds {sorted(p.name[:24] for p in case.directory.iterdir())}")
+        assets = sorted(path.name[:24] for path in case.directory.iterdir())
+        print(f"promoted: {case.directory.name}/ holds {assets}")
         print(f"  trace sha256: {case.trace_sha256}")
 
         environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}

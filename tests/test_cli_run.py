@@ -199,6 +199,19 @@ def test_a_bad_runner_is_refused_and_nothing_is_written(
     assert message in text.stderr
 
 
+def test_an_effect_called_while_the_runner_imports_never_runs_live(workdir: Path) -> None:
+    shutil.copy(APP.with_name("import_effect_app.py"), workdir / "import_effect_app.py")
+    record(workdir)
+    result = cli(
+        workdir, "replay", "incident.trp", "-r", "import_effect_app:main", "--format", "json"
+    )
+    assert result.returncode == 2
+    document = protocol(result)  # the import's print went to stderr, not into the JSON
+    assert "import-time chatter" in result.stderr
+    assert "SessionContextError" in document["error"]["message"]
+    assert "a live effect body ran" not in result.stderr
+
+
 def test_fork_refusals_write_nothing(workdir: Path) -> None:
     record(workdir)
     write_patch_file(workdir, {"decision": "manual_review"})

@@ -63,6 +63,15 @@ def test_type_exact_outputs_one_is_not_one_point_zero(tmp_path: Path) -> None:
     assert kinds(report) == [("output_changed", DECIDE, 1)]
 
 
+def test_zero_and_negative_zero_are_different_outputs(tmp_path: Path) -> None:
+    source: list[Call] = [(DECIDE, {"prompt": "x"}, {"score": 0.0})]
+    target: list[Call] = [(DECIDE, {"prompt": "x"}, {"score": -0.0})]
+    report = compare(tmp_path, source, target)
+    assert [(f.path, f.source, f.target) for f in report.differences[0].fields] == [
+        ("$.output.score", 0.0, -0.0)
+    ]
+
+
 def test_input_changed_pairs_structurally_when_unambiguous(tmp_path: Path) -> None:
     target = base_calls()
     target[0] = (GET, {"id": 2}, {"name": "Ada", "active": True})

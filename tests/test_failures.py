@@ -22,6 +22,7 @@ def raise_error(kind: str) -> None:
         "decode": json.JSONDecodeError("Expecting value", "x", 0),
         "bytes-args": ValueError(b"\x00raw"),
         "custom": crm.CrmUnavailable("CRM is down"),
+        "surrogate": ValueError("bad byte \udc80 in payload"),
     }
     raise errors[kind]
 
@@ -59,6 +60,7 @@ def test_a_timeout_replays_as_an_oserror_with_errno(tmp_path: Path) -> None:
         ("custom", "tests.support.crm.CrmUnavailable", "CRM is down"),
         ("decode", "json.decoder.JSONDecodeError", "Expecting value: line 1 column 1 (char 0)"),
         ("bytes-args", "builtins.ValueError", "b'\\x00raw'"),
+        ("surrogate", "builtins.ValueError", "bad byte \\udc80 in payload"),
     ],
 )
 def test_other_exceptions_become_replayed_effect_errors(
@@ -89,3 +91,12 @@ def test_keyboard_interrupt_is_not_recorded_and_propagates(tmp_path: Path) -> No
     assert len(trace) == 0
     assert trace.footer is not None
     assert trace.footer.ending.error_type == "builtins.KeyboardInterrupt"
+
+
+def test_an_application_error_with_a_lone_surrogate_still_closes_the_trace(tmp_path: Path) -> None:
+    path = tmp_path / "ending.trp"
+    with pytest.raises(RuntimeError), toolreplay.record(path):
+        raise RuntimeError("cannot decode \udcff")
+    footer = toolreplay.read_trace(path).footer
+    assert footer is not None
+    assert footer.ending.message == "cannot decode \\udcff"

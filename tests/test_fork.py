@@ -221,6 +221,33 @@ def test_the_branch_must_be_new_and_not_the_source(source: Path, tmp_path: Path)
     assert toolreplay.current_session() is None
 
 
+def test_a_refused_fork_can_be_retried(source: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "taken.trp"
+    taken.write_text("keep")
+    session = toolreplay.fork(source, taken, patches=[inactive_customer()])
+    with pytest.raises(TraceExistsError):
+        session.__enter__()
+    taken.unlink()
+    with session:
+        crm.handle_refund(42, 120.0)
+    assert session.patched_count == 1
+
+
+def test_patches_are_attributed_only_against_the_source_they_were_forked_from(
+    source: Path, tmp_path: Path
+) -> None:
+    branch = tmp_path / "branch.trp"
+    with toolreplay.fork(source, branch, patches=[inactive_customer()]):
+        crm.handle_refund(42, 120.0)
+    assert toolreplay.diff(source, branch).differences[0].patch_id is not None
+    again = tmp_path / "again.trp"
+    with toolreplay.record(again):
+        crm.handle_refund(42, 120.0)
+    unrelated = toolreplay.diff(again, branch).differences[0]
+    assert unrelated.type == "output_changed"
+    assert unrelated.patch_id is None
+
+
 def test_patching_a_recorded_failure_turns_it_into_a_return(tmp_path: Path) -> None:
     source = tmp_path / "timeout.trp"
     with toolreplay.record(source):
@@ -308,3 +335,6 @@ def test_patch_files_round_trip_and_refuse_bad_input(tmp_path: Path) -> None:
     )
     with pytest.raises(PatchFileError, match="no such patch file"):
         toolreplay.read_patches(tmp_path / "missing.json")
+    huge = wrap(entry | {"value": "HUGE"}).replace('"HUGE"', "9" * 5000)
+    assert "not portable JSON" in bad(huge)
+    assert "nested too deeply" in bad("[" * 100_000)

@@ -86,6 +86,22 @@ def test_canonical_encoding_is_compact_sorted_utf8() -> None:
     )
 
 
+def test_same_value_agrees_with_the_canonical_encoding() -> None:
+    from toolreplay.portable import same_value
+
+    assert not same_value(0.0, -0.0)
+    assert not same_value({"x": 1}, {"x": 1.0})
+    assert not same_value([True], [1])
+    assert same_value({"a": [1, 2.5, None]}, {"a": [1, 2.5, None]})
+
+
+@given(json_values, json_values)
+def test_same_value_is_canonical_equality(left: JsonValue, right: JsonValue) -> None:
+    from toolreplay.portable import same_value
+
+    assert same_value(left, right) == (canonical_json(left) == canonical_json(right))
+
+
 def test_one_one_point_zero_and_true_are_different_inputs() -> None:
     assert len({fingerprint({"x": 1}), fingerprint({"x": 1.0}), fingerprint({"x": True})}) == 3
 
@@ -154,8 +170,16 @@ def test_integers_too_long_for_json_and_self_containing_values() -> None:
     assert ensure_portable(10**100) == 10**100
     loop: list[object] = []
     loop.append(loop)
-    with pytest.raises(NonPortableValueError, match="contains itself"):
+    with pytest.raises(NonPortableValueError, match="nested deeper than 200 levels"):
         ensure_portable(loop)
+    deep: JsonValue = "leaf"
+    for _ in range(200):
+        deep = [deep]
+    assert ensure_portable(deep) is deep
+    assert copy_value(deep) == deep  # everything portable can be copied and encoded
+    assert canonical_json(deep)
+    with pytest.raises(NonPortableValueError, match="nested deeper"):
+        ensure_portable([deep])
 
 
 def test_value_differences_name_paths_with_both_sides() -> None:

@@ -168,6 +168,10 @@ def read_patches(path: str | os.PathLike[str]) -> list[OutputPatch]:
         raise fail(
             f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
         ) from None
+    except RecursionError:
+        raise fail("nested too deeply to read") from None
+    except ValueError as error:  # e.g. an integer longer than Python will parse
+        raise fail(f"not portable JSON: {error}") from None
     document = cast(dict[str, Any], loaded) if type(loaded) is dict else {}
     if document.get("format") != PATCH_FILE_FORMAT:
         raise fail(f'not a patch file: expected an object with "format": "{PATCH_FILE_FORMAT}"')

@@ -29,6 +29,7 @@ __all__ = [
     "ValueDifference",
     "canonical_json",
     "copy_value",
+    "encodable_text",
     "ensure_portable",
     "fingerprint",
     "format_path",
@@ -53,6 +54,9 @@ _HINTS: dict[str, str] = {
     "Decimal": "use a str (exact) or a float",
     "UUID": "use str(value)",
 }
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class _Offence(Exception):
@@ -84,6 +88,17 @@ def _not_portable(value: object) -> _Offence:
 _INT_LIMIT = 10 ** (sys.get_int_max_str_digits() or 4300)
 
 
+def encodable_text(text: str) -> str:
+    """`text` with any lone surrogate escaped (`\\udc80`), so that UTF-8 can hold it.
+
+    For free text Tool Replay records about a failure (an exception's message),
+    where refusing the value would lose the failure itself.
+    """
+    if text.isascii() or not _SURROGATES.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _check_text(text: str) -> None:
     if not text.isascii():
         try:
@@ -95,7 +110,11 @@ def _check_text(text: str) -> None:
             ) from None
 
 
-def _check(value: object) -> None:
+MAX_DEPTH = 200
+"""How deeply portable values may nest: far beyond real payloads, well within recursion."""
+
+
+def _check(value: object, depth: int = 0) -> None:
     kind = type(value)
     if kind is str:
         _check_text(cast(str, value))
@@ -105,10 +124,12 @@ def _check(value: object) -> None:
     elif kind is float:
         if not math.isfinite(cast(float, value)):
             raise _Offence(f"{_describe(value)} is not portable JSON; only finite floats are")
+    elif depth >= MAX_DEPTH and kind in (list, dict):
+        raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
     elif kind is list:
         for index, item in enumerate(cast(list[object], value)):
             try:
-                _check(item)
+                _check(item, depth + 1)
             except _Offence as offence:
                 offence.segments.append(index)
                 raise
@@ -121,15 +142,12 @@ def _check(value: object) -> None:
                 )
             try:
                 _check_text(key)
-                _check(item)
+                _check(item, depth + 1)
             except _Offence as offence:
                 offence.segments.append(key)
                 raise
     elif kind is not bool and value is not None:
         raise _not_portable(value)
-
-
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def format_path(segments: list[str | int] | tuple[str | int, ...]) -> str:
@@ -159,12 +177,6 @@ def ensure_portable(value: object, *, what: str = "value") -> JsonValue:
     except _Offence as offence:
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
-    except RecursionError:
-        raise NonPortableValueError(
-            f"{what}: nested too deeply, or a container that contains itself; portable JSON "
-            "is a finite tree",
-            path="$",
-        ) from None
     return cast(JsonValue, value)
 
 
@@ -224,9 +236,14 @@ def _short(value: JsonValue, limit: int = 80) -> str:
 
 
 def same_value(left: JsonValue, right: JsonValue) -> bool:
-    """Type-exact equality: 1, 1.0 and True are different recorded facts (`==` equates them)."""
+    """Exact equality: 1, 1.0 and True differ, and so do 0.0 and -0.0 (`==` equates them).
+
+    Two values are the same exactly when their canonical encodings are.
+    """
     if type(left) is not type(right):
         return False
+    if isinstance(left, float):
+        return left == right and math.copysign(1.0, left) == math.copysign(1.0, cast(float, right))
     if isinstance(left, dict):
         assert isinstance(right, dict)
         return left.keys() == right.keys() and all(

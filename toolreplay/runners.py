@@ -1,9 +1,9 @@
 """Runners: an application entry point named `module:callable`, called with no arguments.
 
-The command line, promoted cases and the terminal UI all run an application the
-same way: import `module`, look up `callable` (a function, or `Class.method`
-for a static or class method), and call it with no arguments; an `async def`
-runner is run to completion with `asyncio.run`.
+The command line and promoted cases run an application the same way: import
+`module`, look up `callable` (a function, or `Class.method` for a static or
+class method), and call it with no arguments; an `async def` runner is run to
+completion with `asyncio.run`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolreplay.errors import RunnerError
+from toolreplay.runtime.session import offline_guard
 
 __all__ = ["Runner", "import_from_working_directory", "load_runner"]
 
@@ -57,9 +58,11 @@ def import_from_working_directory() -> None:
 def load_runner(spec: str) -> Runner:
     """Import and check the runner named by `spec` (`package.module:function`).
 
-    Raises `RunnerError` when the spec is malformed, the module cannot be
-    imported (the error says why, with the import's own exception chained), the
-    attribute does not exist or is not callable, or it requires arguments.
+    While the module imports, effects refuse to run live (`SessionContextError`,
+    reported as a `RunnerError`). Raises `RunnerError` when the spec is
+    malformed, the module cannot be imported (the error says why, with the
+    import's own exception chained), the attribute does not exist or is not
+    callable, or it requires arguments.
     """
     match = _SPEC.fullmatch(spec)
     if match is None:
@@ -69,7 +72,9 @@ def load_runner(spec: str) -> Runner:
         )
     module_name, attribute = match["module"], match["attribute"]
     try:
-        target: object = importlib.import_module(module_name)
+        # No session is open yet: an effect called at import time must not run live.
+        with offline_guard.holding():
+            target: object = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is not None and module_name.startswith(error.name):
             raise RunnerError(

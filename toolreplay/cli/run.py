@@ -261,7 +261,8 @@ def record(
     """Run an application and record every effect it calls to a new trace."""
     report = RunReport("record", runner=runner, paths={"trace": str(output)})
     try:
-        resolved = _resolve_runner(runner, None)
+        with application_output_to_stderr():  # the import may print
+            resolved = _resolve_runner(runner, None)
         session = RecordSession(output, overwrite=overwrite, metadata={"runner": resolved.spec})
         _run(report, resolved, session)
     except (_Refused, RunnerError) as refusal:
@@ -284,7 +285,8 @@ def replay(
     report = RunReport("replay", runner=runner, paths={"trace": str(trace_path)})
     try:
         trace = read_trace(trace_path)
-        resolved = _resolve_runner(runner, trace)
+        with application_output_to_stderr():  # the import may print
+            resolved = _resolve_runner(runner, trace)
         report.runner = resolved.spec
         session = ReplaySession(trace)
         _run(report, resolved, session)
@@ -323,7 +325,8 @@ def fork(
     try:
         trace = read_trace(source_path)
         patches: list[OutputPatch] = read_patches(patches_path)
-        resolved = _resolve_runner(runner, trace)
+        with application_output_to_stderr():  # the import may print
+            resolved = _resolve_runner(runner, trace)
         report.runner = resolved.spec
         session = ForkSession(trace, output, patches)
         _run(report, resolved, session)

@@ -72,6 +72,7 @@ def diff(
     _refuse_duplicates(target_trace, "target")
     source_ops, target_ops = source_trace.operations, target_trace.operations
 
+    forked_from_source = target_trace.header.source_trace_id == source_trace.header.trace_id
     rows: list[AlignmentRow] = []
     differences: list[Difference] = []
     for index, pair in enumerate(align_operations(source_ops, target_ops)):
@@ -93,7 +94,7 @@ def diff(
             )
             differences.append(Difference(kind, index, left, right, (), None))
             continue
-        found, patch_id = compare_pair(left, right)
+        found, patch_id = compare_pair(left, right, target_forked_from_source=forked_from_source)
         if pair.kind == "moved":
             found.insert(0, ("order_changed", []))
         fields = tuple(field for _, fields in found for field in fields)

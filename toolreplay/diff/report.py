@@ -282,9 +282,13 @@ def _rooted(differences: list[ValueDifference], root: str) -> list[FieldDifferen
 
 
 def compare_pair(
-    source: Operation, target: Operation
+    source: Operation, target: Operation, *, target_forked_from_source: bool
 ) -> tuple[list[tuple[DifferenceType, list[FieldDifference]]], str | None]:
-    """The typed differences between two paired operations, and the attributed patch."""
+    """The typed differences between two paired operations, and the attributed patch.
+
+    A patch is attributed only when the target trace was forked from this very
+    source trace and the target operation's lineage names this source operation.
+    """
     found: list[tuple[DifferenceType, list[FieldDifference]]] = []
     if source.identity.fingerprint != target.identity.fingerprint:
         found.append(
@@ -307,7 +311,8 @@ def compare_pair(
         found.append(("status_changed", fields))
     patch_id = None
     if (
-        target.origin == "patched"
+        target_forked_from_source
+        and target.origin == "patched"
         and target.patch_id is not None
         and target.source_logical_operation_id == source.logical_id
     ):

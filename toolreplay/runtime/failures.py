@@ -16,10 +16,18 @@ would run code chosen by whoever wrote the file.
 from __future__ import annotations
 
 from toolreplay.errors import NonPortableValueError, ReplayedEffectError
-from toolreplay.portable import JsonValue, ensure_portable
-from toolreplay.trace.model import Raised
+from toolreplay.portable import JsonValue, encodable_text, ensure_portable
+from toolreplay.trace.model import Raised, SessionEnding
 
-__all__ = ["REBUILT_EXCEPTIONS", "capture_failure", "qualified_name", "rebuild_failure"]
+__all__ = [
+    "REBUILT_EXCEPTIONS",
+    "capture_failure",
+    "qualified_name",
+    "rebuild_failure",
+    "session_ending",
+]
+
+_ENDING_MESSAGE_LIMIT = 2000
 
 REBUILT_EXCEPTIONS: dict[str, type[Exception]] = {
     f"builtins.{kind.__name__}": kind
@@ -53,7 +61,9 @@ def capture_failure(error: Exception) -> Raised:
         args = portable if isinstance(portable, list) else None
     except NonPortableValueError:
         args = None
-    return Raised(error_type=qualified_name(type(error)), message=str(error), args=args)
+    return Raised(
+        error_type=qualified_name(type(error)), message=encodable_text(str(error)), args=args
+    )
 
 
 def rebuild_failure(raised: Raised) -> Exception:
@@ -62,3 +72,11 @@ def rebuild_failure(raised: Raised) -> Exception:
     if kind is not None and raised.args is not None:
         return kind(*raised.args)
     return ReplayedEffectError(raised.error_type, raised.message)
+
+
+def session_ending(error: BaseException | None) -> SessionEnding:
+    """How a session ended, for its trace footer: completed, or the error it ended on."""
+    if error is None:
+        return SessionEnding("completed")
+    message = encodable_text(str(error))[:_ENDING_MESSAGE_LIMIT]
+    return SessionEnding("raised", qualified_name(type(error)), message)

@@ -24,7 +24,7 @@ from toolreplay.errors import (
     UnappliedPatchError,
 )
 from toolreplay.patches import OutputPatch
-from toolreplay.runtime.failures import qualified_name
+from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence, preview
 from toolreplay.runtime.session import ReplaySession
 from toolreplay.trace.model import (
@@ -32,15 +32,12 @@ from toolreplay.trace.model import (
     OperationIdentity,
     Raised,
     Returned,
-    SessionEnding,
     TraceHeader,
 )
 from toolreplay.trace.reader import Trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = ["ForkSession", "fork"]
-
-_ENDING_MESSAGE_LIMIT = 2000
 
 
 class ForkSession(ReplaySession):
@@ -89,6 +86,7 @@ class ForkSession(ReplaySession):
 
     def _resolve_patches(self, trace: Trace) -> None:
         """Every patch must name exactly one recorded call, before any application code runs."""
+        self._targets = {}  # a refused entry can be retried
         for patch in self.patches:
             identity = patch.identity
             if trace.get(identity) is None:
@@ -171,14 +169,7 @@ class ForkSession(ReplaySession):
     def _finish(self, error: BaseException | None) -> None:
         if self._writer is None:
             return
-        ending = (
-            SessionEnding("completed")
-            if error is None
-            else SessionEnding(
-                "raised", qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
-            )
-        )
-        self._writer.close(ending)
+        self._writer.close(session_ending(error))
 
     def _branch_note(self) -> str:
         return (

@@ -14,10 +14,12 @@ path of every effect call.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import threading
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -34,14 +36,13 @@ from toolreplay.errors import (
     ToolReplayError,
 )
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
-from toolreplay.runtime.failures import capture_failure, qualified_name, rebuild_failure
+from toolreplay.runtime.failures import capture_failure, rebuild_failure, session_ending
 from toolreplay.runtime.matching import match_operation, unconsumed_operations
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
     Raised,
     Returned,
-    SessionEnding,
     TraceHeader,
 )
 from toolreplay.trace.reader import Trace, read_trace
@@ -57,8 +58,6 @@ __all__ = [
     "replay",
 ]
 
-_ENDING_MESSAGE_LIMIT = 2000
-
 session_var: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
     "toolreplay_session", default=None
 )
@@ -67,22 +66,36 @@ session_var: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
 class _OfflineGuard:
     """The replay sessions open anywhere in the process (`active` is their count)."""
 
-    __slots__ = ("_lock", "_sessions", "active")
+    __slots__ = ("_holds", "_lock", "_sessions", "active")
 
     def __init__(self) -> None:
         self.active = 0
         self._sessions: list[Session] = []
+        self._holds = 0
         self._lock = threading.Lock()
 
     def enter(self, session: Session) -> None:
         with self._lock:
             self._sessions.append(session)
-            self.active = len(self._sessions)
+            self.active = len(self._sessions) + self._holds
 
     def leave(self, session: Session) -> None:
         with self._lock:
             self._sessions.remove(session)
-            self.active = len(self._sessions)
+            self.active = len(self._sessions) + self._holds
+
+    @contextlib.contextmanager
+    def holding(self) -> Generator[None]:
+        """Refuse live effects everywhere for a while (e.g. while a runner module imports)."""
+        with self._lock:
+            self._holds += 1
+            self.active = len(self._sessions) + self._holds
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holds -= 1
+                self.active = len(self._sessions) + self._holds
 
     def refuse(self, effect: str) -> SessionContextError:
         """The error for a call outside every open session's context; each session fails too."""
@@ -104,7 +117,8 @@ def current_session() -> Session | None:
 def outside_context_error(effect: str) -> SessionContextError:
     return SessionContextError(
         f"{effect} was called in thread {threading.current_thread().name!r} outside the "
-        "context of the replay session that is open in this process, so it can neither be "
+        "context of any session while Tool Replay refuses live effects in this process (a "
+        "replay is open, or a runner module is being imported), so it can neither be "
         "replayed nor allowed to run live. A session follows its context, which plain "
         "threads and callbacks on another event loop do not inherit: run the call inside "
         "the session's context (contextvars.copy_context().run(...), or asyncio.to_thread, "
@@ -190,31 +204,26 @@ class Session:
         key = (identity.namespace, identity.name, identity.fingerprint)
         self._occurrences[key] = identity.occurrence + 1
 
-    def _ending(self, error: BaseException | None) -> SessionEnding:
-        error = error or self._violation
-        if error is None:
-            return SessionEnding("completed")
-        return SessionEnding(
-            "raised", qualified_name(type(error)), str(error)[:_ENDING_MESSAGE_LIMIT]
-        )
-
     def note_violation(self, error: ToolReplayError) -> None:
         """Remember the first error that means this run cannot reproduce the recording."""
         if self._violation is None:
             self._violation = error
 
     def _swallowed_violation(self) -> ToolReplayError | None:
+        """The error a normal exit raises when the application caught a violation."""
         violation = self._violation
         if violation is None:
             return None
         error_class = (
             ReplayContractError if isinstance(violation, ReplayContractError) else SessionError
         )
-        return error_class(
+        swallowed = error_class(
             f"the block exited normally, but {type(violation).__name__} was raised during it "
             "and caught by the application, so this run does not reproduce the recording. "
             f"The error was:\n{violation}"
         )
+        swallowed.__cause__ = violation
+        return swallowed
 
 
 class RecordSession(Session):
@@ -263,20 +272,19 @@ class RecordSession(Session):
         self._leave_scope()
         with self._lock:
             running = self._in_flight
-        if running is not None:
-            self.note_violation(
-                SessionError(
-                    f"{running.identity.effect} was still running when the record session "
-                    "closed, so it could not be recorded (a task that outlived the with "
-                    "block?); await every effect inside the block"
-                )
+        failure: ToolReplayError | None = None
+        if exc is None and running is not None:
+            failure = SessionError(
+                f"{running.identity.effect} was still running when the record session "
+                "closed, so it could not be recorded (a task that outlived the with "
+                "block?); await every effect inside the block"
             )
+        elif exc is None:
+            failure = self._swallowed_violation()
         assert self._writer is not None
-        self._writer.close(self._ending(exc))
-        if exc is None:
-            swallowed = self._swallowed_violation()
-            if swallowed is not None:
-                raise swallowed from self._violation
+        self._writer.close(session_ending(exc or failure))
+        if failure is not None:
+            raise failure
 
     def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
         """Give a call its identity and hold the session until it completes."""
@@ -418,7 +426,6 @@ class ReplaySession(Session):
         """The error a normal exit must raise, if the run broke the replay contract."""
         swallowed = self._swallowed_violation()
         if swallowed is not None:
-            swallowed.__cause__ = self._violation
             return swallowed
         trace = self.trace
         if len(self._consumed) != len(trace):

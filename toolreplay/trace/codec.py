@@ -14,7 +14,7 @@ import re
 from typing import Any, NoReturn, cast
 
 from toolreplay.errors import NonPortableValueError
-from toolreplay.portable import JsonValue, ensure_portable
+from toolreplay.portable import MAX_DEPTH, JsonValue, ensure_portable
 from toolreplay.trace.model import (
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
@@ -157,8 +157,9 @@ def parse_line(line: bytes) -> dict[str, Any]:
     if type(obj) is not dict:
         raise InvalidLine(f"expected a JSON object, found {type(obj).__name__}")
     obj = cast(dict[str, Any], obj)
-    if _SURROGATE_ESCAPE.search(text):
-        # Only an escape can smuggle a lone surrogate into a decoded string.
+    if _SURROGATE_ESCAPE.search(text) or text.count("[") + text.count("{") > MAX_DEPTH:
+        # Only an escape can smuggle in a lone surrogate, and only this many brackets
+        # can nest deeper than portable values may: check those lines fully.
         try:
             ensure_portable(obj, what="the line")
         except NonPortableValueError as error:

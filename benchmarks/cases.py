@@ -1,0 +1,532 @@
+"""Case benchmark: what verifying a promoted case costs, alone and as a pytest suite.
+
+Run with `uv run python -m benchmarks.cases` (see benchmarks/README.md). It
+writes a small application module (the runner) into a temporary folder, records
+its traces with `toolreplay.record()`, promotes them with `toolreplay.promote()`
+and measures, in one run:
+
+- `toolreplay.verify_case()` of one case per trace size N (operations in its
+  trace), split into `read_trace()` of the case trace, SHA-256 of its bytes and
+  the strict replay of the runner alone;
+- a suite of promoted cases with small traces run by pytest in a child process,
+  serially and with `-n 2` (pytest-xdist): the child's wall clock, and the
+  time promoting the suite took.
+
+The machine is assumed noisy; targets are informational: the process exits 0
+whether they are met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import importlib
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import toolreplay
+
+__all__ = ["main"]
+
+SIZES = (100, 1_000, 10_000)
+SUITE_CASES = 500
+SUITE_OPERATIONS = 5
+"""Operations in the trace of each suite case."""
+DEFAULT_REPEATS = 5
+SMALL_SIZE_REPEAT_FACTOR = 5
+"""Sizes below 10,000 get up to this many times the repeats (see `repeats_for`)."""
+SUITE_REPEATS = 3
+"""Child pytest runs per mode, at most (and at most `--repeats`); the best is kept."""
+PYTEST_TIMEOUT = 600
+"""Seconds a child pytest run may take before the benchmark gives up on it."""
+
+VERIFY_SECONDS_TARGET = 1.0
+"""`verify_case` of the case whose trace has `VERIFY_TARGET_N` operations: under this."""
+VERIFY_TARGET_N = 10_000
+SPEEDUP_TARGET = 1.3
+"""Suite wall clock serial over `-n 2`: above this."""
+
+APP_MODULE = "toolreplay_bench_cases_app"
+"""The runner module written into the temporary folder (a name no real module has)."""
+APP_HEAD = '''\
+"""The application the benchmark's promoted cases replay (written by benchmarks.cases)."""
+
+import toolreplay
+
+
+@toolreplay.effect("bench.lookup")
+def lookup(i: int) -> dict:
+    return {"i": i, "double": 2 * i}
+
+
+def _run(n: int) -> dict:
+    total = 0
+    for i in range(n):
+        total += lookup(i)["double"]
+    return {"calls": n, "total": total}
+'''
+PYTEST_FLAGS = ("--import-mode=importlib", "-p", "no:cacheprovider", "-q")
+
+
+# --- timing ---------------------------------------------------------------------------
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Collect, then keep the cyclic garbage collector off for the timed section."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _time_action(action: Callable[[], object]) -> float:
+    """Seconds to run `action()`, gc disabled; its result is freed after the clock stops."""
+    with _gc_paused():
+        start = time.perf_counter()
+        result = action()
+        elapsed = time.perf_counter() - start
+    del result
+    return elapsed
+
+
+def repeats_for(n: int, repeats: int) -> int:
+    """More repeats for the small sizes, whose short timings are the most easily disturbed."""
+    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 10_000 // n))
+
+
+# --- the application ------------------------------------------------------------------
+
+
+def write_app(folder: Path, sizes: Sequence[int]) -> ModuleType:
+    """Write the runner module, with one `run_<n>` per size, and import it from `folder`."""
+    functions = "".join(
+        f"\n\ndef run_{n}() -> dict:\n    return _run({n})\n" for n in sorted(set(sizes))
+    )
+    folder.mkdir()
+    (folder / f"{APP_MODULE}.py").write_text(APP_HEAD + functions, encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    return importlib.import_module(APP_MODULE)
+
+
+def forget_app(folder: Path) -> None:
+    sys.modules.pop(APP_MODULE, None)
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+
+
+def runner(n: int) -> str:
+    return f"{APP_MODULE}:run_{n}"
+
+
+def record_trace(app: ModuleType, n: int, path: Path) -> object:
+    """Record `run_<n>` into a new trace at `path`; its return value."""
+    run: Callable[[], object] = getattr(app, f"run_{n}")
+    with toolreplay.record(path):
+        return run()
+
+
+# --- step 1: one case per size ----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SizeResult:
+    """Best-of-repeats timings (seconds) for the case of one trace size."""
+
+    n: int
+    repeats: int
+    trace_bytes: int
+    promote: float
+    verify: float
+    verify_gc_on: float
+    read_trace: float
+    sha256: float
+    replay: float
+
+    def per_op_us(self, seconds: float) -> float:
+        return seconds / self.n * 1e6
+
+    @property
+    def rest(self) -> float:
+        """What verify spends beyond load, hash and replay: manifest, runner, expectation."""
+        return self.verify - self.read_trace - self.sha256 - self.replay
+
+
+def measure_size(app: ModuleType, n: int, repeats: int, directory: Path) -> SizeResult:
+    trace_path = directory / "traces" / f"ops-{n}.trp"
+    expected = record_trace(app, n, trace_path)
+    case_dir = directory / "cases" / f"ops-{n}"
+    with _gc_paused():
+        start = time.perf_counter()
+        promoted = toolreplay.promote(
+            trace_path, case_dir, name=f"ops_{n}", runner=runner(n), expected=expected
+        )
+        promote = time.perf_counter() - start
+    case_trace = promoted.trace_path
+    data = case_trace.read_bytes()
+    run: Callable[[], object] = getattr(app, f"run_{n}")
+    loaded = toolreplay.read_trace(case_trace)
+    if len(loaded) != n:
+        raise RuntimeError(f"{case_trace}: expected {n} operations, got {loaded.describe_state()}")
+
+    def replay_only() -> object:
+        with toolreplay.replay(loaded):
+            return run()
+
+    if replay_only() != expected or toolreplay.verify_case(case_dir).operations_replayed != n:
+        raise RuntimeError(f"{case_dir}: replay does not give back the recorded value")
+
+    def verify_gc_on() -> float:
+        gc.collect()
+        start = time.perf_counter()
+        toolreplay.verify_case(case_dir)
+        return time.perf_counter() - start
+
+    verify: list[float] = []
+    verify_gc: list[float] = []
+    reads: list[float] = []
+    hashes: list[float] = []
+    replays: list[float] = []
+    for _ in range(repeats):
+        # Round-robin, so that a noisy moment hurts one repeat of every figure.
+        verify.append(_time_action(lambda: toolreplay.verify_case(case_dir)))
+        verify_gc.append(verify_gc_on())
+        reads.append(_time_action(lambda: toolreplay.read_trace(case_trace)))
+        hashes.append(_time_action(lambda: hashlib.sha256(data).hexdigest()))
+        replays.append(_time_action(replay_only))
+    return SizeResult(
+        n=n,
+        repeats=repeats,
+        trace_bytes=len(data),
+        promote=promote,
+        verify=min(verify),
+        verify_gc_on=min(verify_gc),
+        read_trace=min(reads),
+        sha256=min(hashes),
+        replay=min(replays),
+    )
+
+
+# --- step 2: a suite under pytest -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PytestRun:
+    wall: float
+    returncode: int
+    summary: str
+    reported: float | None
+    """The seconds pytest itself reports on its summary line ("... in 3.21s")."""
+    tail: str
+
+
+@dataclass(slots=True)
+class SuiteResult:
+    cases: int
+    operations: int
+    promote: float
+    in_process: float
+    serial: list[PytestRun]
+    parallel: list[PytestRun]
+
+    @staticmethod
+    def best(runs: Sequence[PytestRun]) -> PytestRun:
+        return min(runs, key=lambda run: run.wall)
+
+    @property
+    def speedup(self) -> float:
+        return self.best(self.serial).wall / self.best(self.parallel).wall
+
+    def all_passed(self, runs: Sequence[PytestRun]) -> bool:
+        expected = re.compile(rf"^{self.cases} passed in ")
+        return all(run.returncode == 0 and expected.match(run.summary) for run in runs)
+
+
+_SUMMARY_SECONDS = re.compile(r" in (?P<seconds>[0-9.]+)s\b")
+
+
+def run_pytest(suite: Path, app_folder: Path, extra: Sequence[str]) -> PytestRun:
+    """Run pytest on `suite` in a child process; its wall clock, as the parent sees it."""
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = str(app_folder)
+    command = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, *extra, str(suite)]
+    start = time.perf_counter()
+    result = subprocess.run(
+        command,
+        cwd=suite.parent,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=PYTEST_TIMEOUT,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+    summary = lines[-1] if lines else "(no output)"
+    found = _SUMMARY_SECONDS.search(summary)
+    return PytestRun(
+        wall=wall,
+        returncode=result.returncode,
+        summary=summary,
+        reported=float(found["seconds"]) if found else None,
+        tail=(result.stdout[-1500:] + result.stderr[-1500:]).strip(),
+    )
+
+
+def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) -> SuiteResult:
+    trace_path = directory / "traces" / f"suite-{SUITE_OPERATIONS}.trp"
+    expected = record_trace(app, SUITE_OPERATIONS, trace_path)
+    suite = directory / "suite"
+    names = [f"case_{index:04d}" for index in range(cases)]
+    print(f"promoting {cases} cases ...", file=sys.stderr, flush=True)
+    with _gc_paused():
+        start = time.perf_counter()
+        for name in names:
+            toolreplay.promote(
+                trace_path,
+                suite / name,
+                name=name,
+                runner=runner(SUITE_OPERATIONS),
+                expected=expected,
+            )
+        promote = time.perf_counter() - start
+
+    def verify_all() -> None:
+        for name in names:
+            toolreplay.verify_case(suite / name)
+
+    in_process = min(_time_action(verify_all) for _ in range(repeats))
+
+    app_folder = Path(app.__file__ or "").parent
+    serial: list[PytestRun] = []
+    parallel: list[PytestRun] = []
+    for repeat in range(repeats):
+        print(f"pytest run {repeat + 1}/{repeats}: serial, -n 2 ...", file=sys.stderr, flush=True)
+        serial.append(run_pytest(suite, app_folder, ()))
+        parallel.append(run_pytest(suite, app_folder, ("-n", "2")))
+    return SuiteResult(cases, SUITE_OPERATIONS, promote, in_process, serial, parallel)
+
+
+# --- report ---------------------------------------------------------------------------
+
+
+def _micro() -> str:
+    """The micro sign, or "u" where stdout cannot encode it."""
+    try:
+        "µ".encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return "u"
+    return "µ"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("-+-".join("-" * w for w in widths))
+    lines.extend(
+        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+    )
+    return lines
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{part:.4f} ({part / whole:.0%})"
+
+
+def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elapsed: float) -> str:
+    us = f"{_micro()}s"
+    runs = len(suite.serial)
+    out = [
+        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
+        f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()} | "
+        f"{os.cpu_count()} CPUs",
+        "best of "
+        + ", ".join(f"{r.repeats} (N={r.n:,})" for r in results)
+        + f" repeats per in-process figure, best of {runs} per pytest run (time.perf_counter)",
+        "gc disabled during every in-process timed section (gc.collect() first), except the "
+        "'verify gc on' column; everything is written to a temporary directory",
+        f"runner {APP_MODULE}:run_<N> calls the effect bench.lookup(i) -> "
+        "{'i': i, 'double': 2 * i} for i in range(N) and returns {'calls': N, 'total': ...}",
+        "",
+        "verify_case of one promoted case per trace size (runner module already imported)",
+        "",
+    ]
+    headers = ["N", "trace KB", "verify s", f"verify {us}/op", "verify gc on s", "promote s"]
+    rows = [
+        [
+            f"{r.n:,}",
+            f"{r.trace_bytes / 1e3:,.1f}",
+            f"{r.verify:.4f}",
+            f"{r.per_op_us(r.verify):.2f}",
+            f"{r.verify_gc_on:.4f}",
+            f"{r.promote:.4f}",
+        ]
+        for r in results
+    ]
+    out.extend(_table(headers, rows))
+    out += [
+        "",
+        "where verify_case spends its time (seconds, share of 'verify s'); measured "
+        "separately, on the case's own trace",
+        "",
+    ]
+    headers = ["N", "read_trace s", "sha256 s", "replay s", f"replay {us}/op", "rest s"]
+    rows = [
+        [
+            f"{r.n:,}",
+            _share(r.read_trace, r.verify),
+            _share(r.sha256, r.verify),
+            _share(r.replay, r.verify),
+            f"{r.per_op_us(r.replay):.2f}",
+            _share(r.rest, r.verify),
+        ]
+        for r in results
+    ]
+    out.extend(_table(headers, rows))
+    out += [
+        "read_trace: read + parse + footer digest check; sha256: hashlib.sha256 of the bytes "
+        "(verify_case's own integrity check, done before parsing); replay: replay(loaded trace) "
+        "of the runner alone; rest: verify minus the three (manifest, runner lookup, "
+        "expectation, timing noise)",
+        "",
+        f"a suite of {suite.cases:,} promoted cases ({suite.operations} operations each, one "
+        "runner), pytest in a child process: "
+        + " ".join(PYTEST_FLAGS)
+        + ", PYTHONPATH=<runner folder>",
+        "",
+    ]
+    headers = ["pytest", "wall s", "per case ms", "pytest-reported s", "start+exit s"]
+    rows = []
+    for label, mode in (("serial", suite.serial), ("-n 2", suite.parallel)):
+        best = suite.best(mode)
+        rows.append(
+            [
+                label,
+                f"{best.wall:.2f}",
+                f"{best.wall / suite.cases * 1e3:.2f}",
+                "-" if best.reported is None else f"{best.reported:.2f}",
+                "-" if best.reported is None else f"{best.wall - best.reported:.2f}",
+            ]
+        )
+    out.extend(_table(headers, rows))
+    out += [
+        f"speed-up serial / -n 2: {suite.speedup:.2f}x",
+        "wall s: the child process as the parent sees it (interpreter start, plugins, "
+        "collection, the run); pytest-reported s: the time on pytest's summary line",
+        f"summary line, serial: {suite.best(suite.serial).summary}",
+        f"summary line, -n 2:   {suite.best(suite.parallel).summary}",
+        "",
+        f"promote {suite.cases:,} cases (one run, gc disabled): {suite.promote:.2f} s, "
+        f"{suite.promote / suite.cases * 1e3:.2f} ms per case",
+        f"verify_case of the {suite.cases:,} cases in this process (best of {runs}, "
+        f"gc disabled): {suite.in_process:.2f} s, "
+        f"{suite.in_process / suite.cases * 1e3:.2f} ms per case",
+    ]
+    for label, mode in (("serial", suite.serial), ("-n 2", suite.parallel)):
+        if not suite.all_passed(mode):
+            failed = next(run for run in mode if not suite.all_passed([run]))
+            out += ["", f"a {label} pytest run did not pass (exit {failed.returncode}):"]
+            out += [f"  {line}" for line in failed.tail.splitlines()]
+
+    out += ["", "targets (informational; the exit status is 0 either way):"]
+    at_target = [r for r in results if r.n == VERIFY_TARGET_N]
+    if at_target:
+        seconds = at_target[0].verify
+        out.append(
+            f"  [{_verdict(seconds < VERIFY_SECONDS_TARGET)}] verify_case, N={VERIFY_TARGET_N:,}: "
+            f"{seconds:.3f} s (target < {VERIFY_SECONDS_TARGET:g} s)"
+        )
+    else:
+        out.append(
+            f"  [SKIP] verify_case under {VERIFY_SECONDS_TARGET:g} s at N={VERIFY_TARGET_N:,}: "
+            "that size was not measured"
+        )
+    out.append(
+        f"  [{_verdict(suite.speedup > SPEEDUP_TARGET)}] pytest -n 2 faster than serial, "
+        f"{suite.cases:,} cases: {suite.speedup:.2f}x (target > {SPEEDUP_TARGET:g}x on 2 cores; "
+        f"this machine has {os.cpu_count()})"
+    )
+    for label, mode in (("serial", suite.serial), ("-n 2", suite.parallel)):
+        out.append(
+            f"  [{_verdict(suite.all_passed(mode))}] every {label} run reports "
+            f'"{suite.cases} passed" ({len(mode)} run{"s" if len(mode) > 1 else ""})'
+        )
+    out += ["", f"total run time {elapsed:.1f} s"]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.cases",
+        description="Benchmark verify_case of promoted cases, and a suite of them under pytest.",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=(
+            f"repeats per in-process measurement, the best is kept (default {DEFAULT_REPEATS}); "
+            f"sizes below 10000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many; pytest runs "
+            f"get at most {SUITE_REPEATS}"
+        ),
+    )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(SIZES),
+        metavar="N",
+        help="operations in the trace of each verified case (default: 100 1000 10000)",
+    )
+    parser.add_argument(
+        "--suite",
+        type=int,
+        default=SUITE_CASES,
+        metavar="CASES",
+        help=f"number of promoted cases in the pytest suite (default {SUITE_CASES})",
+    )
+    args = parser.parse_args(argv)
+    repeats: int = args.repeats
+    sizes: list[int] = sorted(set(args.sizes))
+    cases: int = args.suite
+    if repeats < 1 or sizes[0] < 1 or cases < 1:
+        parser.error("--repeats, --suite and every size must be at least 1")
+
+    started = time.perf_counter()
+    results: list[SizeResult] = []
+    with tempfile.TemporaryDirectory(prefix="toolreplay-bench-cases-") as temporary:
+        directory = Path(temporary)
+        (directory / "traces").mkdir()
+        app_folder = directory / "app"
+        app = write_app(app_folder, [*sizes, SUITE_OPERATIONS])
+        try:
+            for n in sizes:
+                print(f"measuring verify_case, N={n:,} ...", file=sys.stderr, flush=True)
+                results.append(measure_size(app, n, repeats_for(n, repeats), directory))
+            suite = measure_suite(app, cases, min(repeats, SUITE_REPEATS), directory)
+        finally:
+            forget_app(app_folder)
+    print(report(results, suite, repeats, time.perf_counter() - started))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
