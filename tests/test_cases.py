@@ -209,7 +209,23 @@ def test_a_replay_miss_is_a_contract_error_with_the_miss_as_cause(app: App, tmp_
         )
     assert isinstance(caught.value.__cause__, ReplayMiss)
     assert "strict replay of its trace" in str(caught.value)
+    assert str(case_dir / "trace-sha256-") in str(caught.value)  # named where it would live
+    assert "staging" not in str(caught.value)
     assert not case_dir.exists()
+
+
+def test_verify_case_inside_a_session_is_a_nesting_error(case: Path, tmp_path: Path) -> None:
+    with toolreplay.record(tmp_path / "outer.trp"), pytest.raises(toolreplay.SessionNestingError):
+        toolreplay.verify_case(case)
+
+
+def test_a_case_under_a_file_is_refused(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "t.trp")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(PromotionError, match="is a file"):
+        toolreplay.promote(
+            trace, tmp_path / "file" / "case", name="c", runner=app.runner(), expected=EXPECTED
+        )
 
 
 @pytest.mark.parametrize("function", ["crashes", "returns_bytes"])
@@ -372,6 +388,18 @@ INTEGRITY_CASES = {
             (c / "case.json").read_text().replace('"tier":"gold"}', '"tier":NaN}')
         ),
         "expectation value: $.tier: float('nan')",
+    ),
+    "huge integer": (
+        lambda c: (c / "case.json").write_text(
+            (c / "case.json")
+            .read_text()
+            .replace('"operation_count":1', '"operation_count":' + "9" * 5000)
+        ),
+        "is not valid JSON",
+    ),
+    "scope that does not describe the trace": (
+        lambda c: corrupt(c, lambda m: m["scope"].update(effects=["other.effect"])),
+        "does not describe its trace",
     ),
     "bad runner target": (
         lambda c: corrupt(c, lambda m: m["runner"].update(target="not a target")),

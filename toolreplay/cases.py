@@ -35,6 +35,7 @@ from toolreplay.errors import (
     ReplayContractError,
     RunnerError,
     SessionError,
+    SessionNestingError,
     TraceError,
 )
 from toolreplay.portable import (
@@ -200,7 +201,11 @@ def _read_manifest(folder: Path, display: Path) -> CaseManifest:
         raise _integrity(display, f"has no {MANIFEST_NAME} (a regular file)")
     try:
         document: object = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except OSError as error:
+        raise _integrity(display, f"cannot read {MANIFEST_NAME}: {error.strerror}") from None
+    except RecursionError:
+        raise _integrity(display, f"{MANIFEST_NAME} is nested too deeply to read") from None
+    except ValueError as error:  # not UTF-8, not JSON, or an integer too long to parse
         raise _integrity(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
     raw = cast(dict[str, Any], document) if type(document) is dict else {}
     if raw.get("format") != CASE_FORMAT:
@@ -297,6 +302,10 @@ def _load_case_trace(folder: Path, display: Path, manifest: CaseManifest) -> Tra
         raise _integrity(display, f"trace {manifest.trace_path} is missing") from None
     except IsADirectoryError:
         raise _integrity(display, f"trace {manifest.trace_path} is a folder") from None
+    except OSError as error:
+        raise _integrity(
+            display, f"cannot read trace {manifest.trace_path}: {error.strerror}"
+        ) from None
     if len(data) != manifest.trace_size_bytes:
         raise _integrity(
             folder,
@@ -311,9 +320,17 @@ def _load_case_trace(folder: Path, display: Path, manifest: CaseManifest) -> Tra
             f"{manifest.trace_sha256[:16]}...; the trace was changed after promotion",
         )
     try:
-        return parse_trace(trace_file, data)
+        # Named by where the case is published, so messages never show a staging folder.
+        trace = parse_trace(display / manifest.trace_path, data)
     except TraceError as error:
         raise _integrity(display, f"trace asset is not a valid trace: {error}") from error
+    recorded_effects = tuple(sorted({op.effect for op in trace.operations}))
+    if recorded_effects != manifest.effects or len(trace) != manifest.operation_count:
+        raise _integrity(
+            display,
+            "the manifest's scope (effects and operation count) does not describe its trace",
+        )
+    return trace
 
 
 # --- verifying ------------------------------------------------------------------------
@@ -337,8 +354,9 @@ def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifes
         actual = "an async" if runner.is_async else "a sync"
         raise _integrity(
             display,
-            f"runner {manifest.runner} is {actual} function but the case was promoted for a "
-            f"{manifest.runner_kind} one; promote it again",
+            f"runner {manifest.runner} is {actual} function but the case was promoted for "
+            f"{'an async' if manifest.runner_kind == 'async' else 'a sync'} one; promote it "
+            "again",
         )
     return manifest, trace, runner
 
@@ -398,6 +416,8 @@ def _verify(folder: Path, display: Path) -> VerifiedCase:
     try:
         with session:
             returned = runner.function()
+    except SessionNestingError:
+        raise  # a usage error (verify_case inside a session), not a broken contract
     except (ReplayContractError, SessionError) as error:
         raise _contract(display, manifest, error) from _root_cause(error)
     except Exception as error:
@@ -418,6 +438,8 @@ async def _verify_async(folder: Path, display: Path) -> VerifiedCase:
     try:
         with session:
             returned = await cast(Callable[[], Awaitable[object]], runner.function)()
+    except SessionNestingError:
+        raise  # a usage error (verify_case inside a session), not a broken contract
     except (ReplayContractError, SessionError) as error:
         raise _contract(display, manifest, error) from _root_cause(error)
     except Exception as error:
@@ -479,15 +501,21 @@ def _stage(
         staging = Path(
             tempfile.mkdtemp(prefix=f".{destination.name}.staging-", dir=destination.parent)
         )
-    except BaseException:
+    except OSError as error:
         _discard(None, created)
-        raise
+        raise PromotionError(
+            f"cannot write in {destination.parent}: {error.strerror}; nothing was written"
+        ) from None
     try:
         (staging / manifest.trace_path).write_bytes(data)
         (staging / MANIFEST_NAME).write_bytes(manifest.to_json())
         (staging / TEST_NAME).write_text(_TEST_MODULES[kind], encoding="utf-8")
-    except BaseException:
+    except BaseException as error:
         _discard(staging, created)
+        if isinstance(error, OSError):
+            raise PromotionError(
+                f"cannot write the case in {destination.parent}: {error.strerror}"
+            ) from None
         raise
     return _Staged(staging, destination, manifest, created)
 
@@ -506,6 +534,8 @@ def _make_parents(folder: Path) -> list[Path]:
     while not folder.exists():
         missing.append(folder)
         folder = folder.parent
+    if not folder.is_dir():
+        raise PromotionError(f"{folder} is a file, so no case folder can be created under it")
     for path in reversed(missing):
         try:
             path.mkdir()
@@ -528,8 +558,12 @@ def _discard(staging: Path | None, created_parents: list[Path]) -> None:
 
 def _publish(staged: _Staged) -> PromotedCase:
     destination, manifest = staged.destination, staged.manifest
-    if destination.exists():
-        raise PromotionError(f"{destination} appeared while the case was being verified")
+    try:
+        # Claim the name atomically (mkdir fails if anything is there), then move the
+        # verified case over our own empty folder.
+        destination.mkdir()
+    except FileExistsError:
+        raise PromotionError(f"{destination} appeared while the case was being verified") from None
     staged.folder.chmod(0o755)  # mkdtemp makes it private; a case folder is ordinary
     os.rename(staged.folder, destination)
     return PromotedCase(

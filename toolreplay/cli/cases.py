@@ -103,9 +103,8 @@ def promote(
     try:
         expected = _expected_value(expect_json, expect_file)
         import_from_working_directory()
-        is_async = load_runner(runner).is_async
-        with application_output_to_stderr():
-            if is_async:
+        with application_output_to_stderr():  # importing or running the app may print
+            if load_runner(runner).is_async:
                 case = asyncio.run(
                     promote_async(trace, output, name=name, runner=runner, expected=expected)
                 )
@@ -144,7 +143,7 @@ def promote(
         )
         out.line(
             f"promoted: the case replays offline and returns the expected value; run it "
-            f"with pytest {case.directory}"
+            f"with python -m pytest {case.directory}"
         )
     else:
         Output.error(f"{type(error).__name__}: {error}; nothing was written")
@@ -166,15 +165,17 @@ def _discover(paths: list[Path]) -> list[Path]:
 
 
 def _verify_one(folder: Path) -> tuple[str, BaseException | None]:
+    name = folder.name
     try:
         manifest = read_case_manifest(folder)
+        name = manifest.name
         if manifest.runner_kind == "async":
             asyncio.run(verify_case_async(folder))
         else:
             verify_case(folder)
     except ToolReplayError as error:
-        return folder.name, error
-    return manifest.name, None
+        return name, error
+    return name, None
 
 
 def verify(
