@@ -10,7 +10,8 @@ and measures, in one run:
   the strict replay of the runner alone;
 - a suite of promoted cases with small traces run by pytest in a child process,
   serially and with `-n 2` (pytest-xdist): the child's wall clock, and the
-  time promoting the suite took.
+  time promoting the suite took. Three context runs without autoloaded pytest
+  plugins (one of them `--collect-only`) show where the child's time goes.
 
 The machine is assumed noisy; targets are informational: the process exits 0
 whether they are met or not.
@@ -224,6 +225,29 @@ def measure_size(app: ModuleType, n: int, repeats: int, directory: Path) -> Size
 # --- step 2: a suite under pytest -------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """One way of running the suite under pytest (always with `PYTEST_FLAGS`)."""
+
+    label: str
+    args: tuple[str, ...] = ()
+    autoload: bool = True
+    """False: `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`, so no installed plugin loads unless named."""
+    collect_only: bool = False
+
+
+SERIAL = Mode("serial")
+PARALLEL = Mode("-n 2", ("-n", "2"))
+COLLECT = Mode(
+    "serial --collect-only, no autoload", ("--collect-only",), autoload=False, collect_only=True
+)
+SERIAL_BARE = Mode("serial, no autoload", autoload=False)
+PARALLEL_BARE = Mode("-n 2, no autoload", ("-p", "xdist", "-n", "2"), autoload=False)
+CONTEXT_MODES = (COLLECT, SERIAL_BARE, PARALLEL_BARE)
+"""Informational runs that show where the time of the two measured ones goes."""
+MODES = (SERIAL, PARALLEL, *CONTEXT_MODES)
+
+
 @dataclass(slots=True)
 class PytestRun:
     wall: float
@@ -240,30 +264,40 @@ class SuiteResult:
     operations: int
     promote: float
     in_process: float
-    serial: list[PytestRun]
-    parallel: list[PytestRun]
+    runs: dict[Mode, list[PytestRun]]
 
-    @staticmethod
-    def best(runs: Sequence[PytestRun]) -> PytestRun:
-        return min(runs, key=lambda run: run.wall)
+    def best(self, mode: Mode) -> PytestRun:
+        return min(self.runs[mode], key=lambda run: run.wall)
 
     @property
     def speedup(self) -> float:
-        return self.best(self.serial).wall / self.best(self.parallel).wall
+        return self.best(SERIAL).wall / self.best(PARALLEL).wall
 
-    def all_passed(self, runs: Sequence[PytestRun]) -> bool:
-        expected = re.compile(rf"^{self.cases} passed in ")
-        return all(run.returncode == 0 and expected.match(run.summary) for run in runs)
+    def expected_summary(self, mode: Mode) -> str:
+        if mode.collect_only:
+            return f"{self.cases} test{'s' if self.cases > 1 else ''} collected"
+        return f"{self.cases} passed"
+
+    def passed(self, mode: Mode, run: PytestRun) -> bool:
+        """The run exited 0 and its summary line is exactly "<cases> passed in ..."."""
+        return run.returncode == 0 and run.summary.startswith(f"{self.expected_summary(mode)} in ")
+
+    def all_passed(self, mode: Mode) -> bool:
+        return all(self.passed(mode, run) for run in self.runs[mode])
 
 
 _SUMMARY_SECONDS = re.compile(r" in (?P<seconds>[0-9.]+)s\b")
 
 
-def run_pytest(suite: Path, app_folder: Path, extra: Sequence[str]) -> PytestRun:
+def run_pytest(suite: Path, app_folder: Path, mode: Mode) -> PytestRun:
     """Run pytest on `suite` in a child process; its wall clock, as the parent sees it."""
     environment = dict(os.environ)
     environment["PYTHONPATH"] = str(app_folder)
-    command = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, *extra, str(suite)]
+    if mode.autoload:
+        environment.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    else:
+        environment["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    command = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, *mode.args, str(suite)]
     start = time.perf_counter()
     result = subprocess.run(
         command,
@@ -292,7 +326,7 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
     expected = record_trace(app, SUITE_OPERATIONS, trace_path)
     suite = directory / "suite"
     names = [f"case_{index:04d}" for index in range(cases)]
-    print(f"promoting {cases} cases ...", file=sys.stderr, flush=True)
+    print(f"promoting {cases:,} cases ...", file=sys.stderr, flush=True)
     with _gc_paused():
         start = time.perf_counter()
         for name in names:
@@ -312,13 +346,13 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
     in_process = min(_time_action(verify_all) for _ in range(repeats))
 
     app_folder = Path(app.__file__ or "").parent
-    serial: list[PytestRun] = []
-    parallel: list[PytestRun] = []
+    runs: dict[Mode, list[PytestRun]] = {mode: [] for mode in MODES}
     for repeat in range(repeats):
-        print(f"pytest run {repeat + 1}/{repeats}: serial, -n 2 ...", file=sys.stderr, flush=True)
-        serial.append(run_pytest(suite, app_folder, ()))
-        parallel.append(run_pytest(suite, app_folder, ("-n", "2")))
-    return SuiteResult(cases, SUITE_OPERATIONS, promote, in_process, serial, parallel)
+        # Round-robin, so that a noisy moment hurts one run of every mode.
+        print(f"pytest runs, round {repeat + 1}/{repeats} ...", file=sys.stderr, flush=True)
+        for mode in MODES:
+            runs[mode].append(run_pytest(suite, app_folder, mode))
+    return SuiteResult(cases, SUITE_OPERATIONS, promote, in_process, runs)
 
 
 # --- report ---------------------------------------------------------------------------
@@ -353,7 +387,7 @@ def _share(part: float, whole: float) -> str:
 
 def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elapsed: float) -> str:
     us = f"{_micro()}s"
-    runs = len(suite.serial)
+    runs = len(suite.runs[SERIAL])
     out = [
         f"Python {platform.python_version()} ({platform.python_implementation()}) | "
         f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()} | "
@@ -415,11 +449,11 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
     ]
     headers = ["pytest", "wall s", "per case ms", "pytest-reported s", "start+exit s"]
     rows = []
-    for label, mode in (("serial", suite.serial), ("-n 2", suite.parallel)):
+    for mode in MODES:
         best = suite.best(mode)
         rows.append(
             [
-                label,
+                mode.label if mode in (SERIAL, PARALLEL) else f"({mode.label})",
                 f"{best.wall:.2f}",
                 f"{best.wall / suite.cases * 1e3:.2f}",
                 "-" if best.reported is None else f"{best.reported:.2f}",
@@ -430,9 +464,22 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
     out += [
         f"speed-up serial / -n 2: {suite.speedup:.2f}x",
         "wall s: the child process as the parent sees it (interpreter start, plugins, "
-        "collection, the run); pytest-reported s: the time on pytest's summary line",
-        f"summary line, serial: {suite.best(suite.serial).summary}",
-        f"summary line, -n 2:   {suite.best(suite.parallel).summary}",
+        "collection, the run); pytest-reported s: the time on pytest's summary line; "
+        "start+exit s: the difference",
+        "rows in parentheses are context, not targets: --collect-only is the collection "
+        "alone (every -n 2 worker collects every case again); no autoload runs with "
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 (and -p xdist), so no other installed pytest "
+        "plugin loads",
+    ]
+    out += [
+        f"summary line, {mode.label}: {suite.best(mode).summary}" for mode in (SERIAL, PARALLEL)
+    ]
+    bare_serial, bare_parallel = suite.best(SERIAL_BARE).wall, suite.best(PARALLEL_BARE).wall
+    out += [
+        f"context: autoloaded plugins cost {suite.best(SERIAL).wall - bare_serial:.2f} s "
+        f"serial and {suite.best(PARALLEL).wall - bare_parallel:.2f} s with -n 2; without them "
+        f"--collect-only takes {suite.best(COLLECT).wall:.2f} s of the serial run's "
+        f"{bare_serial:.2f} s, and the speed-up is {bare_serial / bare_parallel:.2f}x",
         "",
         f"promote {suite.cases:,} cases (one run, gc disabled): {suite.promote:.2f} s, "
         f"{suite.promote / suite.cases * 1e3:.2f} ms per case",
@@ -440,11 +487,15 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
         f"gc disabled): {suite.in_process:.2f} s, "
         f"{suite.in_process / suite.cases * 1e3:.2f} ms per case",
     ]
-    for label, mode in (("serial", suite.serial), ("-n 2", suite.parallel)):
-        if not suite.all_passed(mode):
-            failed = next(run for run in mode if not suite.all_passed([run]))
-            out += ["", f"a {label} pytest run did not pass (exit {failed.returncode}):"]
-            out += [f"  {line}" for line in failed.tail.splitlines()]
+    for mode in MODES:
+        failed = [run for run in suite.runs[mode] if not suite.passed(mode, run)]
+        if failed:
+            out += [
+                "",
+                f'a pytest run ({mode.label}) did not report "{suite.expected_summary(mode)}" '
+                f"(exit {failed[0].returncode}):",
+            ]
+            out += [f"  {line}" for line in failed[0].tail.splitlines()]
 
     out += ["", "targets (informational; the exit status is 0 either way):"]
     at_target = [r for r in results if r.n == VERIFY_TARGET_N]
@@ -464,10 +515,10 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
         f"{suite.cases:,} cases: {suite.speedup:.2f}x (target > {SPEEDUP_TARGET:g}x on 2 cores; "
         f"this machine has {os.cpu_count()})"
     )
-    for label, mode in (("serial", suite.serial), ("-n 2", suite.parallel)):
+    for mode in (SERIAL, PARALLEL):
         out.append(
-            f"  [{_verdict(suite.all_passed(mode))}] every {label} run reports "
-            f'"{suite.cases} passed" ({len(mode)} run{"s" if len(mode) > 1 else ""})'
+            f"  [{_verdict(suite.all_passed(mode))}] every {mode.label} run reports "
+            f'"{suite.expected_summary(mode)}" ({runs} run{"s" if runs > 1 else ""})'
         )
     out += ["", f"total run time {elapsed:.1f} s"]
     return "\n".join(out)
