@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from toolreplay.trace.model import Operation, OperationIdentity
 
 __all__ = [
+    "AdapterError",
     "AmbiguousReplayMatch",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
@@ -25,6 +26,7 @@ __all__ = [
     "DiffError",
     "EffectDefinitionError",
     "NonPortableValueError",
+    "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
     "PatchError",
     "PatchFileError",
@@ -44,6 +46,8 @@ __all__ = [
     "TraceNotFoundError",
     "UnappliedPatchError",
     "UnconsumedOperationsError",
+    "UnsupportedRequestError",
+    "UnsupportedResponseError",
 ]
 
 
@@ -247,6 +251,25 @@ class BehavioralRegressionError(CaseError, AssertionError):
 
 class ApplicationExecutionError(CaseError):
     """The runner raised (the original is `__cause__`) or returned a non-portable value."""
+
+
+# --- adapters -------------------------------------------------------------------------
+
+
+class AdapterError(ToolReplayError):
+    """An instrumented client was used in a way its adapter cannot record faithfully."""
+
+
+class OpenAIAdapterDependencyError(AdapterError, ImportError):
+    """The OpenAI adapter needs the exact SDK version it was built for, and it is missing."""
+
+
+class UnsupportedRequestError(AdapterError, ValueError):
+    """A request uses a field or value outside the adapter's closed request surface."""
+
+
+class UnsupportedResponseError(AdapterError):
+    """A recorded or received response holds something the adapter does not interpret."""
 
 
 # --- replayed failures ----------------------------------------------------------------

@@ -11,9 +11,16 @@ other exception (including subclasses of allowlisted ones) becomes
 `ReplayedEffectError`, which carries the original type's qualified name and
 message: importing arbitrary classes named in a trace file to instantiate them
 would run code chosen by whoever wrote the file.
+
+An adapter can register a `FailureCodec` for the exceptions of the library it
+wraps (the OpenAI adapter does, for the SDK's provider errors): the codec turns
+such an exception into a portable envelope at record time and builds the same
+exception class from it at replay time, under stable names of its own.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from toolreplay.errors import NonPortableValueError, ReplayedEffectError
 from toolreplay.portable import JsonValue, encodable_text, ensure_portable
@@ -21,9 +28,11 @@ from toolreplay.trace.model import Raised, SessionEnding
 
 __all__ = [
     "REBUILT_EXCEPTIONS",
+    "FailureCodec",
     "capture_failure",
     "qualified_name",
     "rebuild_failure",
+    "register_failure_codec",
     "session_ending",
 ]
 
@@ -48,6 +57,34 @@ REBUILT_EXCEPTIONS: dict[str, type[Exception]] = {
 """Exception types rebuilt as themselves on replay, by qualified name."""
 
 
+class FailureCodec(Protocol):
+    """Records and rebuilds one library's exceptions (registered by an adapter)."""
+
+    def error_type(self, error: Exception) -> str | None:
+        """The stable name this codec records `error` under, or None if it is not its own."""
+        ...
+
+    def capture(self, error: Exception) -> JsonValue:
+        """A portable envelope with everything needed to rebuild `error`."""
+        ...
+
+    def rebuild(self, error_type: str, envelope: JsonValue) -> Exception:
+        """The exception recorded as `error_type` with `envelope`."""
+        ...
+
+
+_CODECS: list[FailureCodec] = []
+_CODEC_BY_TYPE: dict[str, FailureCodec] = {}
+
+
+def register_failure_codec(codec: FailureCodec, error_types: tuple[str, ...]) -> None:
+    """Let `codec` record and rebuild the exceptions it names `error_types`."""
+    if codec not in _CODECS:
+        _CODECS.append(codec)
+    for error_type in error_types:
+        _CODEC_BY_TYPE[error_type] = codec
+
+
 def qualified_name(kind: type[BaseException]) -> str:
     """`module.QualName` of an exception type, as traces store it (`builtins.TimeoutError`)."""
     return f"{kind.__module__}.{kind.__qualname__}"
@@ -55,19 +92,25 @@ def qualified_name(kind: type[BaseException]) -> str:
 
 def capture_failure(error: Exception) -> Raised:
     """The recordable form of an exception an effect body raised."""
+    message = encodable_text(str(error))
+    for codec in _CODECS:
+        error_type = codec.error_type(error)
+        if error_type is not None:
+            return Raised(error_type=error_type, message=message, args=[codec.capture(error)])
     args: list[JsonValue] | None
     try:
         portable = ensure_portable(list(error.args))
         args = portable if isinstance(portable, list) else None
     except NonPortableValueError:
         args = None
-    return Raised(
-        error_type=qualified_name(type(error)), message=encodable_text(str(error)), args=args
-    )
+    return Raised(error_type=qualified_name(type(error)), message=message, args=args)
 
 
 def rebuild_failure(raised: Raised) -> Exception:
     """The exception to raise when replaying a recorded failure."""
+    codec = _CODEC_BY_TYPE.get(raised.error_type)
+    if codec is not None and raised.args is not None and len(raised.args) == 1:
+        return codec.rebuild(raised.error_type, raised.args[0])
     kind = REBUILT_EXCEPTIONS.get(raised.error_type)
     if kind is not None and raised.args is not None:
         return kind(*raised.args)
