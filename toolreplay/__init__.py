@@ -34,6 +34,7 @@ from toolreplay.diff import (
     diff,
 )
 from toolreplay.errors import (
+    AdapterError,
     AmbiguousReplayMatch,
     ApplicationExecutionError,
     BehavioralRegressionError,
@@ -42,6 +43,7 @@ from toolreplay.errors import (
     DiffError,
     EffectDefinitionError,
     NonPortableValueError,
+    OpenAIAdapterDependencyError,
     OverlappingEffectsError,
     PatchError,
     PatchFileError,
@@ -61,6 +63,8 @@ from toolreplay.errors import (
     TraceNotFoundError,
     UnappliedPatchError,
     UnconsumedOperationsError,
+    UnsupportedRequestError,
+    UnsupportedResponseError,
 )
 from toolreplay.patches import OutputPatch, read_patches, replace_output, write_patches
 from toolreplay.portable import (
@@ -98,6 +102,7 @@ from toolreplay.trace import (
 __all__ = [
     "REBUILT_EXCEPTIONS",
     "TRACE_FORMAT_VERSION",
+    "AdapterError",
     "AlignmentRow",
     "AmbiguousReplayMatch",
     "ApplicationExecutionError",
@@ -114,6 +119,7 @@ __all__ = [
     "ForkSession",
     "JsonValue",
     "NonPortableValueError",
+    "OpenAIAdapterDependencyError",
     "Operation",
     "OperationIdentity",
     "OutputPatch",
@@ -145,6 +151,8 @@ __all__ = [
     "TraceNotFoundError",
     "UnappliedPatchError",
     "UnconsumedOperationsError",
+    "UnsupportedRequestError",
+    "UnsupportedResponseError",
     "ValueDifference",
     "VerifiedCase",
     "__version__",
