@@ -235,3 +235,24 @@ def test_unreadable_values_are_format_errors_with_a_line(
     error = format_error(path)
     assert error.line == 2
     assert message in str(error)
+
+
+def test_values_as_deep_as_portable_json_allows_are_written_and_read_back(tmp_path: Path) -> None:
+    from toolreplay.portable import MAX_DEPTH, JsonValue
+
+    deep: JsonValue = "leaf"
+    for _ in range(MAX_DEPTH - 1):
+        deep = [deep]
+
+    @toolreplay.effect("deep.echo")
+    def echo(value: JsonValue) -> JsonValue:
+        return value
+
+    path = tmp_path / "deep.trp"
+    with toolreplay.record(path):
+        echo(deep)
+    for incomplete in (False, True):
+        if incomplete:
+            path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+        with toolreplay.replay(path):
+            assert echo(deep) == deep

@@ -483,6 +483,8 @@ def _stage(
         data = source.read_bytes()
     except (FileNotFoundError, IsADirectoryError):
         raise PromotionError(f"{source}: no such trace file") from None
+    except OSError as error:
+        raise PromotionError(f"{source}: cannot read the trace: {error.strerror}") from None
     parsed = parse_trace(source, data)  # a malformed trace fails here, naming file and line
     digest = hashlib.sha256(data).hexdigest()
     manifest = CaseManifest(
@@ -564,8 +566,12 @@ def _publish(staged: _Staged) -> PromotedCase:
         destination.mkdir()
     except FileExistsError:
         raise PromotionError(f"{destination} appeared while the case was being verified") from None
-    staged.folder.chmod(0o755)  # mkdtemp makes it private; a case folder is ordinary
-    os.rename(staged.folder, destination)
+    try:
+        staged.folder.chmod(0o755)  # mkdtemp makes it private; a case folder is ordinary
+        os.rename(staged.folder, destination)
+    except BaseException:
+        destination.rmdir()  # give the claimed name back; the caller discards the staging
+        raise
     return PromotedCase(
         directory=destination,
         name=manifest.name,

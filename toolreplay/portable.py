@@ -165,7 +165,7 @@ def format_path(segments: list[str | int] | tuple[str | int, ...]) -> str:
     return "".join(parts)
 
 
-def ensure_portable(value: object, *, what: str = "value") -> JsonValue:
+def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_DEPTH) -> JsonValue:
     """Return `value` unchanged if it is portable JSON, else raise `NonPortableValueError`.
 
     The error names the JSON path of the first offending value and says what
@@ -173,7 +173,7 @@ def ensure_portable(value: object, *, what: str = "value") -> JsonValue:
     is not portable JSON; only finite floats are`.
     """
     try:
-        _check(value)
+        _check(value, MAX_DEPTH - max_depth)
     except _Offence as offence:
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None

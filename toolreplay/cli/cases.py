@@ -23,9 +23,7 @@ from toolreplay.cases import (
 )
 from toolreplay.cli.output import Output, OutputFormat, application_output_to_stderr
 from toolreplay.errors import (
-    CaseError,
     PromotionError,
-    ReplayContractError,
     RunnerError,
     ToolReplayError,
     TraceError,
@@ -112,7 +110,7 @@ def promote(
                 case = promote_case(trace, output, name=name, runner=runner, expected=expected)
     except (PromotionError, RunnerError, TraceError) as refused:
         status, error = 2, refused
-    except (CaseError, ReplayContractError) as failed:
+    except ToolReplayError as failed:  # the case does not hold, or the runner misused sessions
         status, error = 1, failed
     if output_format is OutputFormat.json:
         document: dict[str, Any] = {

@@ -135,6 +135,7 @@ def _finite_float(text: str) -> float:
     return number
 
 
+_LINE_NESTING = 4
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
@@ -161,7 +162,8 @@ def parse_line(line: bytes) -> dict[str, Any]:
         # Only an escape can smuggle in a lone surrogate, and only this many brackets
         # can nest deeper than portable values may: check those lines fully.
         try:
-            ensure_portable(obj, what="the line")
+            # Values sit up to four levels inside a line (outcome.error.args[0]).
+            ensure_portable(obj, what="the line", max_depth=MAX_DEPTH + _LINE_NESTING)
         except NonPortableValueError as error:
             raise InvalidLine(str(error)) from None
     return obj

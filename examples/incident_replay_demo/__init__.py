@@ -1,0 +1,1 @@
+"""A local, visual walk through one incident: replay, correct, compare, promote."""

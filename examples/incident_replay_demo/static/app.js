@@ -1,0 +1,111 @@
+"use strict";
+// The page only displays what the server answers; every step runs the real library there.
+
+const labels = {
+  replay: "Replay incident",
+  correct: "Apply correction",
+  compare: "Compare executions",
+  promote: "Promote to test",
+};
+
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function decision(value) {
+  return el("span", value, `decision ${value}`);
+}
+
+function fill(name, parts) {
+  const target = document.querySelector(`[data-result="${name}"]`);
+  target.replaceChildren(...parts);
+}
+
+function render(state) {
+  const results = state.results || {};
+  const incident = results.incident;
+  if (incident) {
+    fill("incident", [
+      el("span", `Recorded decision: `), decision(incident.decision),
+      el("span", ` for $${incident.amount.toFixed(2)} (${incident.operations} operations captured, ` +
+        `${incident.provider_calls} provider call at capture time).`),
+    ]);
+  }
+  const replay = results.replay;
+  fill("replay", replay ? [
+    el("span", "Replayed decision: "), decision(replay.decision),
+    el("span", ` · ${replay.operations_replayed} operations replayed · `),
+    el("span", `${replay.provider_calls} provider calls`, "calls"),
+  ] : []);
+  const correct = results.correct;
+  fill("correct", correct ? [
+    el("span", "Corrected fork decision: "), decision(correct.decision),
+    el("span", ` · patched ${correct.patched_effect} · `),
+    el("span", `${correct.provider_calls} provider calls`, "calls"),
+  ] : []);
+  const compare = results.compare;
+  fill("compare", compare ? [
+    el("span", `First observable divergence: ${compare.type} at ${compare.effect} ` +
+      `(occurrence ${compare.occurrence}), path ${compare.path}: ` +
+      `${JSON.stringify(compare.source)} → ${JSON.stringify(compare.target)}`),
+    el("span", "This is where the two executions first differ observably, " +
+      "not a claim about the root cause." +
+      (compare.from_patch ? " The target's value here came from the correction." : ""), "note"),
+  ] : []);
+  const promote = results.promote;
+  fill("promote", promote ? [
+    el("span", `Promoted case ${promote.case} · verification passed · ` +
+      `returned ${JSON.stringify(promote.returned)}`),
+    el("span", `${promote.files} files: the case manifest, a copy of the trace named by its ` +
+      `SHA-256 (${promote.trace_sha256.slice(0, 12)}…) and the pytest module that replays it.`, "note"),
+  ] : []);
+
+  for (const step of state.steps) {
+    const card = document.querySelector(`[data-step="${step}"]`);
+    const button = document.querySelector(`[data-action="${step}"]`);
+    const done = state.completed.includes(step);
+    card.classList.toggle("done", done);
+    card.classList.toggle("next", state.next === step);
+    button.disabled = state.next !== step;
+    button.textContent = done ? `${labels[step]} ✓` : labels[step];
+  }
+}
+
+function showError(message) {
+  const box = document.getElementById("error");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+async function call(method, path) {
+  const response = await fetch(path, {
+    method,
+    headers: method === "POST" ? { "Content-Type": "application/json" } : {},
+    body: method === "POST" ? "{}" : undefined,
+  });
+  const document_ = await response.json();
+  if (!response.ok) throw new Error(document_.error ? document_.error.message : response.statusText);
+  return document_;
+}
+
+async function act(action) {
+  const buttons = document.querySelectorAll("button");
+  buttons.forEach((button) => { button.dataset.wasDisabled = button.disabled; button.disabled = true; });
+  try {
+    showError("");
+    render(await call("POST", `/api/actions/${action}`));
+  } catch (error) {
+    showError(error.message);
+    buttons.forEach((button) => { button.disabled = button.dataset.wasDisabled === "true"; });
+  }
+  document.querySelector('[data-action="reset"]').disabled = false;
+}
+
+document.querySelectorAll("button[data-action]").forEach((button) => {
+  button.addEventListener("click", () => act(button.dataset.action));
+});
+
+call("GET", "/api/state").then(render).catch((error) => showError(error.message));

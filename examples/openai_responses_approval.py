@@ -1,0 +1,279 @@
+"""A refund approval made through the OpenAI Responses API: record, replay, fork, diff.
+
+Run it with `uv run python examples/openai_responses_approval.py` (the same as
+`--offline-demo`). Offline, and no API key is needed: the recording is served by
+a local `httpx.MockTransport` answering like the Responses API, and replay and
+the fork use a client whose transport fails on any request it is given, and
+counts them. Everything is written to a temporary folder. It needs the OpenAI
+extra (`uv sync --extra openai`).
+
+The incident: the application asks a model whether to approve a $1,200 refund
+and acts on the answer. The model said "approve", so the refund was approved,
+although refunds above $1,000 need manual review. We replay the incident
+without the provider, fork it with the answer the model should have given, and
+ask where the two runs first differ.
+
+With credentials, `--live-record` makes one real call and writes its trace to
+the current folder (it prints where; it never prints the key):
+
+    export OPENAI_API_KEY=... OPENAI_MODEL=...
+    uv run python examples/openai_responses_approval.py --live-record
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from openai import OpenAI
+
+import toolreplay
+from toolreplay.adapters.openai import EFFECT_NAME, InstrumentedOpenAI, instrument
+
+MODEL = "gpt-5-mini"
+MAX_OUTPUT_TOKENS = 256
+PROMPT = (
+    "Customer 42 (gold tier, four years, no earlier refunds) asks for a refund of $1,200 "
+    "for order 8812, which arrived damaged. Answer with exactly one word: approve or "
+    "manual_review."
+)
+DECISIONS = {"approve": "approved", "manual_review": "manual_review"}
+
+
+def decide_refund(client: InstrumentedOpenAI, model: str) -> str:
+    """The application under investigation.
+
+    Its bug: it acts on the model's answer alone, although policy sends every
+    refund above $1,000 to manual review.
+    """
+    response = client.responses.create(
+        model=model,
+        input=PROMPT,
+        reasoning={"effort": "minimal"},
+        max_output_tokens=MAX_OUTPUT_TOKENS,
+    )
+    return DECISIONS.get(response.output_text.strip(), "manual_review")
+
+
+# --- local stand-ins for the provider -------------------------------------------------
+
+
+def responses_body(text: str) -> dict[str, Any]:
+    """A body shaped like what the Responses API returns for the call above."""
+    return {
+        "id": "resp_0c4e6b1f2a9d7e3b0068a1f3c2d4e5f6",
+        "object": "response",
+        "created_at": 1767225600,
+        "status": "completed",
+        "background": False,
+        "billing": {"payer": "developer"},
+        "completed_at": 1767225601,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": MAX_OUTPUT_TOKENS,
+        "max_tool_calls": None,
+        "model": "gpt-5-mini-2025-08-07",
+        "output": [
+            {"id": "rs_0c4e6b1f2a9d7e3b0068a1f3c31b2c3d", "type": "reasoning", "summary": []},
+            {
+                "id": "msg_0c4e6b1f2a9d7e3b0068a1f3c3a4b5c6",
+                "type": "message",
+                "status": "completed",
+                "content": [
+                    {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+                ],
+                "role": "assistant",
+            },
+        ],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "prompt_cache_key": None,
+        "prompt_cache_retention": "in_memory",
+        "reasoning": {"effort": "minimal", "summary": None},
+        "safety_identifier": None,
+        "service_tier": "default",
+        "store": True,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_logprobs": 0,
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": 58,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 9,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 67,
+        },
+        "user": None,
+        "metadata": {},
+    }
+
+
+class LocalResponsesAPI:
+    """A transport handler that answers every request like the Responses API, and counts."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.calls = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        return httpx.Response(
+            200,
+            json=responses_body(self.text),
+            headers={"x-request-id": "req_5f0d1c2b3a4e49f8a7b6c5d4e3f2a1b0"},
+        )
+
+
+class ExplodingProvider:
+    """A transport handler that fails on any request, and counts them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        raise RuntimeError(f"no provider in this run, yet {request.method} {request.url} was sent")
+
+
+@contextmanager
+def offline_client(
+    handler: Callable[[httpx.Request], httpx.Response],
+) -> Iterator[InstrumentedOpenAI]:
+    """An instrumented `OpenAI` client whose only transport is `handler`."""
+    http_client = httpx.Client(transport=httpx.MockTransport(handler))
+    client = OpenAI(api_key="sk-offline-demo", http_client=http_client, max_retries=0)
+    try:
+        yield instrument(client)
+    finally:
+        client.close()
+
+
+def with_output_text(envelope: toolreplay.JsonValue, text: str) -> Any:
+    """A copy of a recorded response envelope whose message says `text` instead."""
+    corrected: Any = copy.deepcopy(envelope)
+    for item in corrected["body"]["output"]:
+        if item["type"] == "message":
+            for part in item["content"]:
+                if part["type"] == "output_text":
+                    part["text"] = text
+    return corrected
+
+
+# --- the two modes --------------------------------------------------------------------
+
+
+def offline_demo() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "incident.trp"
+        branch = Path(folder) / "corrected.trp"
+
+        provider = LocalResponsesAPI("approve")
+        with offline_client(provider) as client, toolreplay.record(source):
+            decision = decide_refund(client, MODEL)
+        print(f"recorded decision: {decision} (the model answered 'approve')")
+        print(f"provider calls while recording: {provider.calls}")
+
+        exploding = ExplodingProvider()
+        with offline_client(exploding) as client, toolreplay.replay(source):
+            decision = decide_refund(client, MODEL)
+        print(f"replayed decision: {decision}")
+        print(f"provider calls during replay: {exploding.calls}")
+
+        # The fork replaces the whole recorded response envelope, found in the trace.
+        operation = toolreplay.read_trace(source).operations[0]
+        assert operation.effect == EFFECT_NAME
+        assert isinstance(operation.outcome, toolreplay.Returned)
+        correction = toolreplay.replace_output(
+            effect=EFFECT_NAME,
+            inputs=operation.inputs,
+            value=with_output_text(operation.outcome.value, "manual_review"),
+        )
+        exploding = ExplodingProvider()
+        with (
+            offline_client(exploding) as client,
+            toolreplay.fork(source, branch, patches=[correction]),
+        ):
+            decision = decide_refund(client, MODEL)
+        print(f"forked decision:   {decision} (the model answering 'manual_review')")
+        print(f"provider calls during the fork: {exploding.calls}")
+
+        first = toolreplay.diff(source, branch).first_divergence
+        assert first is not None
+        print()
+        print(f"first observable divergence: {first.describe()}")
+        for field in first.fields:
+            print(f"  {field.describe()}")
+        print("(where the two runs first differ; it is not a claim about the cause)")
+
+
+def live_record() -> int:
+    missing = [name for name in ("OPENAI_API_KEY", "OPENAI_MODEL") if not os.environ.get(name)]
+    if missing:
+        print(
+            "--live-record makes one real OpenAI call and needs OPENAI_API_KEY and "
+            f"OPENAI_MODEL in the environment; not set: {', '.join(missing)}",
+            file=sys.stderr,
+        )
+        return 2
+    key, model = os.environ["OPENAI_API_KEY"], os.environ["OPENAI_MODEL"]
+    trace = Path.cwd() / f"openai-approval-{time.strftime('%Y%m%d-%H%M%S')}.trp"
+    calls = 0
+
+    def count(request: httpx.Request) -> None:
+        nonlocal calls
+        calls += 1
+
+    with openai.DefaultHttpxClient(event_hooks={"request": [count]}) as http_client:
+        client = instrument(OpenAI(http_client=http_client, max_retries=0))
+        try:
+            with toolreplay.record(trace):
+                decision = decide_refund(client, model)
+        except (openai.APIError, toolreplay.ToolReplayError) as error:
+            message = str(getattr(error, "message", error)).replace(key, "<OPENAI_API_KEY>")
+            print(f"the call failed: {type(error).__name__}: {message}", file=sys.stderr)
+            if trace.exists():
+                print(f"trace (holding the failure) written to {trace}")
+            return 1
+    print(f"live decision: {decision}")
+    print(f"provider calls while recording: {calls}")
+    print(f"trace written to {trace}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--offline-demo",
+        action="store_true",
+        help="record, replay, fork and diff with local stand-ins for the provider (default)",
+    )
+    mode.add_argument(
+        "--live-record",
+        action="store_true",
+        help="record one real call (needs OPENAI_API_KEY and OPENAI_MODEL)",
+    )
+    args = parser.parse_args(argv)
+    if args.live_record:
+        return live_record()
+    offline_demo()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
