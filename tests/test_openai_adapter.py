@@ -81,6 +81,9 @@ def test_instrument_wraps_without_mutating_and_passes_everything_else_through() 
     assert wrapped.responses.retrieve == client.responses.retrieve
     async_wrapped = instrument(async_client(exploding()))
     assert isinstance(async_wrapped.original_client, openai.AsyncOpenAI)
+    azure = openai.AzureOpenAI(api_key="k", api_version="2024-10-21", azure_endpoint="https://x")
+    with pytest.raises(TypeError, match="Azure OpenAI clients are not supported"):
+        instrument(azure)
     with pytest.raises(TypeError, match=r"takes an openai\.OpenAI or openai\.AsyncOpenAI"):
         instrument(object())  # type: ignore[call-overload]  # the mistake under test
 
@@ -269,6 +272,11 @@ def test_unsupported_discriminators_fail_when_recording(
 ) -> None:
     with pytest.raises(UnsupportedResponseError, match=re.escape(path)):
         record_one(tmp_path / "t.trp", serving(response_body(output=output)))
+    # The call happened and is recorded; replay refuses it the same way, same type.
+    client = instrument(sync_client(exploding()))
+    with toolreplay.replay(tmp_path / "t.trp"):
+        with pytest.raises(UnsupportedResponseError, match=re.escape(path)):
+            client.responses.create(**REQUEST)
 
 
 def test_a_hand_edited_envelope_fails_when_replaying(tmp_path: Path) -> None:
@@ -327,6 +335,20 @@ def test_status_errors_replay_as_the_same_sdk_exception(tmp_path: Path, status: 
     assert isinstance(raised, toolreplay.Raised)
     assert raised.error_type == f"openai.{STATUS_CLASSES[status].__name__}"
     assert FAKE_KEY not in path.read_text()
+
+
+def test_an_edited_error_envelope_is_refused(tmp_path: Path) -> None:
+    error_body = {"error": {"message": "slow down", "type": "x", "code": "rate"}}
+    path = tmp_path / "err.trp"
+    with toolreplay.record(path), pytest.raises(openai.RateLimitError):
+        instrument(sync_client(serving(error_body, status=429))).responses.create(**REQUEST)
+    lines = path.read_text().splitlines()
+    operation = json.loads(lines[1])
+    operation["outcome"]["error"]["args"][0]["status_code"] = 500
+    edited = tmp_path / "edited.trp"
+    edited.write_text("\n".join([lines[0], json.dumps(operation)]) + "\n")
+    with toolreplay.replay(edited), pytest.raises(UnsupportedResponseError, match="status 500"):
+        instrument(sync_client(exploding())).responses.create(**REQUEST)
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,8 @@ function render(state) {
   if (incident) {
     fill("incident", [
       el("span", `Recorded decision: `), decision(incident.decision),
-      el("span", ` for $${incident.amount.toFixed(2)} (${incident.operations} operations captured, ` +
+      el("span", ` for ${incident.amount.toLocaleString("en-US", { style: "currency", currency: "USD" })} ` +
+        `(${incident.operations} operations captured, ` +
         `${incident.provider_calls} provider call at capture time).`),
     ]);
   }

@@ -140,6 +140,11 @@ def instrument(
     provider: the recorded `Response` (or provider error) is rebuilt from the
     trace.
     """
+    if isinstance(client, openai.AzureOpenAI | openai.AsyncAzureOpenAI):
+        raise TypeError(
+            "instrument() supports OpenAI and AsyncOpenAI clients; Azure OpenAI clients are not "
+            "supported (their deployments and API versions are not part of what is recorded)"
+        )
     if isinstance(client, openai.AsyncOpenAI):
         return InstrumentedAsyncOpenAI(client)
     if isinstance(client, openai.OpenAI):  # pyright: ignore[reportUnnecessaryIsInstance]  # untyped callers

@@ -45,6 +45,24 @@ _CONNECTION_ERRORS: dict[str, type[openai.APIConnectionError]] = {
 }
 
 
+_STATUS_CLASSES: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
+
+
+def _status_class(status: int) -> type[openai.APIStatusError]:
+    """The class the SDK raises for `status` (as its client maps it)."""
+    if status >= 500:
+        return openai.InternalServerError
+    return _STATUS_CLASSES.get(status, openai.APIStatusError)
+
+
 def _synthetic_request() -> httpx.Request:
     return httpx.Request("POST", _PLACEHOLDER_URL)
 
@@ -74,9 +92,19 @@ class OpenAIErrorCodec:
         return envelope
 
     def rebuild(self, error_type: str, envelope: JsonValue) -> Exception:
-        if not isinstance(envelope, dict) or envelope.get("envelope") != ENVELOPE:
-            raise UnsupportedResponseError(f"{error_type}: not an {ENVELOPE} envelope")
+        if (
+            not isinstance(envelope, dict)
+            or envelope.get("envelope") != ENVELOPE
+            or envelope.get("version") != ENVELOPE_VERSION
+        ):
+            raise UnsupportedResponseError(
+                f"{error_type}: not an {ENVELOPE} envelope of version {ENVELOPE_VERSION}"
+            )
         name = envelope.get("class")
+        if error_type != f"openai.{name}":
+            raise UnsupportedResponseError(
+                f"{error_type}: the envelope describes {name!r}; the trace was edited"
+            )
         message = str(envelope.get("message", ""))
         if name in _CONNECTION_ERRORS:
             if name == "APITimeoutError":
@@ -84,7 +112,7 @@ class OpenAIErrorCodec:
             return openai.APIConnectionError(message=message, request=_synthetic_request())
         kind = STATUS_ERRORS.get(str(name))
         status = envelope.get("status_code")
-        if kind is None or not isinstance(status, int):
+        if kind is None or not isinstance(status, int) or _status_class(status) is not kind:
             raise UnsupportedResponseError(
                 f"{error_type}: the envelope names {name!r} with status {status!r}, which the "
                 "adapter does not rebuild"

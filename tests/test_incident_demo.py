@@ -1,0 +1,223 @@
+"""The incident replay demo: its HTTP API, and the page in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+
+
+class Demo:
+    """The demo server as a user starts it, in its own process on a free loopback port."""
+
+    def __init__(self) -> None:
+        environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "examples.incident_replay_demo.server", "--port", "0"],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        first = self.process.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", first)
+        assert match, f"the server did not start: {first!r} {self.process.stderr}"
+        self.url = match.group(0)
+
+    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
+        request = urllib.request.Request(self.url + path, data=body, method=method)
+        if body is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def act(self, action: str, body: bytes | None = b"{}") -> tuple[int, Any]:
+        return self.request("POST", f"/api/actions/{action}", body)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def demo() -> Iterator[Demo]:
+    server = Demo()
+    try:
+        yield server
+    finally:
+        if server.process.poll() is None:
+            server.stop()
+
+
+def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
+    status, state = demo.request("GET", "/api/state")
+    assert status == 200
+    assert state["next"] == "replay"
+    assert state["results"]["incident"] == {
+        "decision": "approved",
+        "amount": 1200.0,
+        "operations": 2,
+        "provider_calls": 1,
+    }
+    status, state = demo.act("replay")
+    assert status == 200
+    assert state["results"]["replay"] == {
+        "decision": "approved",
+        "operations_replayed": 2,
+        "provider_calls": 0,
+    }
+    status, state = demo.act("correct")
+    assert state["results"]["correct"]["decision"] == "manual_review"
+    assert state["results"]["correct"]["provider_calls"] == 0
+    status, state = demo.act("compare")
+    compare = state["results"]["compare"]
+    assert (compare["effect"], compare["path"]) == (
+        "openai.responses.create",
+        "$.output.body.output[1].content[0].text",
+    )
+    assert (compare["source"], compare["target"], compare["from_patch"]) == (
+        "approve",
+        "manual_review",
+        True,
+    )
+    status, state = demo.act("promote")
+    promote = state["results"]["promote"]
+    assert promote["verified"] is True
+    assert promote["files"] == 3
+    assert promote["returned"] == {"order_id": 7, "amount": 1200.0, "decision": "manual_review"}
+    assert state["next"] is None
+
+    everything = json.dumps(state)
+    assert "sk-" not in everything
+    assert "/tmp" not in everything
+    assert ".trp" not in everything
+    assert "http" not in everything.lower()
+
+    status, state = demo.act("reset")
+    assert status == 200
+    assert state["completed"] == []
+    assert state["next"] == "replay"
+    assert list(state["results"]) == ["incident"]
+    assert demo.stop() == 0
+
+
+def test_bad_requests_get_json_errors_and_the_server_keeps_serving(demo: Demo) -> None:
+    assert demo.act("compare") == (
+        409,
+        {
+            "error": {
+                "status": 409,
+                "message": "compare cannot run now: the next step is replay; "
+                "use Reset demo to start over",
+            }
+        },
+    )
+    status, error = demo.act("launch_missiles")
+    assert status == 404
+    assert "unknown action" in error["error"]["message"]
+    status, error = demo.act("replay", b"{not json")
+    assert status == 400
+    assert error["error"]["message"] == "the body is not valid JSON"
+    status, error = demo.act("replay", b"[1, 2]")
+    assert status == 400
+    assert "JSON object" in error["error"]["message"]
+    status, error = demo.request("GET", "/api/nothing")
+    assert status == 404
+    status, error = demo.request("PUT", "/api/actions/replay", b"{}")
+    assert status == 405
+    status, state = demo.act("replay")  # still serving, still in order
+    assert status == 200
+    assert state["completed"] == ["replay"]
+    status, _page = demo.request("GET", "/api/state")
+    assert status == 200
+
+
+def test_the_server_binds_loopback_only(demo: Demo) -> None:
+    assert demo.url.startswith("http://127.0.0.1:")
+    status, _ = demo.request("GET", "/api/state")
+    assert status == 200
+
+
+def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    assert Path(CHROMIUM).exists(), (
+        f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser test"
+    )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 1400})
+        page.goto(demo.url)
+        incident = page.locator('[data-result="incident"]')
+        expect(incident).to_contain_text("Recorded decision: approved")
+        buttons = {
+            name: page.locator(f'button[data-action="{name}"]')
+            for name in ("replay", "correct", "compare", "promote", "reset")
+        }
+        expect(buttons["replay"]).to_be_enabled()
+        for later in ("correct", "compare", "promote"):
+            expect(buttons[later]).to_be_disabled()
+
+        buttons["replay"].click()
+        expect(page.locator('[data-result="replay"]')).to_contain_text(
+            "Replayed decision: approved"
+        )
+        expect(page.locator('[data-result="replay"]')).to_contain_text("0 provider calls")
+        expect(buttons["compare"]).to_be_disabled()
+        buttons["correct"].click()
+        expect(page.locator('[data-result="correct"]')).to_contain_text(
+            "Corrected fork decision: manual_review"
+        )
+        buttons["compare"].click()
+        compare = page.locator('[data-result="compare"]')
+        expect(compare).to_contain_text("First observable divergence")
+        expect(compare).to_contain_text("openai.responses.create")
+        expect(compare).to_contain_text("$.output.body.output[1].content[0].text")
+        expect(compare).to_contain_text("not a claim about the root cause")
+        buttons["promote"].click()
+        promote = page.locator('[data-result="promote"]')
+        expect(promote).to_contain_text("Promoted case refund_over_limit_needs_review")
+        expect(promote).to_contain_text("verification passed")
+        for name in ("replay", "correct", "compare", "promote"):
+            expect(buttons[name]).to_be_disabled()
+        page.screenshot(path=str(tmp_path / "incident-demo.png"), full_page=True)
+        artifacts = os.environ.get("TOOLREPLAY_ARTIFACTS")  # a folder to keep it for people
+        if artifacts:
+            page.screenshot(path=str(Path(artifacts) / "incident-demo.png"), full_page=True)
+        assert "sk-" not in page.content()
+
+        buttons["reset"].click()
+        expect(buttons["replay"]).to_be_enabled()
+        expect(page.locator('[data-result="replay"]')).to_have_text("")
+        expect(page.locator("#error")).to_be_hidden()
+        browser.close()
+    assert (tmp_path / "incident-demo.png").stat().st_size > 10_000
