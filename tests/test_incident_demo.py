@@ -23,8 +23,9 @@ CHROMIUM = "/usr/bin/chromium"
 class Demo:
     """The demo server as a user starts it, in its own process on a free loopback port."""
 
-    def __init__(self) -> None:
+    def __init__(self, temporary: Path) -> None:
         environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+        environment["TMPDIR"] = str(temporary)  # where the server keeps its scenario
         self.process = subprocess.Popen(
             [sys.executable, "-m", "examples.incident_replay_demo.server", "--port", "0"],
             cwd=ROOT,
@@ -58,8 +59,10 @@ class Demo:
 
 
 @pytest.fixture
-def demo() -> Iterator[Demo]:
-    server = Demo()
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    temporary = tmp_path / "server-tmp"
+    temporary.mkdir()
+    server = Demo(temporary)
     try:
         yield server
     finally:
@@ -117,6 +120,14 @@ def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
     assert state["next"] == "replay"
     assert list(state["results"]) == ["incident"]
     assert demo.stop() == 0
+
+
+def test_the_scenario_folder_lives_only_as_long_as_the_server(demo: Demo, tmp_path: Path) -> None:
+    temporary = tmp_path / "server-tmp"
+    assert [p.name[:16] for p in temporary.iterdir()] == ["toolreplay-demo-"]
+    demo.act("replay")
+    assert demo.stop() == 0
+    assert list(temporary.iterdir()) == []
 
 
 def test_bad_requests_get_json_errors_and_the_server_keeps_serving(demo: Demo) -> None:
