@@ -236,7 +236,7 @@ def test_fork_refusals_write_nothing(workdir: Path) -> None:
     toolreplay.write_patches(workdir / "wrong.json", [wrong])
     error = refused("-p", "wrong.json", "-o", "b2.trp")
     assert error["type"] == "toolreplay.errors.PatchTargetError"
-    assert "$.amount: recorded 1200.0, called 1.0" in error["message"]
+    assert "$.amount: recorded 1200.0, patch 1.0" in error["message"]
     assert not (workdir / "b1.trp").exists()
     assert not (workdir / "b2.trp").exists()
     assert (workdir / "incident.trp").read_bytes() == before
@@ -267,3 +267,13 @@ def test_diff_refusals(workdir: Path) -> None:
         assert result.returncode == 2
         assert result.stdout == ""
         assert result.stderr.startswith("error: ")
+
+
+def test_a_missing_dependency_of_the_runner_module_is_named_as_such(workdir: Path) -> None:
+    (workdir / "needs_dependency.py").write_text(
+        "import not_installed_anywhere\n\ndef main(): ...\n"
+    )
+    result = cli(workdir, "record", "-r", "needs_dependency:main", "-o", "t.trp")
+    assert result.returncode == 2
+    assert "importing needs_dependency failed: ModuleNotFoundError" in result.stderr
+    assert "Run the command from the folder" not in result.stderr

@@ -100,3 +100,83 @@ def test_an_application_error_with_a_lone_surrogate_still_closes_the_trace(tmp_p
     footer = toolreplay.read_trace(path).footer
     assert footer is not None
     assert footer.ending.message == "cannot decode \\udcff"
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("str() of this error fails")
+
+
+def test_an_unprintable_failure_is_recorded_and_the_session_keeps_working(tmp_path: Path) -> None:
+    @toolreplay.effect("faults.unprintable")
+    def unprintable() -> None:
+        raise Unprintable
+
+    path = tmp_path / "unprintable.trp"
+    with toolreplay.record(path):
+        with pytest.raises(Unprintable):
+            unprintable()
+        assert crm.get_customer(7)["name"] == "Bo"  # not jammed
+    outcome = toolreplay.read_trace(path).operations[0].outcome
+    assert isinstance(outcome, toolreplay.Raised)
+    assert outcome.message == "<unprintable Unprintable object>"
+
+
+def test_a_missing_file_replays_with_its_filename(tmp_path: Path) -> None:
+    @toolreplay.effect("files.read")
+    def read(name: str) -> str:
+        return Path(name).read_text()
+
+    path = tmp_path / "files.trp"
+    missing = str(tmp_path / "nope" / "config.json")
+    with toolreplay.record(path), pytest.raises(FileNotFoundError) as live:
+        read(missing)
+    with toolreplay.replay(path), pytest.raises(FileNotFoundError) as replayed:
+        read(missing)
+    assert replayed.value.filename == live.value.filename == missing
+    assert str(replayed.value) == str(live.value)
+
+
+def test_replayed_exception_args_are_copies_of_the_trace(tmp_path: Path) -> None:
+    @toolreplay.effect("faults.detailed")
+    def detailed() -> None:
+        raise ValueError({"code": 503, "retry": True})
+
+    path = tmp_path / "detailed.trp"
+    with toolreplay.record(path), pytest.raises(ValueError):
+        detailed()
+    trace = toolreplay.read_trace(path)
+    for _ in range(2):
+        with toolreplay.replay(trace), pytest.raises(ValueError) as caught:
+            detailed()
+        assert caught.value.args == ({"code": 503, "retry": True},)
+        caught.value.args[0]["retry"] = False
+
+
+def test_every_exported_error_survives_pickling(tmp_path: Path) -> None:
+    import pickle
+
+    path = tmp_path / "x.trp"
+    errors: list[toolreplay.ToolReplayError] = [
+        toolreplay.NonPortableValueError("bad", path="$.a"),
+        toolreplay.TraceFormatError("broken", path=path, line=3),
+        ReplayedEffectError("myapp.Boom", "boom"),
+        toolreplay.PatchFileError("bad patch", path=path),
+        toolreplay.UnappliedPatchError("unapplied", patch_ids=["p-1"]),
+    ]
+    with pytest.raises(toolreplay.ReplayMiss) as miss:
+        with toolreplay.replay(_empty_trace(tmp_path)):
+            crm.get_customer(1)
+    errors.append(miss.value)
+    for error in errors:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error)
+        assert str(copy) == str(error)
+        assert copy.__dict__.keys() == error.__dict__.keys()
+
+
+def _empty_trace(folder: Path) -> Path:
+    path = folder / "empty.trp"
+    with toolreplay.record(path):
+        pass
+    return path

@@ -70,6 +70,15 @@ def test_a_fork_serves_the_patch_and_records_lineage(source: Path, tmp_path: Pat
     assert trace.operations[1].outcome == source_trace.operations[1].outcome
 
 
+def test_patches_built_directly_are_checked_like_replace_output() -> None:
+    with pytest.raises(toolreplay.PatchError, match="not a valid effect name"):
+        toolreplay.OutputPatch("crm", "bad name", {}, 0, None)
+    with pytest.raises(toolreplay.PatchError, match="non-negative int"):
+        toolreplay.OutputPatch("crm", "get", {}, -3, None)
+    with pytest.raises(toolreplay.NonPortableValueError, match=r"\$\.ids"):
+        toolreplay.OutputPatch("crm", "get", {"ids": (1, 2)}, 0, None)  # type: ignore[dict-item]
+
+
 def test_a_patch_keeps_its_content_when_the_caller_mutates_its_arguments() -> None:
     value: dict[str, toolreplay.JsonValue] = {"active": False}
     patch = toolreplay.replace_output(effect="crm.customer.get", inputs={"id": 1}, value=value)
@@ -110,7 +119,7 @@ def test_a_patch_that_targets_nothing_fails_before_the_application_runs(
     message = str(caught.value)
     assert caught.value.patch_id == patch.patch_id
     assert "holds no such call" in message
-    assert "$.customer_id: recorded 42, called 43" in message
+    assert "$.customer_id: recorded 42, patch 43" in message
     assert ran == []
     assert not (tmp_path / "branch.trp").exists()
 
@@ -154,7 +163,7 @@ def test_a_non_portable_patch_value_is_refused() -> None:
         toolreplay.replace_output(
             effect="crm.customer.get", inputs={"customer_id": 42}, value=not_json
         )
-    with pytest.raises(ValueError, match="dotted name"):
+    with pytest.raises(toolreplay.PatchError, match="dotted name the trace records"):
         toolreplay.replace_output(effect="customer", inputs={}, value=None)
 
 
@@ -338,3 +347,27 @@ def test_patch_files_round_trip_and_refuse_bad_input(tmp_path: Path) -> None:
     huge = wrap(entry | {"value": "HUGE"}).replace('"HUGE"', "9" * 5000)
     assert "not portable JSON" in bad(huge)
     assert "nested too deeply" in bad("[" * 100_000)
+
+
+def test_a_failed_fork_keeps_no_machine_paths_in_its_branch(source: Path, tmp_path: Path) -> None:
+    branch = tmp_path / "branch.trp"
+    with pytest.raises(ReplayMiss), toolreplay.fork(source.resolve(), branch):
+        crm.handle_refund(42, 999.0)
+    ending = toolreplay.read_trace(branch).footer
+    assert ending is not None
+    assert ending.ending.message is not None
+    assert "source.trp" in ending.ending.message
+    assert str(tmp_path) not in branch.read_text()
+
+
+def test_entering_and_leaving_in_different_contexts_still_closes_the_branch(
+    source: Path, tmp_path: Path
+) -> None:
+    import contextvars
+
+    branch = tmp_path / "branch.trp"
+    session = toolreplay.fork(source, branch)
+    contextvars.copy_context().run(session.__enter__)
+    with pytest.raises(toolreplay.SessionError, match="entered in one context and left in another"):
+        session.__exit__(None, None, None)
+    assert toolreplay.read_trace(branch).complete

@@ -311,8 +311,8 @@ def test_decoration_keeps_name_doc_and_signature() -> None:
         (("crm",), {}, "needs a namespace and a name"),
         ((".get",), {}, "needs a namespace and a name"),
         (("crm.",), {}, "needs a namespace and a name"),
-        (("crm customer.get",), {}, "is not valid"),
-        (("crm.customer..get",), {}, "is not valid"),
+        (("crm customer.get",), {}, "is not a valid effect name"),
+        (("crm.customer..get",), {}, "is not a valid effect name"),
         (("crm.x",), {"namespace": "crm"}, "not both"),
         ((), {"namespace": "crm"}, "needs a namespace and a name"),
     ],
@@ -421,3 +421,30 @@ def test_a_bare_effect_decorator_says_what_to_write() -> None:
 
     with pytest.raises(EffectDefinitionError, match=r"write @effect\('crm\.customer\.get'\)"):
         toolreplay.effect(lookup)  # type: ignore[arg-type]  # the mistake under test
+
+
+@toolreplay.effect("shape.mixed")
+def mixed(a: int, b: int = 2, *, c: str = "x", d: bool) -> list[object]:
+    return [a, b, c, d]
+
+
+def test_every_call_shape_binds_to_the_same_inputs_and_wrong_calls_fail_like_python(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shapes.trp"
+    with toolreplay.record(path):
+        mixed(1, d=True)
+        mixed(1, 2, c="x", d=True)
+        mixed(d=True, a=1)
+    operations = toolreplay.read_trace(path).operations
+    assert [op.inputs for op in operations] == [{"a": 1, "b": 2, "c": "x", "d": True}] * 3
+    assert [op.identity.occurrence for op in operations] == [0, 1, 2]
+    with toolreplay.replay(path):
+        for wrong in ({"e": 1, "d": True}, {"a": 2}):
+            with pytest.raises(TypeError, match=r"shape\.mixed\(\)"):
+                mixed(1, **wrong)  # type: ignore[arg-type]  # the mistakes under test
+        with pytest.raises(TypeError, match=r"shape\.mixed\(\)"):
+            mixed(1)  # type: ignore[call-arg]
+        mixed(1, d=True)
+        mixed(a=1, b=2, d=True)
+        mixed(1, 2, d=True, c="x")

@@ -256,3 +256,30 @@ def test_values_as_deep_as_portable_json_allows_are_written_and_read_back(tmp_pa
             path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
         with toolreplay.replay(path):
             assert echo(deep) == deep
+
+
+def test_a_pipe_is_refused_instead_of_read_forever(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.trp"
+    os.mkfifo(fifo)
+    with pytest.raises(TraceNotFoundError, match="not a regular file"):
+        toolreplay.read_trace(fifo)
+
+
+def test_crlf_line_endings_are_named_as_the_cause(recorded: Path) -> None:
+    converted = recorded.with_name("crlf.trp")
+    converted.write_bytes(recorded.read_bytes().replace(b"\n", b"\r\n"))
+    assert '"*.trp -text"' in str(format_error(converted))
+
+
+def test_long_lines_with_brackets_in_strings_stay_on_the_fast_path(tmp_path: Path) -> None:
+    @toolreplay.effect("llm.text")
+    def text() -> str:
+        return "[" * 500 + "{" * 500
+
+    path = tmp_path / "brackets.trp"
+    with toolreplay.record(path):
+        text()
+    with toolreplay.replay(path):
+        assert text() == "[" * 500 + "{" * 500

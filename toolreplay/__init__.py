@@ -66,7 +66,13 @@ from toolreplay.errors import (
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
-from toolreplay.patches import OutputPatch, read_patches, replace_output, write_patches
+from toolreplay.patches import (
+    PATCH_FILE_FORMAT_VERSION,
+    OutputPatch,
+    read_patches,
+    replace_output,
+    write_patches,
+)
 from toolreplay.portable import (
     JsonValue,
     ValueDifference,
@@ -80,6 +86,7 @@ from toolreplay.runtime import (
     ForkSession,
     RecordSession,
     ReplaySession,
+    Session,
     current_session,
     effect,
     fork,
@@ -90,6 +97,7 @@ from toolreplay.trace import (
     TRACE_FORMAT_VERSION,
     Operation,
     OperationIdentity,
+    Outcome,
     Raised,
     Returned,
     SessionEnding,
@@ -100,6 +108,7 @@ from toolreplay.trace import (
 )
 
 __all__ = [
+    "PATCH_FILE_FORMAT_VERSION",
     "REBUILT_EXCEPTIONS",
     "TRACE_FORMAT_VERSION",
     "AdapterError",
@@ -122,6 +131,7 @@ __all__ = [
     "OpenAIAdapterDependencyError",
     "Operation",
     "OperationIdentity",
+    "Outcome",
     "OutputPatch",
     "OverlappingEffectsError",
     "PatchError",
@@ -137,6 +147,7 @@ __all__ = [
     "ReplayedEffectError",
     "Returned",
     "RunnerError",
+    "Session",
     "SessionContextError",
     "SessionEnding",
     "SessionError",

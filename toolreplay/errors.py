@@ -51,8 +51,22 @@ __all__ = [
 ]
 
 
+def _restore_error(
+    kind: type[ToolReplayError], args: tuple[object, ...], state: dict[str, object]
+) -> ToolReplayError:
+    error = kind.__new__(kind)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class ToolReplayError(Exception):
     """Root of every error Tool Replay raises on purpose."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Subclasses take keyword-only details; pickle (process pools, xdist) must not
+        # call their constructors with the message alone.
+        return (_restore_error, (type(self), self.args, dict(self.__dict__)))
 
 
 class NonPortableValueError(ToolReplayError, ValueError):
@@ -82,7 +96,7 @@ class TraceError(ToolReplayError):
 
 
 class TraceNotFoundError(TraceError, FileNotFoundError):
-    """The trace path does not exist (or is not a regular file)."""
+    """The trace path does not exist, or is not a regular file."""
 
 
 class TraceExistsError(TraceError, FileExistsError):
@@ -114,7 +128,11 @@ class SessionNestingError(SessionError):
 
 
 class SessionContextError(SessionError):
-    """An effect ran outside the context of an active replay (a back door to live effects)."""
+    """An effect was called where no session is visible while live effects are refused.
+
+    That is while a replay is open anywhere in the process, or while a runner
+    module is being imported: a back door to live effects either way.
+    """
 
 
 class OverlappingEffectsError(SessionError):
@@ -183,8 +201,8 @@ class UnappliedPatchError(ReplayContractError):
 # --- patches, diffs, runners ----------------------------------------------------------
 
 
-class PatchError(ToolReplayError):
-    """A patch cannot be applied as given."""
+class PatchError(ToolReplayError, ValueError):
+    """A patch cannot be built or applied as given."""
 
 
 class PatchFileError(PatchError):

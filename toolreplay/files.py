@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -14,10 +15,17 @@ def write_atomically(path: Path, data: bytes, *, overwrite: bool = False) -> Non
 
     With `overwrite=False` an existing `path` raises `FileExistsError` and is left
     untouched (the check and the rename use a hard link, so two writers cannot
-    both win). Nothing is left behind on failure.
+    both win); a directory at `path` raises `IsADirectoryError`. Other `OSError`s
+    propagate. Nothing is left behind on failure.
     """
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file private; give it the mode any new file would get.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)
         with os.fdopen(handle, "wb") as file:
             file.write(data)
             file.flush()

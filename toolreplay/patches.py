@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from toolreplay.errors import NonPortableValueError, PatchFileError
+from toolreplay.errors import NonPortableValueError, PatchError, PatchFileError
 from toolreplay.files import write_atomically
 from toolreplay.portable import (
     JsonValue,
@@ -25,7 +25,7 @@ from toolreplay.portable import (
     ensure_portable,
     fingerprint,
 )
-from toolreplay.trace.model import OperationIdentity
+from toolreplay.trace.model import OperationIdentity, effect_name_problem
 
 __all__ = [
     "PATCH_FILE_FORMAT",
@@ -46,8 +46,10 @@ _PATCH_KEYS = frozenset({"kind", "effect", "inputs", "occurrence", "value"})
 class OutputPatch:
     """Replace the recorded output of one exact call with `value`.
 
-    Build it with `replace_output()`. The patched call returns `value` in the
-    fork, whatever the source recorded (a value or a failure).
+    Build it with `replace_output()` (or directly: the same checks apply, and
+    inputs and value are copied). The patched call returns `value` in the
+    fork, whatever the source recorded (a value or a failure). Treat a patch as
+    immutable: its `patch_id` describes the content it was built with.
     """
 
     namespace: str
@@ -59,11 +61,36 @@ class OutputPatch:
     kind: Literal["replace_output"] = field(default="replace_output", init=False)
 
     def __post_init__(self) -> None:
+        problem = effect_name_problem(self.namespace, self.name)
+        if problem is not None:
+            raise PatchError(
+                f"patch effect {self.effect!r}: {problem}; give the dotted name the trace "
+                "records, like 'crm.customer.get'"
+            )
+        effect = self.effect
+        if type(self.occurrence) is not int or self.occurrence < 0:
+            raise PatchError(
+                f"patch for {effect}: occurrence must be a non-negative int, got "
+                f"{self.occurrence!r}"
+            )
+        if not isinstance(cast(object, self.inputs), Mapping):
+            raise NonPortableValueError(
+                f"patch inputs for {effect}: must be a dict of the call's arguments by "
+                f"parameter name, got {type(self.inputs).__name__}",
+                path="$",
+            )
+        # Copies: the patch_id must keep describing the content, whatever the caller
+        # does with the objects it passed in.
+        inputs = ensure_portable(dict(self.inputs), what=f"patch inputs for {effect}")
+        value = ensure_portable(self.value, what=f"patch value for {effect}")
+        object.__setattr__(self, "inputs", copy_value(inputs))
+        object.__setattr__(self, "value", copy_value(value))
         content = canonical_json(cast(JsonValue, self.to_dict(with_id=False)))
         object.__setattr__(self, "patch_id", "p-" + hashlib.sha256(content).hexdigest()[:16])
 
     @property
     def effect(self) -> str:
+        """The dotted name of the patched effect, `namespace.name`."""
         return f"{self.namespace}.{self.name}"
 
     @property
@@ -104,21 +131,12 @@ def replace_output(
     JSON; the patch is checked against the source trace when a fork opens.
     """
     namespace, _, name = effect.partition(".")
-    if not namespace or not name:
-        raise ValueError(f"effect must be a dotted name like 'crm.customer.get', got {effect!r}")
-    if type(occurrence) is not int or occurrence < 0:
-        raise ValueError(f"occurrence must be a non-negative int, got {occurrence!r}")
-    if not isinstance(cast(object, inputs), Mapping):
-        raise NonPortableValueError(
-            f"patch inputs for {effect}: must be a dict of the call's arguments by parameter "
-            f"name, got {type(inputs).__name__}",
-            path="$",
-        )
-    # Copies: the patch_id must keep describing the content, whatever the caller mutates later.
-    checked_inputs = copy_value(ensure_portable(dict(inputs), what=f"patch inputs for {effect}"))
-    checked_value = copy_value(ensure_portable(value, what=f"patch value for {effect}"))
     return OutputPatch(
-        namespace, name, cast(dict[str, JsonValue], checked_inputs), occurrence, checked_value
+        namespace,
+        name,
+        cast(dict[str, JsonValue], inputs),
+        occurrence,
+        cast(JsonValue, value),
     )
 
 
@@ -140,9 +158,17 @@ def write_patches(
             f"{target}: a file already exists here; choose another path or pass overwrite=True",
             path=target,
         ) from None
+    except IsADirectoryError:
+        raise PatchFileError(
+            f"{target}: is a directory; give the path of a patch file", path=target
+        ) from None
     except FileNotFoundError:
         raise PatchFileError(
             f"{target}: the folder {target.parent} does not exist; create it first", path=target
+        ) from None
+    except OSError as error:
+        raise PatchFileError(
+            f"{target}: cannot write the patch file: {error.strerror or error}", path=target
         ) from None
     return target
 
@@ -162,6 +188,8 @@ def read_patches(path: str | os.PathLike[str]) -> list[OutputPatch]:
         raise fail("is a directory, not a patch file") from None
     except UnicodeDecodeError as error:
         raise fail(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise fail(f"cannot read the patch file: {error.strerror or error}") from None
     try:
         loaded: object = json.loads(text)
     except json.JSONDecodeError as error:

@@ -33,6 +33,8 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "format_path",
+    "preview",
+    "safe_text",
     "same_value",
     "value_differences",
 ]
@@ -67,11 +69,25 @@ class _Offence(Exception):
         self.segments: list[str | int] = []
 
 
+def safe_text(value: object, *, use_repr: bool = False) -> str:
+    """`str()` (or `repr()`) of anything, even an object whose own method raises."""
+    try:
+        return repr(value) if use_repr else str(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__} object>"
+
+
+def preview(value: JsonValue, limit: int = 120) -> str:
+    """Readable JSON of a portable value, cut to `limit` characters, for messages."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _describe(value: object) -> str:
     kind = type(value)
     if kind is float:
         return f"float('{value!r}')"
-    shown = repr(value)
+    shown = safe_text(value, use_repr=True)
     if len(shown) > 60:
         shown = shown[:57] + "..."
     if kind.__module__ == "builtins":
@@ -136,10 +152,7 @@ def _check(value: object, depth: int = 0) -> None:
     elif kind is dict:
         for key, item in cast(dict[object, object], value).items():
             if type(key) is not str:
-                raise _Offence(
-                    f"dict key {key!r} (type {type(key).__name__}) is not portable JSON; "
-                    "keys must be str"
-                )
+                raise _Offence(f"dict key {_describe(key)} is not portable JSON; keys must be str")
             try:
                 _check_text(key)
                 _check(item, depth + 1)
@@ -222,17 +235,12 @@ class ValueDifference:
 
     def describe(self, left_name: str = "left", right_name: str = "right") -> str:
         def show(present: bool, value: JsonValue) -> str:
-            return _short(value) if present else "(absent)"
+            return preview(value, 80) if present else "(absent)"
 
         return (
             f"{self.path}: {left_name} {show(self.left_present, self.left)}, "
             f"{right_name} {show(self.right_present, self.right)}"
         )
-
-
-def _short(value: JsonValue, limit: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def same_value(left: JsonValue, right: JsonValue) -> bool:

@@ -8,7 +8,6 @@ completion with `asyncio.run`.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import os
@@ -20,9 +19,12 @@ from dataclasses import dataclass
 from toolreplay.errors import RunnerError
 from toolreplay.runtime.session import offline_guard
 
-__all__ = ["Runner", "import_from_working_directory", "load_runner"]
+__all__ = ["RUNNER_PATTERN", "Runner", "import_from_working_directory", "load_runner"]
 
-_SPEC = re.compile(r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)")
+RUNNER_PATTERN = re.compile(
+    r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)"
+)
+"""What a runner spec looks like: `package.module:function` or `module:Class.method`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,8 @@ class Runner:
         """Call the runner; an async one runs to completion in a new event loop."""
         result = self.function()
         if inspect.iscoroutine(result):
+            import asyncio  # only async runners need it; `import toolreplay` stays light
+
             return asyncio.run(result)
         return result
 
@@ -64,7 +68,7 @@ def load_runner(spec: str) -> Runner:
     import's own exception chained), the attribute does not exist or is not
     callable, or it requires arguments.
     """
-    match = _SPEC.fullmatch(spec)
+    match = RUNNER_PATTERN.fullmatch(spec)
     if match is None:
         raise RunnerError(
             f"runner {spec!r} is not of the form module:callable (for example "
@@ -76,7 +80,10 @@ def load_runner(spec: str) -> Runner:
         with offline_guard.holding():
             target: object = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
-        if error.name is not None and module_name.startswith(error.name):
+        missing = error.name
+        if missing is not None and (
+            module_name == missing or module_name.startswith(missing + ".")
+        ):
             raise RunnerError(
                 f"runner {spec!r}: no module named {error.name!r}. Run the command from the "
                 "folder that holds it (the current directory is importable), or install it"

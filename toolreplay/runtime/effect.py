@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from toolreplay.errors import EffectDefinitionError, SessionError
+from toolreplay.errors import EffectDefinitionError
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.runtime.session import (
     RecordSession,
@@ -16,14 +15,12 @@ from toolreplay.runtime.session import (
     offline_guard,
     session_var,
 )
+from toolreplay.trace.model import effect_name_problem
 
 __all__ = ["EffectSpec", "effect"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 
 
 class EffectSpec:
@@ -33,7 +30,16 @@ class EffectSpec:
     become a list and `**kwargs` a dict, so every input is a JSON object.
     """
 
-    __slots__ = ("_parameters", "_positional", "name", "namespace", "qualified_name", "signature")
+    __slots__ = (
+        "_defaults",
+        "_names",
+        "_parameters",
+        "_positional",
+        "name",
+        "namespace",
+        "qualified_name",
+        "signature",
+    )
 
     def __init__(self, namespace: str, name: str, signature: inspect.Signature) -> None:
         self.namespace = namespace
@@ -41,32 +47,67 @@ class EffectSpec:
         self.qualified_name = f"{namespace}.{name}"
         self.signature = signature
         self._parameters = signature.parameters
-        plain = all(
-            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in self._parameters.values()
+        kinds = [p.kind for p in self._parameters.values()]
+        simple = all(
+            kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            for kind in kinds
         )
-        # Fast path for the common call shape: every parameter passed positionally.
-        self._positional: tuple[str, ...] | None = tuple(self._parameters) if plain else None
+        # Fast path for signatures without *args, **kwargs or positional-only
+        # parameters: binding is a few dict operations, not Signature.bind.
+        self._names: tuple[str, ...] | None = tuple(self._parameters) if simple else None
+        self._positional = tuple(
+            key
+            for key, p in self._parameters.items()
+            if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+        self._defaults = {
+            key: p.default
+            for key, p in self._parameters.items()
+            if p.default is not inspect.Parameter.empty
+        }
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, JsonValue]:
         """The call's inputs, checked to be portable JSON."""
-        names = self._positional
-        if names is not None and not kwargs and len(args) == len(names):
-            inputs: dict[str, object] = dict(zip(names, args, strict=True))
-        else:
-            try:
-                bound = self.signature.bind(*args, **kwargs)
-            except TypeError as error:
-                raise TypeError(f"{self.qualified_name}(): {error}") from None
-            bound.apply_defaults()
-            inputs = {}
-            for key, value in bound.arguments.items():
-                kind = self._parameters[key].kind
-                if kind is inspect.Parameter.VAR_POSITIONAL:
-                    value = list(cast(tuple[object, ...], value))
-                inputs[key] = value
+        inputs = self._bind_simply(args, kwargs)
+        if inputs is None:
+            inputs = self._bind_generally(args, kwargs)
         return cast(
             dict[str, JsonValue], ensure_portable(inputs, what=f"inputs of {self.qualified_name}")
         )
+
+    def _bind_simply(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, object] | None:
+        """Inputs in parameter order, or None when the general binder must decide (or fail)."""
+        names = self._names
+        if names is None or len(args) > len(self._positional):
+            return None
+        given: dict[str, object] = dict(
+            zip(self._positional, args, strict=False)
+        )  # fewer args: defaults
+        for key, value in kwargs.items():
+            if key in given or key not in self._parameters:
+                return None  # given twice, or unknown: let Signature.bind word the error
+            given[key] = value
+        if len(given) == len(names) and not kwargs:
+            return given
+        try:
+            return {key: given[key] if key in given else self._defaults[key] for key in names}
+        except KeyError:
+            return None  # a required argument is missing
+
+    def _bind_generally(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, object]:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{self.qualified_name}(): {error}") from None
+        bound.apply_defaults()
+        inputs: dict[str, object] = {}
+        for key, value in bound.arguments.items():
+            if self._parameters[key].kind is inspect.Parameter.VAR_POSITIONAL:
+                value = list(cast(tuple[object, ...], value))
+            inputs[key] = value
+        return inputs
 
 
 def _parse_name(
@@ -80,16 +121,19 @@ def _parse_name(
             )
         namespace, _, name = qualified_name.partition(".")
     if not namespace or not name:
+        given = (
+            repr(qualified_name)
+            if qualified_name is not None
+            else f"namespace={namespace!r}, name={name!r}"
+        )
         raise EffectDefinitionError(
-            f"effect name {qualified_name!r} needs a namespace and a name: write "
+            f"@effect({given}) needs a namespace and a name: write "
             "@effect('crm.customer.get') (namespace 'crm', name 'customer.get') or "
             "@effect(namespace='crm', name='customer.get')"
         )
-    if not _NAMESPACE.fullmatch(namespace) or not _NAME.fullmatch(name):
-        raise EffectDefinitionError(
-            f"effect name {namespace}.{name!s} is not valid: use letters, digits, '_' and '-', "
-            "with dots between the parts of the name (crm.customer.get)"
-        )
+    problem = effect_name_problem(namespace, name)
+    if problem is not None:
+        raise EffectDefinitionError(problem)
     return namespace, name
 
 
@@ -156,20 +200,9 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
         if isinstance(session, ReplaySession):
             return cast(R, session.answer(spec.namespace, spec.name, inputs))
         assert isinstance(session, RecordSession)
-        call = session.begin(spec.namespace, spec.name, inputs)
-        try:
-            result = function(*args, **kwargs)
-        except SessionError:
-            session.abort(call)  # Tool Replay's own refusal (a nested effect), not the body's
-            raise
-        except Exception as error:
-            session.fail(call, error)
-            raise
-        except BaseException:
-            session.abort(call)
-            raise
-        session.complete(call, result)
-        return result
+        with session.recording(spec.namespace, spec.name, inputs) as call:
+            call.result = function(*args, **kwargs)
+        return call.result  # pyright narrows it to R: it was assigned above
 
     return call_effect
 
@@ -189,19 +222,8 @@ def _async_effect(
             # The body's coroutine is never created, so nothing can leak out of it.
             return session.answer(spec.namespace, spec.name, inputs)
         assert isinstance(session, RecordSession)
-        call = session.begin(spec.namespace, spec.name, inputs)
-        try:
-            result = await function(*args, **kwargs)
-        except SessionError:
-            session.abort(call)  # Tool Replay's own refusal (a nested effect), not the body's
-            raise
-        except Exception as error:
-            session.fail(call, error)
-            raise
-        except BaseException:
-            session.abort(call)
-            raise
-        session.complete(call, result)
-        return result
+        with session.recording(spec.namespace, spec.name, inputs) as call:
+            call.result = await function(*args, **kwargs)
+        return call.result
 
     return call_effect

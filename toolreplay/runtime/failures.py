@@ -20,10 +20,13 @@ exception class from it at replay time, under stable names of its own.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Protocol
 
 from toolreplay.errors import NonPortableValueError, ReplayedEffectError
-from toolreplay.portable import JsonValue, encodable_text, ensure_portable
+from toolreplay.portable import JsonValue, copy_value, encodable_text, ensure_portable, safe_text
 from toolreplay.trace.model import Raised, SessionEnding
 
 __all__ = [
@@ -36,25 +39,27 @@ __all__ = [
     "session_ending",
 ]
 
-_ENDING_MESSAGE_LIMIT = 2000
+_MESSAGE_LIMIT = 2000  # recorded messages are kept short: they are evidence, not logs
 
-REBUILT_EXCEPTIONS: dict[str, type[Exception]] = {
-    f"builtins.{kind.__name__}": kind
-    for kind in (
-        TimeoutError,
-        ConnectionError,
-        ConnectionRefusedError,
-        ConnectionResetError,
-        ConnectionAbortedError,
-        PermissionError,
-        FileNotFoundError,
-        ValueError,
-        KeyError,
-        LookupError,
-        RuntimeError,
-    )
-}
-"""Exception types rebuilt as themselves on replay, by qualified name."""
+REBUILT_EXCEPTIONS: Mapping[str, type[Exception]] = MappingProxyType(
+    {
+        f"builtins.{kind.__name__}": kind
+        for kind in (
+            TimeoutError,
+            ConnectionError,
+            ConnectionRefusedError,
+            ConnectionResetError,
+            ConnectionAbortedError,
+            PermissionError,
+            FileNotFoundError,
+            ValueError,
+            KeyError,
+            LookupError,
+            RuntimeError,
+        )
+    }
+)
+"""Exception types rebuilt as themselves on replay, by qualified name (read-only)."""
 
 
 class FailureCodec(Protocol):
@@ -92,14 +97,18 @@ def qualified_name(kind: type[BaseException]) -> str:
 
 def capture_failure(error: Exception) -> Raised:
     """The recordable form of an exception an effect body raised."""
-    message = encodable_text(str(error))
+    message = _message(error)
     for codec in _CODECS:
         error_type = codec.error_type(error)
         if error_type is not None:
-            return Raised(error_type=error_type, message=message, args=[codec.capture(error)])
+            envelope = ensure_portable(codec.capture(error), what=f"the {error_type} envelope")
+            return Raised(error_type=error_type, message=message, args=[envelope])
+    raw_args: list[object] = list(error.args)
+    if isinstance(error, OSError) and error.filename is not None and len(raw_args) == 2:
+        raw_args.append(error.filename)  # OSError keeps it out of args; replay needs it
     args: list[JsonValue] | None
     try:
-        portable = ensure_portable(list(error.args))
+        portable = ensure_portable(raw_args)
         args = portable if isinstance(portable, list) else None
     except NonPortableValueError:
         args = None
@@ -108,18 +117,34 @@ def capture_failure(error: Exception) -> Raised:
 
 def rebuild_failure(raised: Raised) -> Exception:
     """The exception to raise when replaying a recorded failure."""
+    # Copies: the application may change what it catches; the loaded trace must not change.
     codec = _CODEC_BY_TYPE.get(raised.error_type)
     if codec is not None and raised.args is not None and len(raised.args) == 1:
-        return codec.rebuild(raised.error_type, raised.args[0])
+        return codec.rebuild(raised.error_type, copy_value(raised.args[0]))
     kind = REBUILT_EXCEPTIONS.get(raised.error_type)
     if kind is not None and raised.args is not None:
-        return kind(*raised.args)
+        return kind(*(copy_value(arg) for arg in raised.args))
     return ReplayedEffectError(raised.error_type, raised.message)
 
 
-def session_ending(error: BaseException | None) -> SessionEnding:
-    """How a session ended, for its trace footer: completed, or the error it ended on."""
+def _message(error: BaseException) -> str:
+    return encodable_text(safe_text(error))[:_MESSAGE_LIMIT]
+
+
+def session_ending(
+    error: BaseException | None, *, local_paths: Sequence[os.PathLike[str]] = ()
+) -> SessionEnding:
+    """How a session ended, for its trace footer: completed, or the error it ended on.
+
+    Tool Replay's own messages name trace files; each of `local_paths` is cut
+    to its file name, so a trace copied elsewhere (a promoted case) does not
+    carry this machine's folders.
+    """
     if error is None:
         return SessionEnding("completed")
-    message = encodable_text(str(error))[:_ENDING_MESSAGE_LIMIT]
+    message = _message(error)
+    spellings = {os.fspath(path) for path in local_paths}
+    spellings |= {os.path.abspath(spelling) for spelling in spellings}
+    for full in sorted(spellings, key=len, reverse=True):  # longest first: no partial cuts
+        message = message.replace(full, os.path.basename(full))
     return SessionEnding("raised", qualified_name(type(error)), message)

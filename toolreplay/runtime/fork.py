@@ -24,8 +24,9 @@ from toolreplay.errors import (
     UnappliedPatchError,
 )
 from toolreplay.patches import OutputPatch
+from toolreplay.portable import preview
 from toolreplay.runtime.failures import session_ending
-from toolreplay.runtime.matching import explain_absence, preview
+from toolreplay.runtime.matching import explain_absence
 from toolreplay.runtime.session import ReplaySession
 from toolreplay.trace.model import (
     Operation,
@@ -82,7 +83,11 @@ class ForkSession(ReplaySession):
             metadata=dict(trace.header.metadata),
             source_trace_id=trace.header.trace_id,
         )
-        self._writer = TraceWriter(self.branch_path, header)
+        self._writer = TraceWriter(
+            self.branch_path,
+            header,
+            if_exists="give the fork a new branch path or delete that file",
+        )
 
     def _resolve_patches(self, trace: Trace) -> None:
         """Every patch must name exactly one recorded call, before any application code runs."""
@@ -90,7 +95,7 @@ class ForkSession(ReplaySession):
         for patch in self.patches:
             identity = patch.identity
             if trace.get(identity) is None:
-                explanation, _ = explain_absence(trace, identity, patch.inputs)
+                explanation, _ = explain_absence(trace, identity, patch.inputs, asked="patch")
                 raise PatchTargetError(
                     "\n".join(
                         [
@@ -114,7 +119,7 @@ class ForkSession(ReplaySession):
                 )
             self._targets[identity] = patch
 
-    def _observe(self, operation: Operation) -> Returned | Raised:
+    def _outcome_for(self, operation: Operation) -> Returned | Raised:
         patch = self._targets.get(operation.identity)
         outcome: Returned | Raised = operation.outcome
         if patch is not None:
@@ -134,7 +139,7 @@ class ForkSession(ReplaySession):
         )
         return outcome
 
-    def _explain_violation(self, error: ReplayContractError) -> None:
+    def _annotate_violation(self, error: ReplayContractError) -> None:
         error.add_note(self._branch_note())
 
     def _contract_failure(self) -> ToolReplayError | None:
@@ -169,7 +174,11 @@ class ForkSession(ReplaySession):
     def _finish(self, error: BaseException | None) -> None:
         if self._writer is None:
             return
-        self._writer.close(session_ending(error))
+        paths = [self.branch_path, self.branch_path.resolve(), self.trace.path]
+        with self._lock:  # a late call on another thread must not write after the footer
+            self._writer.close(
+                session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
+            )
 
     def _branch_note(self) -> str:
         return (

@@ -7,10 +7,8 @@ nearest candidates are computed only to explain a miss.
 
 from __future__ import annotations
 
-import json
-
 from toolreplay.errors import AmbiguousReplayMatch, ReplayMiss, UnconsumedOperationsError
-from toolreplay.portable import JsonValue, value_differences
+from toolreplay.portable import JsonValue, preview, value_differences
 from toolreplay.trace.model import Operation, OperationIdentity
 from toolreplay.trace.reader import Trace
 
@@ -19,7 +17,6 @@ __all__ = [
     "explain_absence",
     "match_operation",
     "operation_location",
-    "preview",
     "replay_miss",
     "unconsumed_operations",
 ]
@@ -41,20 +38,23 @@ def match_operation(
     return operation
 
 
-def preview(value: JsonValue, limit: int = 120) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def operation_location(operation: Operation) -> str:
     line = f", line {operation.line}" if operation.line is not None else ""
     return f"operation {operation.logical_id}{line}"
 
 
 def explain_absence(
-    trace: Trace, identity: OperationIdentity, inputs: dict[str, JsonValue]
+    trace: Trace,
+    identity: OperationIdentity,
+    inputs: dict[str, JsonValue],
+    *,
+    asked: str = "called",
 ) -> tuple[list[str], list[Operation]]:
-    """Why `identity` is not in `trace`: explanation lines and the nearest operations."""
+    """Why `identity` is not in `trace`: explanation lines and the nearest operations.
+
+    `asked` names the side that asked for the identity in the differences shown
+    (`called` for a call, `patch` for a patch target).
+    """
     effect = identity.effect
     lines: list[str] = []
     recorded = trace.operations_of(identity.namespace, identity.name)
@@ -72,7 +72,7 @@ def explain_absence(
         lines.append(
             f"The trace holds {len(same_inputs)} call(s) of {effect} with these inputs "
             f"(occurrences 0..{len(same_inputs) - 1}); this call is occurrence "
-            f"{identity.occurrence}, so it is made more often than when it was recorded."
+            f"{identity.occurrence}, more than the recording made."
         )
     scored = [op for op in recorded if op.identity.fingerprint != identity.fingerprint]
     if len(scored) > _SCORED_CANDIDATES:
@@ -92,7 +92,7 @@ def explain_absence(
     for differences, op in differing[:_SHOWN_CANDIDATES]:
         lines.append(f"  - {operation_location(op)}, occurrence {op.identity.occurrence}:")
         for difference in differences[:_SHOWN_DIFFERENCES]:
-            lines.append(f"      {difference.describe('recorded', 'called')}")
+            lines.append(f"      {difference.describe('recorded', asked)}")
         if len(differences) > _SHOWN_DIFFERENCES:
             lines.append(f"      ... and {len(differences) - _SHOWN_DIFFERENCES} more")
     return lines, ranked[:_SHOWN_CANDIDATES]

@@ -128,10 +128,14 @@ def outside_context_error(effect: str) -> SessionContextError:
 
 @dataclass(slots=True)
 class PendingCall:
-    """An effect call that has an identity and is waiting for its outcome."""
+    """An effect call that has an identity and is waiting for its outcome.
+
+    The body's return value goes in `result` (see `RecordSession.recording`).
+    """
 
     identity: OperationIdentity
     inputs: dict[str, JsonValue]
+    result: object = None
 
 
 class Session:
@@ -169,11 +173,23 @@ class Session:
         self._token = session_var.set(self)
         self._state = "open"
 
-    def _leave_scope(self) -> None:
-        self._state = "closed"
-        if self._token is not None:
-            session_var.reset(self._token)
-            self._token = None
+    def _leave_scope(self) -> SessionError | None:
+        """Close the session; the error to raise if it was left from another context."""
+        with self._lock:  # a call on another thread sees either open or closed, never both
+            self._state = "closed"
+        token, self._token = self._token, None
+        if token is None:
+            return None
+        try:
+            session_var.reset(token)
+        except ValueError:
+            session_var.set(None)
+            return SessionError(
+                f"this {self.mode} session was entered in one context and left in another "
+                "(for example an async fixture whose setup and teardown run in different "
+                "tasks); open and close it in one with block. Its trace was closed anyway."
+            )
+        return None
 
     # --- identity (callers hold self._lock) -------------------------------------------
 
@@ -200,7 +216,7 @@ class Session:
         occurrence = self._occurrences.get((namespace, name, digest), 0)
         return OperationIdentity(namespace, name, digest, occurrence)
 
-    def _count(self, identity: OperationIdentity) -> None:
+    def _advance_occurrence(self, identity: OperationIdentity) -> None:
         key = (identity.namespace, identity.name, identity.fingerprint)
         self._occurrences[key] = identity.occurrence + 1
 
@@ -259,7 +275,13 @@ class RecordSession(Session):
             metadata=self._metadata,
         )
         self._check_can_open()
-        self._writer = TraceWriter(self.path, header, overwrite=self._overwrite)
+        self._writer = TraceWriter(
+            self.path,
+            header,
+            overwrite=self._overwrite,
+            if_exists="choose another path or delete that file (record(..., overwrite=True) "
+            "or `toolreplay record --overwrite` replaces it on purpose)",
+        )
         self._enter_scope()
         return self
 
@@ -269,22 +291,48 @@ class RecordSession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._leave_scope()
+        failure: ToolReplayError | None = self._leave_scope()
         with self._lock:
             running = self._in_flight
-        failure: ToolReplayError | None = None
-        if exc is None and running is not None:
+        if failure is None and exc is None and running is not None:
             failure = SessionError(
                 f"{running.identity.effect} was still running when the record session "
                 "closed, so it could not be recorded (a task that outlived the with "
                 "block?); await every effect inside the block"
             )
-        elif exc is None:
+        elif failure is None and exc is None:
             failure = self._swallowed_violation()
         assert self._writer is not None
-        self._writer.close(session_ending(exc or failure))
-        if failure is not None:
+        self._writer.close(session_ending(exc or failure, local_paths=[self.path]))
+        if exc is None and failure is not None:
             raise failure
+
+    @contextlib.contextmanager
+    def recording(
+        self, namespace: str, name: str, inputs: dict[str, JsonValue]
+    ) -> Generator[PendingCall]:
+        """Record one call around its body: set `call.result` inside the block.
+
+            with session.recording("crm", "customer.get", inputs) as call:
+                call.result = body(...)
+
+        A return is recorded when the block ends, an `Exception` from the body as
+        the call's failure; Tool Replay's own `SessionError` (a nested effect) and
+        BaseExceptions (interrupts, cancellation) are not recorded. Whatever
+        happens, the session is free for the next call afterwards.
+        """
+        call = self.begin(namespace, name, inputs)
+        try:
+            try:
+                yield call
+            except SessionError:
+                raise
+            except Exception as error:
+                self.fail(call, error)
+                raise
+            self.complete(call, call.result)
+        finally:
+            self.abort(call)  # a no-op once the call was recorded
 
     def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
         """Give a call its identity and hold the session until it completes."""
@@ -339,7 +387,7 @@ class RecordSession(Session):
                         outcome=outcome,
                     )
                 )
-                self._count(call.identity)
+                self._advance_occurrence(call.identity)
             finally:
                 if self._in_flight is call:
                     self._in_flight = None
@@ -385,11 +433,11 @@ class ReplaySession(Session):
         traceback: TracebackType | None,
     ) -> None:
         offline_guard.leave(self)
-        self._leave_scope()
+        left_elsewhere = self._leave_scope()
         # The application's own exception propagates unmodified: no check runs.
-        failure = self._contract_failure() if exc is None else None
+        failure = left_elsewhere or (self._contract_failure() if exc is None else None)
         self._finish(exc or failure)
-        if failure is not None:
+        if exc is None and failure is not None:
             raise failure
 
     def answer(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> JsonValue:
@@ -401,11 +449,11 @@ class ReplaySession(Session):
                 operation = match_operation(self.trace, identity, inputs)
             except ReplayContractError as error:
                 self.note_violation(error)
-                self._explain_violation(error)
+                self._annotate_violation(error)
                 raise
-            self._count(identity)
+            self._advance_occurrence(identity)
             self._consumed.add(operation.logical_id)
-            outcome = self._observe(operation)
+            outcome = self._outcome_for(operation)
         if isinstance(outcome, Raised):
             raise rebuild_failure(outcome)
         return copy_value(outcome.value)
@@ -415,11 +463,11 @@ class ReplaySession(Session):
     def _prepare(self, trace: Trace) -> None:
         """Runs before the session opens, after the trace is loaded."""
 
-    def _observe(self, operation: Operation) -> Returned | Raised:
+    def _outcome_for(self, operation: Operation) -> Returned | Raised:
         """The outcome to serve for a matched operation (called holding the lock)."""
         return operation.outcome
 
-    def _explain_violation(self, error: ReplayContractError) -> None:
+    def _annotate_violation(self, error: ReplayContractError) -> None:
         """Add context to a contract error before it reaches the application."""
 
     def _contract_failure(self) -> ToolReplayError | None:

@@ -137,6 +137,17 @@ def _finite_float(text: str) -> float:
 
 _LINE_NESTING = 4
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _may_nest_too_deeply(text: str) -> bool:
+    """Whether the line has enough brackets outside strings to nest past the limit."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the common case, decided by two C-level counts
+    bare = _STRING.sub("", text)
+    return bare.count("[") + bare.count("{") > MAX_DEPTH
+
+
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
@@ -153,12 +164,14 @@ def parse_line(line: bytes) -> dict[str, Any]:
         raise InvalidLine(f"not valid JSON: {error.msg} at column {error.colno}") from None
     except RecursionError:
         raise InvalidLine("nested too deeply to read") from None
+    except InvalidLine:
+        raise  # NaN, Infinity or an overflowing float, already explained
     except ValueError as error:  # e.g. an integer longer than Python will parse
         raise InvalidLine(f"not portable JSON: {error}") from None
     if type(obj) is not dict:
         raise InvalidLine(f"expected a JSON object, found {type(obj).__name__}")
     obj = cast(dict[str, Any], obj)
-    if _SURROGATE_ESCAPE.search(text) or text.count("[") + text.count("{") > MAX_DEPTH:
+    if _SURROGATE_ESCAPE.search(text) or _may_nest_too_deeply(text):
         # Only an escape can smuggle in a lone surrogate, and only this many brackets
         # can nest deeper than portable values may: check those lines fully.
         try:

@@ -6,12 +6,14 @@ These are plain frozen values. Reading and writing them is the codec's job
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from toolreplay.portable import JsonValue
 
 __all__ = [
+    "EFFECT_NAME_RULE",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
     "Operation",
@@ -24,12 +26,31 @@ __all__ = [
     "TraceFooter",
     "TraceHeader",
     "TraceMode",
+    "effect_name_problem",
 ]
 
 TRACE_FORMAT = "toolreplay.trace"
 TRACE_FORMAT_VERSION = 3
 
 TraceMode = Literal["record", "fork"]
+
+_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
+EFFECT_NAME_RULE = (
+    "use letters, digits, '_' and '-', with dots between the parts of the name "
+    "(crm.customer.get: namespace 'crm', name 'customer.get')"
+)
+
+
+def effect_name_problem(namespace: str, name: str) -> str | None:
+    """What is wrong with an effect's namespace and name, or None if they are valid."""
+    if not namespace or not name:
+        return "an effect needs both a namespace and a name"
+    if not _NAMESPACE.fullmatch(namespace) or not _NAME.fullmatch(name):
+        return f"{namespace}.{name} is not a valid effect name: {EFFECT_NAME_RULE}"
+    return None
+
+
 Origin = Literal["recorded", "patched"]
 
 

@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from toolreplay.errors import TraceFormatError, TraceNotFoundError
+from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.portable import fingerprint
 from toolreplay.trace.codec import (
     InvalidLine,
@@ -120,6 +120,11 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
     unknown format version, or failing its integrity check.
     """
     trace_path = Path(path)
+    if trace_path.exists() and not trace_path.is_dir() and not trace_path.is_file():
+        raise TraceNotFoundError(
+            f"{trace_path}: is not a regular file (a pipe or a device?); pass a .trp file",
+            path=trace_path,
+        )
     try:
         data = trace_path.read_bytes()
     except FileNotFoundError:
@@ -131,6 +136,10 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
         raise TraceNotFoundError(
             f"{trace_path}: is a directory, not a trace file; pass the path of a .trp file",
             path=trace_path,
+        ) from None
+    except OSError as error:
+        raise TraceError(
+            f"{trace_path}: cannot read the trace: {error.strerror or error}", path=trace_path
         ) from None
     return parse_trace(trace_path, data)
 
@@ -239,6 +248,14 @@ def _check_footer(
             line=line,
         )
     digest = hashlib.sha256(covered).hexdigest()
+    if digest != footer.digest and b"\r\n" in covered:
+        raise TraceFormatError(
+            "the footer digest does not match because the line endings were converted to "
+            "CRLF (by git's autocrlf?); traces are byte-exact: restore the original file and "
+            'add "*.trp -text" to .gitattributes',
+            path=path,
+            line=line,
+        )
     if digest != footer.digest:
         raise TraceFormatError(
             f"the footer digest {footer.digest[:16]}... does not match the content "

@@ -25,15 +25,20 @@ class TraceWriter:
     """Appends a trace to `path`, one flushed line at a time.
 
     The file is created when the writer is constructed: an existing file is an
-    error unless `overwrite=True`, a directory or a missing parent folder is an
-    error either way.
+    error unless `overwrite=True` (`if_exists` says what to do instead), a
+    directory or a missing parent folder is an error either way.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], header: TraceHeader, *, overwrite: bool = False
-    ):
+        self,
+        path: str | os.PathLike[str],
+        header: TraceHeader,
+        *,
+        overwrite: bool = False,
+        if_exists: str = "choose another path or delete that file",
+    ) -> None:
         self.path = Path(path)
-        self._file = _create(self.path, overwrite=overwrite)
+        self._file = _create(self.path, overwrite=overwrite, if_exists=if_exists)
         self._digest = hashlib.sha256()
         self._count = 0
         self._write(encode_header(header))
@@ -41,10 +46,6 @@ class TraceWriter:
     @property
     def operation_count(self) -> int:
         return self._count
-
-    @property
-    def closed(self) -> bool:
-        return self._file.closed
 
     def append(self, operation: Operation) -> None:
         self._write(encode_operation(operation))
@@ -66,7 +67,7 @@ class TraceWriter:
         self._digest.update(line)
 
 
-def _create(path: Path, *, overwrite: bool) -> BinaryIO:
+def _create(path: Path, *, overwrite: bool, if_exists: str) -> BinaryIO:
     if path.is_dir():
         raise TraceError(
             f"{path}: is a directory; give the path of a .trp file to record into", path=path
@@ -81,8 +82,7 @@ def _create(path: Path, *, overwrite: bool) -> BinaryIO:
     except FileExistsError:
         raise TraceExistsError(
             f"{path}: a trace already exists here, and traces are never overwritten "
-            "silently; choose another path or delete that file (to re-record over it on "
-            "purpose, pass overwrite=True to record())",
+            f"silently; {if_exists}",
             path=path,
         ) from None
     except OSError as error:
