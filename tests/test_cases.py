@@ -12,6 +12,7 @@ import sys
 import textwrap
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from toolreplay import (
     ReplayContractError,
     ReplayMiss,
 )
+from toolreplay import cases as case_module
 
 APP = textwrap.dedent(
     """
@@ -69,6 +71,12 @@ APP = textwrap.dedent(
 
     def different_call() -> dict:
         get_customer(7)
+        return {}
+
+    def nests() -> dict:
+        get_customer(42)
+        with toolreplay.record(pathlib.Path(__file__).with_suffix(".nested.trp")):
+            pass
         return {}
 
     RESULT_TIER = "gold"
@@ -333,6 +341,85 @@ def test_promotion_refusals_leave_nothing_behind(case: Path, app: App, tmp_path:
     assert not list(tmp_path.glob("**/.*staging*"))
 
 
+def test_a_folder_given_as_the_trace_is_named_as_such(app: App, tmp_path: Path) -> None:
+    with pytest.raises(PromotionError, match="is a directory, not a trace file"):
+        toolreplay.promote(tmp_path, tmp_path / "c", name="c", runner=app.runner(), expected=1)
+    with pytest.raises(PromotionError, match="no such trace file"):
+        toolreplay.promote(
+            tmp_path / "none.trp", tmp_path / "c", name="c", runner=app.runner(), expected=1
+        )
+    assert not (tmp_path / "c").exists()
+
+
+def test_an_unreadable_trace_is_a_promotion_error(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = app.record(tmp_path / "t.trp")
+    original = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self == trace:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(PromotionError, match="cannot read the trace: Permission denied"):
+        toolreplay.promote(trace, tmp_path / "c", name="c", runner=app.runner(), expected=1)
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("failure", [OSError(18, "Invalid cross-device link"), KeyboardInterrupt()])
+def test_a_failed_publish_gives_the_claimed_name_back(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    trace = app.record(tmp_path / "t.trp")
+
+    def rename(source: object, destination: object) -> None:
+        raise failure
+
+    output = tmp_path / "new" / "case"
+    expected = PromotionError if isinstance(failure, OSError) else KeyboardInterrupt
+    with monkeypatch.context() as patched, pytest.raises(expected) as caught:
+        patched.setattr(case_module.os, "rename", rename)
+        toolreplay.promote(trace, output, name="c", runner=app.runner(), expected=EXPECTED)
+    if isinstance(failure, OSError):
+        assert str(caught.value) == (
+            f"cannot move the verified case to {output}: Invalid cross-device link"
+        )
+    assert not (tmp_path / "new").exists()  # the claimed folder and its new parent are gone
+    assert not list(tmp_path.glob("**/.*staging*"))
+    # Nothing blocks a retry.
+    assert toolreplay.promote(trace, output, name="c", runner=app.runner(), expected=EXPECTED)
+
+
+def test_messages_during_promotion_name_the_destination_only(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = app.record(tmp_path / "t.trp")
+    stage = case_module._stage  # pyright: ignore[reportPrivateUsage]  # the seam under test
+
+    def damaging_stage(*args: Any) -> Any:
+        staged = stage(*args)
+        manifest_path = staged.folder / "case.json"
+        manifest = json.loads(manifest_path.read_text())
+        manifest["trace"]["path"] = "../" + manifest["trace"]["path"]
+        manifest["expectation"]["kind"] = "close_to"
+        manifest_path.write_text(json.dumps(manifest))
+        return staged
+
+    monkeypatch.setattr(case_module, "_stage", damaging_stage)
+    output = tmp_path / "c"
+    with pytest.raises(CaseIntegrityError, match="leaves the case folder") as caught:
+        toolreplay.promote(trace, output, name="c", runner=app.runner(), expected=EXPECTED)
+    assert str(caught.value).startswith(f"case {output}: ")
+    assert "staging" not in str(caught.value)
+
+
+def test_a_path_that_cannot_be_read_is_an_integrity_error(tmp_path: Path) -> None:
+    with pytest.raises(CaseIntegrityError, match="cannot be read: File name too long"):
+        toolreplay.verify_case(tmp_path / ("x" * 300))
+
+
 # --- integrity, always before the application is imported -----------------------------
 
 
@@ -569,3 +656,80 @@ def test_hundreds_of_cases_run_in_parallel_on_xdist(app: App, tmp_path: Path) ->
     result = run_pytest(suite, app, "-n", "2", "--import-mode=importlib")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "200 passed" in result.stdout
+
+
+def test_a_failing_case_shows_its_whole_message_under_fail(app: App, tmp_path: Path) -> None:
+    trace = app.record(tmp_path / "incident.trp")
+    case = toolreplay.promote(
+        trace, tmp_path / "cases" / "wide", name="wide", runner=app.runner(), expected=EXPECTED
+    )
+    manifest = json.loads((case.directory / "case.json").read_text())
+    manifest["expectation"]["value"] = {f"key_{index:02d}": index for index in range(30)}
+    (case.directory / "case.json").write_text(json.dumps(manifest))
+    result = cli(app, tmp_path, "verify", "cases")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        "FAIL  wide  (cases/wide): BehavioralRegressionError: case wide: replay succeeded"
+    )
+    # The message's own lines, indented under FAIL (they carry their own indent too).
+    assert lines[1] == '        $.decision: expected (absent), actual "approved"'
+    assert all(line.startswith("      ") for line in lines[1:22])
+    assert lines[20] == "        $.key_18: expected 18, actual (absent)"  # 20 lines shown
+    assert lines[21] == "      ... 1 more line"  # the message's own "... and 12 more"
+    assert lines[22] == "0 cases held, 1 failed"
+
+
+def test_verify_without_cases_still_answers_in_json(app: App, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for args, message in [
+        (["empty"], "no case folder (a folder holding case.json) under empty"),
+        (["missing"], "missing does not exist"),
+        (["x" * 300], "cannot search " + "x" * 300 + " for cases: File name too long"),
+    ]:
+        result = cli(app, tmp_path, "verify", *args, "--format", "json")
+        assert result.returncode == 2
+        assert json.loads(result.stdout) == {
+            "format_version": 1,
+            "passed": 0,
+            "failed": 0,
+            "cases": [],
+            "error": message,
+        }
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for args in (["x" * 300], ["loop"]):
+        text = cli(app, tmp_path, "verify", *args)
+        assert text.returncode == 2
+        assert text.stdout == ""
+        assert text.stderr.startswith("error: cannot search ")
+        assert "Traceback" not in text.stderr
+    missing = cli(app, tmp_path, "verify", "missing")
+    assert missing.returncode == 2
+    assert "missing does not exist" in missing.stderr  # a usage error in text mode
+
+
+def test_verify_json_of_cases_has_a_null_error(case: Path, app: App, tmp_path: Path) -> None:
+    report = json.loads(cli(app, tmp_path, "verify", str(case), "--format", "json").stdout)
+    assert report["error"] is None
+    assert (report["passed"], report["failed"]) == (1, 0)
+
+
+def test_promote_failures_in_text_and_a_runner_that_opens_a_session(
+    app: App, tmp_path: Path
+) -> None:
+    app.record(tmp_path / "incident.trp")
+    args = ["promote", "incident.trp", "-n", "x", "-r", app.runner(), "--expect-json", "{}"]
+    failed = cli(app, tmp_path, *args, "-o", "cases/x")
+    assert failed.returncode == 1
+    lines = failed.stderr.splitlines()
+    assert lines[0].startswith("error: BehavioralRegressionError: case x: replay succeeded")
+    assert lines[-1] == "nothing was written"  # on its own line, after the whole message
+    assert not (tmp_path / "cases").exists()
+
+    nested = ["promote", "incident.trp", "-o", "cases/n", "-n", "n", "-r", app.runner("nests")]
+    result = cli(app, tmp_path, *nested, "--expect-json", "{}", "--format", "json")
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["outcome"] == "case_failed"
+    assert document["error"]["type"] == "toolreplay.errors.SessionNestingError"
+    assert not (tmp_path / "cases").exists()

@@ -163,6 +163,49 @@ def test_an_application_exception_carries_its_traceback(workdir: Path) -> None:
     assert len(toolreplay.read_trace(workdir / "t.trp")) == 1
 
 
+def test_text_failures_show_the_traceback_and_where_the_trace_was_kept(workdir: Path) -> None:
+    crashed = cli(workdir, "record", "-r", "refund_app:crashes", "-o", "t.trp")
+    assert crashed.returncode == 1
+    assert crashed.stdout == ""
+    stderr = crashed.stderr
+    assert stderr.startswith("Traceback (most recent call last):")
+    assert 'refund_app.py", line' in stderr
+    assert "error: application_error: builtins.RuntimeError: refund pipeline exploded" in stderr
+    assert stderr.splitlines()[-1] == "the trace recorded up to the failure is kept at t.trp"
+    assert stderr.index("Traceback") < stderr.index("error: application_error")
+    assert len(toolreplay.read_trace(workdir / "t.trp")) == 1
+
+    record(workdir)
+    write_patch_file(workdir, {"decision": "manual_review"})
+    missed = cli(
+        workdir, "fork", "incident.trp", "-p", "fix.json", "-o", "b.trp", REFUND_AMOUNT="1500"
+    )
+    assert missed.returncode == 1
+    assert "error: replay_contract_error: toolreplay.errors.ReplayMiss" in missed.stderr
+    assert "Traceback" not in missed.stderr  # only an application error carries one
+    assert missed.stderr.splitlines()[-1] == (
+        "the branch, holding what the application observed up to the failure, is kept at "
+        "b.trp; compare: toolreplay diff incident.trp b.trp"
+    )
+    assert len(toolreplay.read_trace(workdir / "b.trp")) == 2  # the calls served before the miss
+    compared = cli(workdir, "diff", "incident.trp", "b.trp").stdout.splitlines()
+    assert compared[1] == (
+        "target  b.trp (fork, 2 operations, complete, ended with toolreplay.errors.ReplayMiss)"
+    )
+
+    refused = cli(workdir, "fork", "incident.trp", "-p", "fix.json", "-o", "b.trp")
+    assert refused.returncode == 2
+    assert "kept at" not in refused.stderr  # a refusal writes nothing, and keeps nothing
+
+
+@pytest.mark.parametrize("command", ["record", "replay", "fork"])
+def test_the_help_states_the_exit_codes(workdir: Path, command: str) -> None:
+    text = " ".join(cli(workdir, command, "--help", COLUMNS="200").stdout.split())
+    assert "Exit 0 when the run succeeded" in text
+    assert "1 when the application ran and failed" in text
+    assert "2 when the command was refused before the application ran" in text
+
+
 def test_a_class_method_runner(workdir: Path) -> None:
     path = record(workdir, "cases.trp", runner="refund_app:Cases.refund")
     assert toolreplay.read_trace(path).header.runner == "refund_app:Cases.refund"

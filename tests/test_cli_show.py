@@ -85,19 +85,21 @@ def test_show_reports_an_incomplete_trace(recorded: Path) -> None:
 
 def test_show_errors_go_to_stderr_with_a_nonzero_exit(tmp_path: Path) -> None:
     missing = run_cli("show", str(tmp_path / "missing.trp"))
-    assert missing.returncode == 1
+    assert missing.returncode == 2  # as every command that cannot read its trace
     assert missing.stdout == ""
     assert missing.stderr.startswith("error: ")
     assert "no such trace file" in missing.stderr
     bad = tmp_path / "bad.trp"
     bad.write_text("not json\n")
     malformed = run_cli("show", str(bad))
-    assert malformed.returncode == 1
+    assert malformed.returncode == 2
+    assert malformed.stdout == ""
     assert f"{bad}:1: not a Tool Replay trace" in malformed.stderr or "not valid JSON" in (
         malformed.stderr
     )
     usage = run_cli("show", str(bad), "--format", "xml")
     assert usage.returncode == 2
+    assert "2 when it cannot be read" in " ".join(run_cli("show", "--help").stdout.split())
 
 
 def run_in_terminal(args: list[str], env: dict[str, str]) -> str:

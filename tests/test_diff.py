@@ -219,3 +219,45 @@ def test_text_is_stable_for_snapshots(tmp_path: Path) -> None:
         "  row 1: output_changed at llm.decide occurrence 0 (source #1, target #1)\n"
         '    $.output.decision: source "approve", target "deny"\n'
     )
+
+
+@toolreplay.effect("diffending.customer.get")
+def get_customer(customer_id: int) -> dict[str, toolreplay.JsonValue]:
+    return {"id": customer_id, "active": True}
+
+
+def test_how_each_session_ended_is_shown(tmp_path: Path) -> None:
+    completed = tmp_path / "completed.trp"
+    with toolreplay.record(completed):
+        get_customer(1)
+    raised = tmp_path / "raised.trp"
+    with pytest.raises(RuntimeError), toolreplay.record(raised):
+        get_customer(1)
+        raise RuntimeError("refund pipeline exploded")
+    torn = tmp_path / "torn.trp"
+    torn.write_text("".join(completed.read_text().splitlines(keepends=True)[:-1]))  # no footer
+
+    report = toolreplay.diff(completed, raised)
+    assert report.identical  # the ending is shown, not reported as a difference
+    lines = report.render_text().replace(str(tmp_path), "TMP").splitlines()
+    assert lines[:2] == [
+        "source  TMP/completed.trp (record, 1 operations, complete)",
+        "target  TMP/raised.trp (record, 1 operations, complete, ended with builtins.RuntimeError)",
+    ]
+    document = report.to_dict()
+    assert document["source"]["ending"] == {"status": "completed", "error_type": None}
+    assert document["target"]["ending"] == {
+        "status": "raised",
+        "error_type": "builtins.RuntimeError",
+    }
+    assert list(document["source"]) == [
+        "path",
+        "trace_id",
+        "mode",
+        "operation_count",
+        "complete",
+        "ending",
+    ]
+    incomplete = toolreplay.diff(torn, raised)
+    assert incomplete.to_dict()["source"]["ending"] is None
+    assert "torn.trp (record, 1 operations, incomplete)" in incomplete.render_text()

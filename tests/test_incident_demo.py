@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -52,6 +53,18 @@ class Demo:
 
     def act(self, action: str, body: bytes | None = b"{}") -> tuple[int, Any]:
         return self.request("POST", f"/api/actions/{action}", body)
+
+    def raw(self, head: str, body: bytes = b"") -> tuple[int, Any]:
+        """Send exactly these bytes, close the sending side, and read the whole answer."""
+        host, port = self.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as connection:
+            connection.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
+            connection.shutdown(socket.SHUT_WR)  # the server reads to the end of what was sent
+            answer = b""
+            while chunk := connection.recv(65536):
+                answer += chunk
+        status_line, _, rest = answer.partition(b"\r\n")
+        return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
@@ -161,6 +174,59 @@ def test_bad_requests_get_json_errors_and_the_server_keeps_serving(demo: Demo) -
     assert status == 200
 
 
+def test_bodies_that_do_not_match_their_length_run_nothing(demo: Demo) -> None:
+    post = "POST /api/actions/replay HTTP/1.1\nHost: demo\nContent-Type: application/json\n"
+    assert demo.raw(post + "Content-Length: -1\n") == (
+        400,
+        {"error": {"status": 400, "message": "Content-Length is negative"}},
+    )
+    assert demo.raw(post + "Content-Length: 10\n", b"{}") == (
+        400,
+        {"error": {"status": 400, "message": "the body ended after 2 of 10 bytes"}},
+    )
+    assert demo.raw(post + "Content-Length: 2\n", b"{}")[0] == 200  # the same, whole: it runs
+    status, state = demo.request("GET", "/api/state")
+    assert (status, state["completed"]) == (200, ["replay"])
+
+
+def test_a_failed_step_shows_no_path_and_can_be_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from examples.incident_replay_demo import refund_app
+    from examples.incident_replay_demo.scenario import DemoError, DemoScenario
+
+    folder = tmp_path / "scenario"
+    scenario = DemoScenario(folder)
+    scenario.run("replay")
+    decide = refund_app.decide_refund
+
+    def crashing(client: Any) -> Any:
+        decide(client)
+        raise OSError(5, "Input/output error", str(folder / "notes.txt"))
+
+    monkeypatch.setattr(refund_app, "decide_refund", crashing)
+    with pytest.raises(DemoError) as caught:
+        scenario.run("correct")
+    assert caught.value.status == 500
+    assert caught.value.message == "OSError: [Errno 5] Input/output error: '<scenario>/notes.txt'"
+    assert not (folder / "corrected.trp").exists()  # the partial branch is gone...
+    monkeypatch.setattr(refund_app, "decide_refund", decide)
+    state = scenario.run("correct")  # ...so the step runs again without a reset
+    assert state["results"]["correct"]["decision"] == "manual_review"
+
+    def failing_record(path: Path, **options: Any) -> Any:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr("toolreplay.record", failing_record)
+    with pytest.raises(DemoError) as caught:
+        scenario.reset()
+    assert str(tmp_path) not in caught.value.message
+    assert caught.value.message == (
+        "OSError: [Errno 28] No space left on device: '<scenario>/incident.trp'"
+    )
+    assert scenario.state()["results"] == {}  # nothing stale is shown as recorded
+
+
 def test_the_server_binds_loopback_only(demo: Demo) -> None:
     assert demo.url.startswith("http://127.0.0.1:")
     status, _ = demo.request("GET", "/api/state")
@@ -194,11 +260,18 @@ def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
             name: page.locator(f'button[data-action="{name}"]')
             for name in ("replay", "correct", "compare", "promote", "reset")
         }
+        expect(incident).to_contain_text("1 provider call at capture time")
         expect(buttons["replay"]).to_be_enabled()
+        for later in ("correct", "compare", "promote"):
+            expect(buttons[later]).to_be_disabled()
+        page.evaluate("act('compare')")  # out of order: the server refuses it
+        expect(page.locator("#error")).to_contain_text("compare cannot run now")
+        expect(buttons["replay"]).to_be_enabled()  # the state was read back and shown
         for later in ("correct", "compare", "promote"):
             expect(buttons[later]).to_be_disabled()
 
         buttons["replay"].click()
+        expect(page.locator("#error")).to_be_hidden()
         expect(page.locator('[data-result="replay"]')).to_contain_text(
             "Replayed decision: approved"
         )

@@ -32,6 +32,7 @@ from tests.support.openai_fakes import (
 from toolreplay import UnsupportedRequestError, UnsupportedResponseError
 from toolreplay.adapters.openai import instrument
 from toolreplay.adapters.openai.compat import sdk_response_body
+from toolreplay.adapters.openai.responses import validation_path
 
 
 def record_one(path: Path, transport: Transport, **request: Any) -> Response:
@@ -91,7 +92,8 @@ def test_instrument_wraps_without_mutating_and_passes_everything_else_through() 
 # --- the closed request surface --------------------------------------------------------
 
 REFUSED: dict[str, tuple[dict[str, Any], str]] = {
-    "stream": ({**REQUEST, "stream": True}, "stream=...): streaming"),
+    "stream": ({**REQUEST, "stream": True}, "stream=...): streaming (True)"),
+    "stream zero": ({**REQUEST, "stream": 0}, "stream=...): streaming (0)"),
     "tools": ({**REQUEST, "tools": []}, "tools=...): this field is not supported"),
     "instructions": ({**REQUEST, "instructions": "be nice"}, "instructions=..."),
     "temperature": ({**REQUEST, "temperature": 0.2}, "temperature=..."),
@@ -172,9 +174,12 @@ def test_the_four_fields_are_the_inputs_and_credentials_never_reach_the_trace(
     assert json.loads(sent.content) == REQUEST
 
 
-def test_omitted_optional_fields_are_recorded_as_null_and_not_sent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream", [False, None, openai.omit])
+def test_omitted_optional_fields_are_recorded_as_null_and_not_sent(
+    tmp_path: Path, stream: object
+) -> None:
     transport = serving()
-    record_one(tmp_path / "t.trp", transport, model="m", input="x", stream=False)
+    record_one(tmp_path / "t.trp", transport, model="m", input="x", stream=stream)
     assert json.loads(transport.requests[0].content) == {"model": "m", "input": "x"}
     inputs = toolreplay.read_trace(tmp_path / "t.trp").operations[0].inputs
     assert inputs == {"model": "m", "input": "x", "reasoning": None, "max_output_tokens": None}
@@ -295,6 +300,33 @@ def test_a_hand_edited_envelope_fails_when_replaying(tmp_path: Path) -> None:
     edited.write_text("\n".join([lines[0], json.dumps(operation)]) + "\n")
     with toolreplay.replay(edited), pytest.raises(UnsupportedResponseError, match="created_at"):
         client.responses.create(**REQUEST)
+    operation["outcome"]["value"]["body"]["created_at"] = 1741476777
+    operation["outcome"]["value"]["body"]["output"][1]["content"][0]["text"] = 5
+    edited.write_text("\n".join([lines[0], json.dumps(operation)]) + "\n")
+    with toolreplay.replay(edited), pytest.raises(UnsupportedResponseError) as caught:
+        client.responses.create(**REQUEST)
+    assert str(caught.value) == (
+        "the recorded body is not a valid openai 2.20.0 Response: "
+        "$.output[1].content[0].text: Input should be a valid string. Re-record the call, "
+        "or fix the envelope to match openai 2.20.0's Response"
+    )
+
+
+@pytest.mark.parametrize(
+    ("location", "path"),
+    [
+        (("created_at",), "$.created_at"),
+        (
+            ("output", 1, "ResponseOutputMessage", "content", 0, "ResponseOutputText", "text"),
+            "$.output[1].content[0].text",
+        ),
+        (("text", "format", "ResponseFormatTextJSONSchemaConfig", "name"), "$.text.format.name"),
+        (("tool_choice", "literal['none','auto','required']"), "$.tool_choice"),
+        (("metadata", "a key"), '$.metadata["a key"]'),
+    ],
+)
+def test_validation_locations_are_json_paths(location: tuple[str | int, ...], path: str) -> None:
+    assert validation_path(location) == path
 
 
 # --- provider errors --------------------------------------------------------------------

@@ -15,13 +15,14 @@ failure has its own error type (see `toolreplay.errors`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, cast
@@ -45,7 +46,7 @@ from toolreplay.portable import (
     same_value,
     value_differences,
 )
-from toolreplay.runners import Runner, load_runner
+from toolreplay.runners import RUNNER_PATTERN, Runner, load_runner
 from toolreplay.runtime.session import ReplaySession
 from toolreplay.trace.reader import Trace, parse_trace
 
@@ -73,7 +74,6 @@ RunnerKind = Literal["sync", "async"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _TRACE_NAME = re.compile(r"trace-sha256-(?P<digest>[0-9a-f]{64})\.trp")
-_RUNNER = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 _TEST_MODULES: dict[RunnerKind, str] = {
     "sync": '''"""A regression case promoted by Tool Replay. It replays its trace offline."""
@@ -162,7 +162,7 @@ class VerifiedCase:
 # --- reading a case -------------------------------------------------------------------
 
 
-def _integrity(directory: Path, message: str) -> CaseIntegrityError:
+def _integrity_error(directory: Path, message: str) -> CaseIntegrityError:
     return CaseIntegrityError(f"case {directory}: {message}")
 
 
@@ -170,7 +170,7 @@ def _expect_object(
     directory: Path, value: object, where: str, keys: frozenset[str]
 ) -> dict[str, Any]:
     if type(value) is not dict:
-        raise _integrity(directory, f"{where} must be a JSON object")
+        raise _integrity_error(directory, f"{where} must be a JSON object")
     obj = cast(dict[str, Any], value)
     if obj.keys() != keys:
         problems: list[str] = []
@@ -178,7 +178,7 @@ def _expect_object(
             problems.append(f"missing {', '.join(sorted(keys - obj.keys()))}")
         if obj.keys() - keys:
             problems.append(f"unknown {', '.join(sorted(obj.keys() - keys))}")
-        raise _integrity(directory, f"{where}: {'; '.join(problems)}")
+        raise _integrity_error(directory, f"{where}: {'; '.join(problems)}")
     return obj
 
 
@@ -194,27 +194,34 @@ def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
 
 def _read_manifest(folder: Path, display: Path) -> CaseManifest:
     """`display` is the folder errors name (a staged case is named by its destination)."""
-    if not folder.is_dir():
-        raise _integrity(display, "is not a folder (a case is a folder holding case.json)")
     manifest_path = folder / MANIFEST_NAME
-    if manifest_path.is_symlink() or not manifest_path.is_file():
-        raise _integrity(display, f"has no {MANIFEST_NAME} (a regular file)")
+    try:
+        if not folder.is_dir():
+            raise _integrity_error(
+                display, "is not a folder (a case is a folder holding case.json)"
+            )
+        if manifest_path.is_symlink() or not manifest_path.is_file():
+            raise _integrity_error(display, f"has no {MANIFEST_NAME} (a regular file)")
+    except OSError as error:  # a name too long, a folder that cannot be searched
+        raise _integrity_error(display, f"cannot be read: {error.strerror or error}") from None
     try:
         document: object = json.loads(manifest_path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise _integrity(display, f"cannot read {MANIFEST_NAME}: {error.strerror}") from None
+        raise _integrity_error(
+            display, f"cannot read {MANIFEST_NAME}: {error.strerror or error}"
+        ) from None
     except RecursionError:
-        raise _integrity(display, f"{MANIFEST_NAME} is nested too deeply to read") from None
+        raise _integrity_error(display, f"{MANIFEST_NAME} is nested too deeply to read") from None
     except ValueError as error:  # not UTF-8, not JSON, or an integer too long to parse
-        raise _integrity(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
+        raise _integrity_error(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
     raw = cast(dict[str, Any], document) if type(document) is dict else {}
     if raw.get("format") != CASE_FORMAT:
-        raise _integrity(
-            folder, f'{MANIFEST_NAME} is not a case manifest ("format" must be "{CASE_FORMAT}")'
+        raise _integrity_error(
+            display, f'{MANIFEST_NAME} is not a case manifest ("format" must be "{CASE_FORMAT}")'
         )
     if raw.get("format_version") != CASE_FORMAT_VERSION:
-        raise _integrity(
-            folder,
+        raise _integrity_error(
+            display,
             f"{MANIFEST_NAME} has format_version {json.dumps(raw.get('format_version'))}; this "
             f"toolreplay reads version {CASE_FORMAT_VERSION}. Promote the case again, or use "
             "the toolreplay release that wrote it",
@@ -222,7 +229,7 @@ def _read_manifest(folder: Path, display: Path) -> CaseManifest:
     raw = _expect_object(display, raw, MANIFEST_NAME, _MANIFEST_KEYS)
     name = raw["name"]
     if type(name) is not str or not _NAME.fullmatch(name):
-        raise _integrity(display, f"name {json.dumps(name)} is not a valid case name")
+        raise _integrity_error(display, f"name {json.dumps(name)} is not a valid case name")
     trace = _expect_object(
         display, raw["trace"], "trace", frozenset({"path", "sha256", "size_bytes"})
     )
@@ -236,31 +243,35 @@ def _read_manifest(folder: Path, display: Path) -> CaseManifest:
     )
     path, digest, size = trace["path"], trace["sha256"], trace["size_bytes"]
     if type(path) is not str or type(digest) is not str or type(size) is not int:
-        raise _integrity(display, "trace must have a string path and sha256 and an int size_bytes")
+        raise _integrity_error(
+            display, "trace must have a string path and sha256 and an int size_bytes"
+        )
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise _integrity(display, f"trace sha256 {digest!r} is not 64 lowercase hex digits")
+        raise _integrity_error(display, f"trace sha256 {digest!r} is not 64 lowercase hex digits")
     _check_trace_path(folder, display, path, digest)
-    if type(runner["target"]) is not str or not _RUNNER.fullmatch(runner["target"]):
-        raise _integrity(
-            folder, f"runner target {json.dumps(runner['target'])} is not module:callable"
+    if type(runner["target"]) is not str or not RUNNER_PATTERN.fullmatch(runner["target"]):
+        raise _integrity_error(
+            display, f"runner target {json.dumps(runner['target'])} is not module:callable"
         )
     if runner["kind"] not in ("sync", "async"):
-        raise _integrity(display, f'runner kind must be "sync" or "async", not {runner["kind"]!r}')
+        raise _integrity_error(
+            display, f'runner kind must be "sync" or "async", not {runner["kind"]!r}'
+        )
     if replay["mode"] != "strict":
-        raise _integrity(display, f'replay mode must be "strict", not {replay["mode"]!r}')
+        raise _integrity_error(display, f'replay mode must be "strict", not {replay["mode"]!r}')
     if expectation["kind"] != "return_equals":
-        raise _integrity(
-            folder, f'expectation kind must be "return_equals", not {expectation["kind"]!r}'
+        raise _integrity_error(
+            display, f'expectation kind must be "return_equals", not {expectation["kind"]!r}'
         )
     try:
         expected = ensure_portable(expectation["value"], what="expectation value")
     except NonPortableValueError as error:
-        raise _integrity(display, str(error)) from None
+        raise _integrity_error(display, str(error)) from None
     effects = scope["effects"]
     if type(effects) is not list or not all(type(e) is str for e in cast(list[Any], effects)):
-        raise _integrity(display, "scope effects must be a list of effect names")
+        raise _integrity_error(display, "scope effects must be a list of effect names")
     if type(scope["operation_count"]) is not int:
-        raise _integrity(display, "scope operation_count must be an int")
+        raise _integrity_error(display, "scope operation_count must be an int")
     return CaseManifest(
         name=name,
         trace_path=path,
@@ -277,20 +288,22 @@ def _read_manifest(folder: Path, display: Path) -> CaseManifest:
 def _check_trace_path(folder: Path, display: Path, path: str, digest: str) -> None:
     pure = PurePosixPath(path)
     if pure.is_absolute() or "\\" in path or re.match(r"[A-Za-z]:", path):
-        raise _integrity(
-            folder, f"trace path {path!r} is absolute; it must name a file in the case folder"
+        raise _integrity_error(
+            display, f"trace path {path!r} is absolute; it must name a file in the case folder"
         )
     if ".." in pure.parts or len(pure.parts) != 1:
-        raise _integrity(
-            folder, f"trace path {path!r} leaves the case folder; it must be a bare file name"
+        raise _integrity_error(
+            display, f"trace path {path!r} leaves the case folder; it must be a bare file name"
         )
     match = _TRACE_NAME.fullmatch(path)
     if match is None or match["digest"] != digest:
-        raise _integrity(
-            folder, f"trace path {path!r} must be trace-sha256-<its sha256>.trp ({digest[:12]}...)"
+        raise _integrity_error(
+            display, f"trace path {path!r} must be trace-sha256-<its sha256>.trp ({digest[:12]}...)"
         )
     if (folder / path).is_symlink():
-        raise _integrity(display, f"trace {path} is a symbolic link; a case holds a real copy")
+        raise _integrity_error(
+            display, f"trace {path} is a symbolic link; a case holds a real copy"
+        )
 
 
 def _load_case_trace(folder: Path, display: Path, manifest: CaseManifest) -> Trace:
@@ -299,23 +312,23 @@ def _load_case_trace(folder: Path, display: Path, manifest: CaseManifest) -> Tra
     try:
         data = trace_file.read_bytes()
     except FileNotFoundError:
-        raise _integrity(display, f"trace {manifest.trace_path} is missing") from None
+        raise _integrity_error(display, f"trace {manifest.trace_path} is missing") from None
     except IsADirectoryError:
-        raise _integrity(display, f"trace {manifest.trace_path} is a folder") from None
+        raise _integrity_error(display, f"trace {manifest.trace_path} is a folder") from None
     except OSError as error:
-        raise _integrity(
-            display, f"cannot read trace {manifest.trace_path}: {error.strerror}"
+        raise _integrity_error(
+            display, f"cannot read trace {manifest.trace_path}: {error.strerror or error}"
         ) from None
     if len(data) != manifest.trace_size_bytes:
-        raise _integrity(
-            folder,
+        raise _integrity_error(
+            display,
             f"trace {manifest.trace_path} is {len(data)} bytes but the manifest says "
             f"{manifest.trace_size_bytes}; the trace was changed after promotion",
         )
     digest = hashlib.sha256(data).hexdigest()
     if digest != manifest.trace_sha256:
-        raise _integrity(
-            folder,
+        raise _integrity_error(
+            display,
             f"trace {manifest.trace_path} has SHA-256 {digest[:16]}... but the manifest says "
             f"{manifest.trace_sha256[:16]}...; the trace was changed after promotion",
         )
@@ -323,10 +336,10 @@ def _load_case_trace(folder: Path, display: Path, manifest: CaseManifest) -> Tra
         # Named by where the case is published, so messages never show a staging folder.
         trace = parse_trace(display / manifest.trace_path, data)
     except TraceError as error:
-        raise _integrity(display, f"trace asset is not a valid trace: {error}") from error
+        raise _integrity_error(display, f"trace asset is not a valid trace: {error}") from error
     recorded_effects = tuple(sorted({op.effect for op in trace.operations}))
     if recorded_effects != manifest.effects or len(trace) != manifest.operation_count:
-        raise _integrity(
+        raise _integrity_error(
             display,
             "the manifest's scope (effects and operation count) does not describe its trace",
         )
@@ -340,7 +353,7 @@ def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifes
     manifest = _read_manifest(folder, display)
     if manifest.runner_kind != kind:
         other = "verify_case_async" if kind == "sync" else "verify_case"
-        raise _integrity(
+        raise _integrity_error(
             display,
             f"its runner {manifest.runner} is {manifest.runner_kind}; verify it with {other}()",
         )
@@ -349,10 +362,10 @@ def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifes
     try:
         runner = load_runner(manifest.runner)
     except RunnerError as error:
-        raise _integrity(display, str(error)) from error
+        raise _integrity_error(display, str(error)) from error
     if runner.is_async != (kind == "async"):
         actual = "an async" if runner.is_async else "a sync"
-        raise _integrity(
+        raise _integrity_error(
             display,
             f"runner {manifest.runner} is {actual} function but the case was promoted for "
             f"{'an async' if manifest.runner_kind == 'async' else 'a sync'} one; promote it "
@@ -361,9 +374,9 @@ def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifes
     return manifest, trace, runner
 
 
-def _contract(folder: Path, manifest: CaseManifest, error: Exception) -> ReplayContractError:
+def _contract_error(display: Path, manifest: CaseManifest, error: Exception) -> ReplayContractError:
     return ReplayContractError(
-        f"case {manifest.name} ({folder}): strict replay of its trace under {manifest.runner} "
+        f"case {manifest.name} ({display}): strict replay of its trace under {manifest.runner} "
         f"failed, so the application no longer makes the recorded calls:\n{error}"
     )
 
@@ -373,8 +386,31 @@ def _root_cause(error: Exception) -> BaseException:
     return error.__cause__ if isinstance(error.__cause__, ReplayContractError) else error
 
 
-def _judge(
-    folder: Path, display: Path, manifest: CaseManifest, returned: object, consumed: int
+@contextlib.contextmanager
+def _replaying(display: Path, manifest: CaseManifest, trace: Trace) -> Generator[ReplaySession]:
+    """Open a strict `ReplaySession` on `trace` and map what leaves it to the case errors.
+
+    `SessionNestingError` passes through (a usage error: a case verified inside a
+    session, or a runner that opens its own), as do `BaseException`s that are not
+    `Exception`s. A replay contract or session error means the application no
+    longer makes the recorded calls; anything else the runner raised is its own
+    failure.
+    """
+    try:
+        with ReplaySession(trace) as session:
+            yield session
+    except SessionNestingError:
+        raise
+    except (ReplayContractError, SessionError) as error:
+        raise _contract_error(display, manifest, error) from _root_cause(error)
+    except Exception as error:
+        raise ApplicationExecutionError(
+            f"case {manifest.name}: {manifest.runner} raised {type(error).__name__}: {error}"
+        ) from error
+
+
+def _check_expectation(
+    folder: Path, manifest: CaseManifest, returned: object, consumed: int
 ) -> VerifiedCase:
     try:
         actual = ensure_portable(returned, what=f"the return value of {manifest.runner}")
@@ -412,19 +448,9 @@ def verify_case(directory: str | os.PathLike[str]) -> VerifiedCase:
 
 def _verify(folder: Path, display: Path) -> VerifiedCase:
     manifest, trace, runner = _prepare(folder, display, "sync")
-    session = ReplaySession(trace)
-    try:
-        with session:
-            returned = runner.function()
-    except SessionNestingError:
-        raise  # a usage error (verify_case inside a session), not a broken contract
-    except (ReplayContractError, SessionError) as error:
-        raise _contract(display, manifest, error) from _root_cause(error)
-    except Exception as error:
-        raise ApplicationExecutionError(
-            f"case {manifest.name}: {manifest.runner} raised {type(error).__name__}: {error}"
-        ) from error
-    return _judge(folder, display, manifest, returned, session.consumed_count)
+    with _replaying(display, manifest, trace) as session:
+        returned = runner.function()
+    return _check_expectation(folder, manifest, returned, session.consumed_count)
 
 
 async def verify_case_async(directory: str | os.PathLike[str]) -> VerifiedCase:
@@ -434,19 +460,9 @@ async def verify_case_async(directory: str | os.PathLike[str]) -> VerifiedCase:
 
 async def _verify_async(folder: Path, display: Path) -> VerifiedCase:
     manifest, trace, runner = _prepare(folder, display, "async")
-    session = ReplaySession(trace)
-    try:
-        with session:
-            returned = await cast(Callable[[], Awaitable[object]], runner.function)()
-    except SessionNestingError:
-        raise  # a usage error (verify_case inside a session), not a broken contract
-    except (ReplayContractError, SessionError) as error:
-        raise _contract(display, manifest, error) from _root_cause(error)
-    except Exception as error:
-        raise ApplicationExecutionError(
-            f"case {manifest.name}: {manifest.runner} raised {type(error).__name__}: {error}"
-        ) from error
-    return _judge(folder, display, manifest, returned, session.consumed_count)
+    with _replaying(display, manifest, trace) as session:
+        returned = await cast(Callable[[], Awaitable[object]], runner.function)()
+    return _check_expectation(folder, manifest, returned, session.consumed_count)
 
 
 # --- promoting ------------------------------------------------------------------------
@@ -467,7 +483,7 @@ def _stage(
             f"case name {name!r} must be 1-128 letters, digits, '_', '-' or '.', starting "
             "with a letter or digit"
         )
-    if not _RUNNER.fullmatch(runner):
+    if not RUNNER_PATTERN.fullmatch(runner):
         raise PromotionError(f"runner {runner!r} is not of the form module:callable")
     try:
         portable_expected = ensure_portable(expected, what="the expected value")
@@ -481,10 +497,14 @@ def _stage(
     source = Path(trace)
     try:
         data = source.read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
+    except FileNotFoundError:
         raise PromotionError(f"{source}: no such trace file") from None
+    except IsADirectoryError:
+        raise PromotionError(f"{source}: is a directory, not a trace file") from None
     except OSError as error:
-        raise PromotionError(f"{source}: cannot read the trace: {error.strerror}") from None
+        raise PromotionError(
+            f"{source}: cannot read the trace: {error.strerror or error}"
+        ) from None
     parsed = parse_trace(source, data)  # a malformed trace fails here, naming file and line
     digest = hashlib.sha256(data).hexdigest()
     manifest = CaseManifest(
@@ -506,7 +526,7 @@ def _stage(
     except OSError as error:
         _discard(None, created)
         raise PromotionError(
-            f"cannot write in {destination.parent}: {error.strerror}; nothing was written"
+            f"cannot write in {destination.parent}: {error.strerror or error}"
         ) from None
     try:
         (staging / manifest.trace_path).write_bytes(data)
@@ -516,7 +536,7 @@ def _stage(
         _discard(staging, created)
         if isinstance(error, OSError):
             raise PromotionError(
-                f"cannot write the case in {destination.parent}: {error.strerror}"
+                f"cannot write the case in {destination.parent}: {error.strerror or error}"
             ) from None
         raise
     return _Staged(staging, destination, manifest, created)
@@ -543,7 +563,9 @@ def _make_parents(folder: Path) -> list[Path]:
             path.mkdir()
         except OSError as error:
             _discard(None, missing[missing.index(path) + 1 :])
-            raise PromotionError(f"cannot create the folder {path}: {error.strerror}") from None
+            raise PromotionError(
+                f"cannot create the folder {path}: {error.strerror or error}"
+            ) from None
     return missing
 
 
@@ -566,11 +588,20 @@ def _publish(staged: _Staged) -> PromotedCase:
         destination.mkdir()
     except FileExistsError:
         raise PromotionError(f"{destination} appeared while the case was being verified") from None
+    except OSError as error:
+        raise PromotionError(f"cannot create {destination}: {error.strerror or error}") from None
     try:
         staged.folder.chmod(0o755)  # mkdtemp makes it private; a case folder is ordinary
         os.rename(staged.folder, destination)
-    except BaseException:
-        destination.rmdir()  # give the claimed name back; the caller discards the staging
+    except BaseException as error:
+        # Give the claimed name back; the caller discards the staging folder. If another
+        # process wrote into the claimed folder, rmdir fails and its files stay theirs.
+        with contextlib.suppress(OSError):
+            destination.rmdir()
+        if isinstance(error, OSError):
+            raise PromotionError(
+                f"cannot move the verified case to {destination}: {error.strerror or error}"
+            ) from None
         raise
     return PromotedCase(
         directory=destination,

@@ -51,20 +51,34 @@ class DemoScenario:
     def _branch(self) -> Path:
         return self._folder / "corrected.trp"
 
+    def scrub(self, message: str) -> str:
+        """`message` without the scenario folder: the page must not show local paths."""
+        for shown in {str(self._folder.resolve()), str(self._folder)}:
+            message = message.replace(shown, "<scenario>")
+        return message
+
+    def _failure(self, error: Exception) -> DemoError:
+        return DemoError(500, self.scrub(f"{type(error).__name__}: {error}"))
+
     def reset(self) -> dict[str, Any]:
         """Forget everything and record the incident again (with the local transport)."""
         with self._lock:
-            shutil.rmtree(self._folder, ignore_errors=True)
-            self._folder.mkdir(parents=True)
-            transport = refund_app.CountingTransport(refund_app.incident_body("approve"))
-            with toolreplay.record(self._incident, metadata={"runner": RUNNER}):
-                outcome = refund_app.decide_refund(refund_app.client_for(transport))
             self._completed = []
+            self._results = {}
+            try:
+                shutil.rmtree(self._folder, ignore_errors=True)
+                self._folder.mkdir(parents=True)
+                transport = refund_app.CountingTransport(refund_app.incident_body("approve"))
+                with toolreplay.record(self._incident, metadata={"runner": RUNNER}):
+                    outcome = refund_app.decide_refund(refund_app.client_for(transport))
+                operations = len(toolreplay.read_trace(self._incident))
+            except Exception as error:
+                raise self._failure(error) from error
             self._results = {
                 "incident": {
                     "decision": outcome["decision"],
                     "amount": outcome["amount"],
-                    "operations": len(toolreplay.read_trace(self._incident)),
+                    "operations": operations,
                     "provider_calls": transport.calls,
                 }
             }
@@ -94,10 +108,10 @@ class DemoScenario:
                 raise DemoError(409, f"{step} cannot run now: {done}; use Reset demo to start over")
             try:
                 self._results[step] = getattr(self, f"_{step}")()
-            except toolreplay.ToolReplayError as error:
-                # Messages name trace files; the page must not show local paths.
-                message = str(error).replace(str(self._folder), "<scenario>")
-                raise DemoError(500, f"{type(error).__name__}: {message}") from error
+            except DemoError as error:
+                raise DemoError(error.status, self.scrub(error.message)) from error
+            except Exception as error:  # messages name trace files: scrub the folder
+                raise self._failure(error) from error
             self._completed.append(step)
             return self._state()
 
@@ -127,8 +141,13 @@ class DemoScenario:
             effect="openai.responses.create", inputs=model_call.inputs, value=corrected
         )
         transport = refund_app.CountingTransport(None)
-        with toolreplay.fork(self._incident, self._branch, patches=[patch]) as session:
-            outcome = refund_app.decide_refund(refund_app.client_for(transport))
+        try:
+            with toolreplay.fork(self._incident, self._branch, patches=[patch]) as session:
+                outcome = refund_app.decide_refund(refund_app.client_for(transport))
+        except BaseException:
+            # A failed fork keeps its partial branch; remove it so the step can run again.
+            self._branch.unlink(missing_ok=True)
+            raise
         return {
             "decision": outcome["decision"],
             "patched_effect": "openai.responses.create",

@@ -34,6 +34,7 @@ _FILES = {
     "/static/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 _MAX_BODY = 4096
+_BODY_TIMEOUT = 30  # seconds
 
 
 class DemoServer(ThreadingHTTPServer):
@@ -98,7 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(error.status, error.message)
             return
         except Exception as error:  # the page shows errors; the server keeps serving
-            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(error).__name__}: {error}")
+            message = self.scenario.scrub(f"{type(error).__name__}: {error}")
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, message)
             return
         self._json(HTTPStatus.OK, state)
 
@@ -113,9 +115,22 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             raise DemoError(400, "Content-Length is not a number") from None
-        if length > _MAX_BODY:
+        if length < 0 or length > _MAX_BODY:
+            self.close_connection = True  # the body is not read: the stream is out of step
+            if length < 0:
+                raise DemoError(400, "Content-Length is negative")
             raise DemoError(413, f"the body is over {_MAX_BODY} bytes")
-        raw = self.rfile.read(length) if length else b""
+        self.connection.settimeout(_BODY_TIMEOUT)  # a client that stalls mid-body
+        try:
+            raw = self.rfile.read(length) if length else b""
+        except TimeoutError:
+            self.close_connection = True
+            raise DemoError(408, "the body did not arrive in time") from None
+        finally:
+            self.connection.settimeout(None)
+        if len(raw) != length:
+            self.close_connection = True
+            raise DemoError(400, f"the body ended after {len(raw)} of {length} bytes")
         if not raw.strip():
             return
         try:

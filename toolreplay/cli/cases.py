@@ -21,7 +21,12 @@ from toolreplay.cases import (
 from toolreplay.cases import (
     promote as promote_case,
 )
-from toolreplay.cli.output import Output, OutputFormat, application_output_to_stderr
+from toolreplay.cli.output import (
+    FormatOption,
+    Output,
+    OutputFormat,
+    application_output_to_stderr,
+)
 from toolreplay.errors import (
     PromotionError,
     RunnerError,
@@ -35,6 +40,7 @@ from toolreplay.runtime.failures import qualified_name
 __all__ = ["promote", "verify"]
 
 VERIFY_FORMAT_VERSION = 1
+_DETAIL_LINES = 20  # lines of a failure's message shown under its FAIL line
 
 
 def _error(error: BaseException) -> dict[str, Any]:
@@ -86,9 +92,7 @@ def promote(
             "--expect-file", metavar="FILE", help="A file holding the expected return value."
         ),
     ] = None,
-    output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="text for people, json for programs.")
-    ] = OutputFormat.text,
+    output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Turn a trace into a self-contained pytest case, verified before it is published.
 
@@ -144,21 +148,44 @@ def promote(
             f"with python -m pytest {case.directory}"
         )
     else:
-        Output.error(f"{type(error).__name__}: {error}; nothing was written")
+        Output.error(f"{type(error).__name__}: {error}")
+        sys.stderr.write("nothing was written\n")
     raise typer.Exit(status)
+
+
+class _NothingToVerify(Exception):
+    """`verify` cannot run: a PATH is missing or cannot be searched, or holds no case."""
+
+    def __init__(self, message: str, *, missing: Path | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.missing = missing
 
 
 def _discover(paths: list[Path]) -> list[Path]:
     found: set[Path] = set()
     for path in paths:
-        if not path.exists():
-            raise typer.BadParameter(f"{path} does not exist", param_hint="PATH")
-        if (path / MANIFEST_NAME).is_file():
-            found.add(path)
-            continue
-        for manifest in path.rglob(MANIFEST_NAME):
-            if not any(part.startswith(".") for part in manifest.relative_to(path).parts):
-                found.add(manifest.parent)
+        try:
+            if not path.exists():
+                if path.is_symlink():
+                    raise _NothingToVerify(
+                        f"cannot search {path} for cases: it is a symbolic link to nothing, "
+                        "or a loop of links"
+                    )
+                raise _NothingToVerify(f"{path} does not exist", missing=path)
+            if (path / MANIFEST_NAME).is_file():
+                found.add(path)
+                continue
+            for manifest in path.rglob(MANIFEST_NAME):
+                if not any(part.startswith(".") for part in manifest.relative_to(path).parts):
+                    found.add(manifest.parent)
+        except OSError as error:  # a name too long, a loop of links, a folder it cannot read
+            reason = error.strerror or str(error)
+            raise _NothingToVerify(f"cannot search {path} for cases: {reason}") from None
+    if not found:
+        raise _NothingToVerify(
+            f"no case folder (a folder holding {MANIFEST_NAME}) under {', '.join(map(str, paths))}"
+        )
     return sorted(found)
 
 
@@ -180,20 +207,30 @@ def verify(
     paths: Annotated[
         list[Path], typer.Argument(metavar="PATH...", help="Case folders, or folders to search.")
     ],
-    output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="text for people, json for programs.")
-    ] = OutputFormat.text,
+    output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Find promoted cases under PATH (recursively) and verify each one.
 
-    Exit 0 when every case holds, 1 when any fails, 2 when no case is found.
+    Exit 0 when every case holds, 1 when any fails, 2 when no case is found or a
+    PATH is missing or cannot be searched.
     """
-    cases = _discover(paths)
-    if not cases:
-        Output.error(
-            f"no case folder (a folder holding {MANIFEST_NAME}) under {', '.join(map(str, paths))}"
-        )
-        raise typer.Exit(2)
+    try:
+        cases = _discover(paths)
+    except _NothingToVerify as nothing:
+        if output_format is OutputFormat.json:
+            document: dict[str, Any] = {
+                "format_version": VERIFY_FORMAT_VERSION,
+                "passed": 0,
+                "failed": 0,
+                "cases": [],
+                "error": nothing.message,
+            }
+            sys.stdout.write(json.dumps(document, indent=2) + "\n")
+            raise typer.Exit(2) from None
+        if nothing.missing is not None:
+            raise typer.BadParameter(nothing.message, param_hint="PATH") from None
+        Output.error(nothing.message)
+        raise typer.Exit(2) from None
     import_from_working_directory()
     results: list[tuple[Path, str, BaseException | None]] = []
     with application_output_to_stderr():
@@ -215,6 +252,7 @@ def verify(
                 }
                 for folder, name, error in results
             ],
+            "error": None,
         }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
@@ -222,9 +260,14 @@ def verify(
         for folder, name, error in results:
             if error is None:
                 out.line(f"PASS  {name}  ({folder})")
-            else:
-                first_line = str(error).splitlines()[0] if str(error) else ""
-                out.line(f"FAIL  {name}  ({folder}): {type(error).__name__}: {first_line}")
+                continue
+            first, *rest = str(error).splitlines() or [""]
+            out.line(f"FAIL  {name}  ({folder}): {type(error).__name__}: {first}")
+            for line in rest[:_DETAIL_LINES]:
+                out.line(f"      {line}")
+            hidden = len(rest) - _DETAIL_LINES
+            if hidden > 0:
+                out.line(f"      ... {hidden} more {'line' if hidden == 1 else 'lines'}")
         held = len(results) - failed
         out.line(f"{held} {'case' if held == 1 else 'cases'} held, {failed} failed")
     raise typer.Exit(1 if failed else 0)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from toolreplay.cli.output import OutputFormat
+from toolreplay.cli.output import FormatOption, OutputFormat
 from toolreplay.diff import diff as diff_traces
 from toolreplay.errors import DiffError, TraceError
 
@@ -19,10 +19,7 @@ __all__ = ["diff"]
 def diff(
     source: Annotated[Path, typer.Argument(metavar="SOURCE", help="The reference trace.")],
     target: Annotated[Path, typer.Argument(metavar="TARGET", help="The trace to compare.")],
-    output_format: Annotated[
-        OutputFormat,
-        typer.Option("--format", "-f", help="text for people and logs, json for programs."),
-    ] = OutputFormat.text,
+    output_format: FormatOption = OutputFormat.text,
     fail_on_difference: Annotated[
         bool,
         typer.Option("--fail-on-difference", help="Exit 1 when the traces differ at all."),

@@ -11,12 +11,14 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from enum import StrEnum
+from typing import Annotated
 
+import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Output", "OutputFormat", "application_output_to_stderr"]
+__all__ = ["FormatOption", "Output", "OutputFormat", "application_output_to_stderr"]
 
 
 class OutputFormat(StrEnum):
@@ -26,11 +28,18 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="text for people and logs, json for programs."),
+]
+"""The `--format/-f` option, declared once for every command."""
+
+
 class Output:
     """Writes a command's result to stdout and its errors to stderr."""
 
-    def __init__(self, *, rich: bool | None = None) -> None:
-        self.rich = sys.stdout.isatty() if rich is None else rich
+    def __init__(self) -> None:
+        self.rich = sys.stdout.isatty()
         self._console = (
             Console(no_color="NO_COLOR" in os.environ, highlight=False) if self.rich else None
         )

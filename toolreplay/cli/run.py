@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from toolreplay.cli.output import OutputFormat, application_output_to_stderr
+from toolreplay.cli.output import FormatOption, OutputFormat, application_output_to_stderr
 from toolreplay.errors import (
     AmbiguousReplayMatch,
     NonPortableValueError,
@@ -192,6 +192,22 @@ def _closing(session: RecordSession | ReplaySession) -> Generator[None]:
     session.__exit__(None, None, None)
 
 
+def _kept(report: RunReport) -> str | None:
+    """Where a failed record or fork left its trace, if it left one."""
+    if report.command == "record":
+        trace = report.paths.get("trace")
+        if trace is not None and Path(trace).is_file():
+            return f"the trace recorded up to the failure is kept at {trace}"
+    elif report.command == "fork":
+        branch, source = report.paths.get("branch"), report.paths.get("source")
+        if branch is not None and Path(branch).is_file():
+            return (
+                f"the branch, holding what the application observed up to the failure, is "
+                f"kept at {branch}; compare: toolreplay diff {source} {branch}"
+            )
+    return None
+
+
 def _emit(report: RunReport, output_format: OutputFormat, summary: list[str]) -> None:
     if output_format is OutputFormat.json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
@@ -205,10 +221,17 @@ def _emit(report: RunReport, output_format: OutputFormat, summary: list[str]) ->
         sys.stdout.write(f"returned {shown}\n")
     else:
         assert report.error is not None
+        captured = report.error.get("traceback")
+        if report.outcome == "application_error" and captured:
+            sys.stderr.write(captured if captured.endswith("\n") else captured + "\n")
         sys.stderr.write(f"error: {report.outcome}: {report.error['type']}: ")
         sys.stderr.write(report.error["message"] + "\n")
         for note in report.error["notes"]:
             sys.stderr.write(note + "\n")
+        if report.outcome != "invalid_arguments":
+            kept = _kept(report)
+            if kept is not None:
+                sys.stderr.write(kept + "\n")
     sys.stdout.flush()
     status = {"ok": 0, "invalid_arguments": 2}.get(report.outcome, 1)
     raise typer.Exit(status)
@@ -240,9 +263,6 @@ RunnerOption = Annotated[
         help="The application entry point, called with no arguments (default: the trace's).",
     ),
 ]
-FormatOption = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="text for people, json for programs.")
-]
 
 
 def record(
@@ -258,7 +278,13 @@ def record(
     ] = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Run an application and record every effect it calls to a new trace."""
+    """Run an application and record every effect it calls to a new trace.
+
+    Exit 0 when the run succeeded; 1 when the application ran and failed (its
+    error or exit, a session error), the trace recorded up to the failure being
+    kept; 2 when the command was refused before the application ran (bad runner
+    or output path), nothing being written.
+    """
     report = RunReport("record", runner=runner, paths={"trace": str(output)})
     try:
         with application_output_to_stderr():  # the import may print
@@ -281,7 +307,13 @@ def replay(
     runner: RunnerOption = None,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Run an application against a trace, strictly: no effect body runs."""
+    """Run an application against a trace, strictly: no effect body runs.
+
+    Exit 0 when the run succeeded; 1 when the application ran and failed (a
+    replay miss or other contract error, its own error or exit, a session
+    error); 2 when the command was refused before the application ran (bad
+    trace or runner). Replay never writes a file.
+    """
     report = RunReport("replay", runner=runner, paths={"trace": str(trace_path)})
     try:
         trace = read_trace(trace_path)
@@ -316,7 +348,14 @@ def fork(
     runner: RunnerOption = None,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Replay a trace with recorded outputs replaced by patches, writing a branch trace."""
+    """Replay a trace with recorded outputs replaced by patches, writing a branch trace.
+
+    Exit 0 when the run succeeded and every patch was applied; 1 when the
+    application ran and failed (a replay miss, an unapplied patch, its own error
+    or exit, a session error), the branch holding what it observed up to the
+    failure being kept; 2 when the command was refused before the application
+    ran (bad trace, patch file, runner or output path), nothing being written.
+    """
     report = RunReport(
         "fork",
         runner=runner,

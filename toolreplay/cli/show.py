@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from toolreplay.cli.output import Output, OutputFormat
+from toolreplay.cli.output import FormatOption, Output, OutputFormat
 from toolreplay.errors import TraceError
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import TRACE_FORMAT, TRACE_FORMAT_VERSION, Operation, Raised
@@ -76,9 +76,7 @@ def _state(trace: Trace) -> str:
 
 def show(
     trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="A .trp trace file.")],
-    output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="text for people, json for programs.")
-    ] = OutputFormat.text,
+    output_format: FormatOption = OutputFormat.text,
     limit: Annotated[
         int | None,
         typer.Option(
@@ -88,13 +86,17 @@ def show(
         ),
     ] = None,
 ) -> None:
-    """Summarise a trace: its header, whether it is complete, and its operations."""
+    """Summarise a trace: its header, whether it is complete, and its operations.
+
+    Exit 0 when the trace was read (complete or not), 2 when it cannot be read
+    (missing, malformed, or of an unsupported format version), as every command.
+    """
     out = Output()
     try:
         trace = read_trace(trace_path)
     except TraceError as error:
         out.error(str(error))
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None
     if limit == 0:
         limit = None
     elif limit is None and output_format is OutputFormat.text:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolreplay.diff.alignment import PairKind
 from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
 from toolreplay.trace.model import Operation, Raised, Returned
 from toolreplay.trace.reader import Trace
@@ -49,7 +50,6 @@ DIFFERENCE_TYPES: tuple[DifferenceType, ...] = (
     "order_changed",
 )
 RowStatus = Literal["same", "changed", "missing", "added"]
-MatchKind = Literal["exact", "moved", "structural"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ class AlignmentRow:
     source: Operation | None
     target: Operation | None
     status: RowStatus
-    match: MatchKind | None
+    match: PairKind | None
     differences: tuple[DifferenceType, ...]
     fields: tuple[FieldDifference, ...]
     patch_id: str | None
@@ -175,6 +175,14 @@ def _operation_ref(operation: Operation | None) -> dict[str, Any] | None:
     }
 
 
+def _ending(trace: Trace) -> dict[str, Any] | None:
+    """How the session that wrote the trace ended; None for an incomplete trace."""
+    footer = trace.footer
+    if footer is None:
+        return None
+    return {"status": footer.ending.status, "error_type": footer.ending.error_type}
+
+
 def _trace_ref(trace: Trace, label: str) -> dict[str, Any]:
     return {
         "path": label,
@@ -182,7 +190,17 @@ def _trace_ref(trace: Trace, label: str) -> dict[str, Any]:
         "mode": trace.header.mode,
         "operation_count": len(trace),
         "complete": trace.complete,
+        "ending": _ending(trace),
     }
+
+
+def _describe_trace(trace: Trace, label: str) -> str:
+    """`<label> (<mode>, <n> operations, complete|incomplete[, ended with <error type>])`."""
+    state = "complete" if trace.complete else "incomplete"
+    footer = trace.footer
+    if footer is not None and footer.ending.status == "raised":
+        state += f", ended with {footer.ending.error_type}"
+    return f"{label} ({trace.header.mode}, {len(trace)} operations, {state})"
 
 
 @dataclass(frozen=True)
@@ -237,14 +255,9 @@ class DiffReport:
 
     def render_text(self) -> str:
         """The deterministic text form (what `toolreplay diff` prints)."""
-
-        def describe_trace(trace: Trace, label: str) -> str:
-            state = "complete" if trace.complete else "incomplete"
-            return f"{label} ({trace.header.mode}, {len(trace)} operations, {state})"
-
         lines = [
-            f"source  {describe_trace(self.source, self.source_label)}",
-            f"target  {describe_trace(self.target, self.target_label)}",
+            f"source  {_describe_trace(self.source, self.source_label)}",
+            f"target  {_describe_trace(self.target, self.target_label)}",
         ]
         if self.identical:
             lines.append(

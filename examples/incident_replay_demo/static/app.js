@@ -15,6 +15,10 @@ function el(tag, text, className) {
   return node;
 }
 
+function calls(count) {
+  return `${count} provider ${count === 1 ? "call" : "calls"}`;
+}
+
 function decision(value) {
   return el("span", value, `decision ${value}`);
 }
@@ -27,25 +31,23 @@ function fill(name, parts) {
 function render(state) {
   const results = state.results || {};
   const incident = results.incident;
-  if (incident) {
-    fill("incident", [
-      el("span", `Recorded decision: `), decision(incident.decision),
-      el("span", ` for ${incident.amount.toLocaleString("en-US", { style: "currency", currency: "USD" })} ` +
-        `(${incident.operations} operations captured, ` +
-        `${incident.provider_calls} provider call at capture time).`),
-    ]);
-  }
+  fill("incident", incident ? [
+    el("span", `Recorded decision: `), decision(incident.decision),
+    el("span", ` for ${incident.amount.toLocaleString("en-US", { style: "currency", currency: "USD" })} ` +
+      `(${incident.operations} operations captured, ` +
+      `${calls(incident.provider_calls)} at capture time).`),
+  ] : [el("span", "No incident is recorded: press Reset demo to record it again.")]);
   const replay = results.replay;
   fill("replay", replay ? [
     el("span", "Replayed decision: "), decision(replay.decision),
     el("span", ` · ${replay.operations_replayed} operations replayed · `),
-    el("span", `${replay.provider_calls} provider calls`, "calls"),
+    el("span", calls(replay.provider_calls), "calls"),
   ] : []);
   const correct = results.correct;
   fill("correct", correct ? [
     el("span", "Corrected fork decision: "), decision(correct.decision),
     el("span", ` · patched ${correct.patched_effect} · `),
-    el("span", `${correct.provider_calls} provider calls`, "calls"),
+    el("span", calls(correct.provider_calls), "calls"),
   ] : []);
   const compare = results.compare;
   fill("compare", compare ? [
@@ -93,14 +95,18 @@ async function call(method, path) {
 }
 
 async function act(action) {
-  const buttons = document.querySelectorAll("button");
-  buttons.forEach((button) => { button.dataset.wasDisabled = button.disabled; button.disabled = true; });
+  document.querySelectorAll("button").forEach((button) => { button.disabled = true; });
   try {
     showError("");
     render(await call("POST", `/api/actions/${action}`));
   } catch (error) {
     showError(error.message);
-    buttons.forEach((button) => { button.disabled = button.dataset.wasDisabled === "true"; });
+    // The step may have changed the server's state before failing: show what it is now.
+    try {
+      render(await call("GET", "/api/state"));
+    } catch (stateError) {
+      showError(`${error.message} (and the state could not be read: ${stateError.message})`);
+    }
   }
   document.querySelector('[data-action="reset"]').disabled = false;
 }

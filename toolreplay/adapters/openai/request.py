@@ -28,7 +28,7 @@ def _refuse(field: str, problem: str) -> UnsupportedRequestError:
     return UnsupportedRequestError(
         f"responses.create({field}=...): {problem}. The Tool Replay OpenAI adapter records "
         "exactly model, a string input, reasoning={'effort': ...} and max_output_tokens, "
-        "with stream omitted or False; call client.original_client for anything else"
+        "with stream omitted, None or False; call client.original_client for anything else"
     )
 
 
@@ -46,8 +46,8 @@ def parse_request(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ResponsesReq
         if field not in SUPPORTED_FIELDS:
             raise _refuse(field, "this field is not supported")
     present = {key: value for key, value in kwargs.items() if _given(value)}
-    stream = present.get("stream", False)
-    if stream is not False:
+    stream = present.get("stream")
+    if stream is not None and stream is not False:  # None is the SDK's "not streaming" too
         raise _refuse("stream", f"streaming ({stream!r}) is not supported")
     model = present.get("model")
     if type(model) is not str or not model:

@@ -13,6 +13,7 @@ when recording and when replaying, rather than passed on uninterpreted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import pydantic
@@ -20,7 +21,7 @@ from openai.types.responses import Response
 
 from toolreplay.adapters.openai.compat import sdk_response_body
 from toolreplay.errors import UnsupportedResponseError
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, format_path
 
 __all__ = [
     "ENVELOPE",
@@ -30,6 +31,7 @@ __all__ = [
     "check_closed_unions",
     "rebuild_response",
     "response_envelope",
+    "validation_path",
 ]
 
 ENVELOPE = "openai.response"
@@ -87,6 +89,25 @@ def check_closed_unions(body: dict[str, JsonValue]) -> None:
                 )
 
 
+# Parts of a pydantic location that name a schema, not a place in the body: the union
+# member tried (`ResponseOutputMessage`) or a core schema (`str`, `list[...]`, `literal[...]`).
+_SCHEMA_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+
+
+def validation_path(location: Sequence[int | str]) -> str:
+    """A pydantic error location as the project's JSON path: `$.output[1].content[0].text`.
+
+    Integers become indexes; the union tags pydantic inserts (class names, which
+    start with an uppercase letter, and core schema names) are dropped.
+    """
+    segments: list[str | int] = [
+        part
+        for part in location
+        if isinstance(part, int) or not (part[:1].isupper() or "[" in part or part in _SCHEMA_TAGS)
+    ]
+    return format_path(segments)
+
+
 def rebuild_response(envelope: JsonValue) -> Response:
     """The SDK `Response` an envelope describes (the request id set as the SDK sets it)."""
     if (
@@ -108,9 +129,10 @@ def rebuild_response(envelope: JsonValue) -> Response:
         response = Response.model_validate(sdk_response_body(body))
     except pydantic.ValidationError as error:
         first: Any = error.errors()[0]
-        where = "$." + ".".join(str(part) for part in first["loc"])
         raise UnsupportedResponseError(
-            f"the recorded body is not a valid openai 2.20.0 Response: {where}: {first['msg']}"
+            f"the recorded body is not a valid openai 2.20.0 Response: "
+            f"{validation_path(first['loc'])}: {first['msg']}. Re-record the call, or fix the "
+            "envelope to match openai 2.20.0's Response"
         ) from None
     request_id = envelope.get("request_id")
     response._request_id = request_id if isinstance(request_id, str) else None  # pyright: ignore[reportPrivateUsage]  # the SDK's documented request-id attribute
