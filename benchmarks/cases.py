@@ -24,19 +24,18 @@ import gc
 import hashlib
 import importlib
 import os
-import platform
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import toolreplay
+from benchmarks import measure
 
 __all__ = ["main"]
 
@@ -44,9 +43,6 @@ SIZES = (100, 1_000, 10_000)
 SUITE_CASES = 500
 SUITE_OPERATIONS = 5
 """Operations in the trace of each suite case."""
-DEFAULT_REPEATS = 5
-SMALL_SIZE_REPEAT_FACTOR = 5
-"""Sizes below 10,000 get up to this many times the repeats (see `repeats_for`)."""
 SUITE_REPEATS = 3
 """Child pytest runs per mode, at most (and at most `--repeats`); the best is kept."""
 PYTEST_TIMEOUT = 600
@@ -78,35 +74,6 @@ def _run(n: int) -> dict:
     return {"calls": n, "total": total}
 '''
 PYTEST_FLAGS = ("--import-mode=importlib", "-p", "no:cacheprovider", "-q")
-
-
-# --- timing ---------------------------------------------------------------------------
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Collect, then keep the cyclic garbage collector off for the timed section."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _time_action(action: Callable[[], object]) -> float:
-    """Seconds to run `action()`, gc disabled; its result is freed after the clock stops."""
-    with _gc_paused():
-        start = time.perf_counter()
-        result = action()
-        elapsed = time.perf_counter() - start
-    del result
-    return elapsed
-
-
-def repeats_for(n: int, repeats: int) -> int:
-    """More repeats for the small sizes, whose short timings are the most easily disturbed."""
-    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 10_000 // n))
 
 
 # --- the application ------------------------------------------------------------------
@@ -171,7 +138,7 @@ def measure_size(app: ModuleType, n: int, repeats: int, directory: Path) -> Size
     trace_path = directory / "traces" / f"ops-{n}.trp"
     expected = record_trace(app, n, trace_path)
     case_dir = directory / "cases" / f"ops-{n}"
-    with _gc_paused():
+    with measure.gc_paused():
         start = time.perf_counter()
         promoted = toolreplay.promote(
             trace_path, case_dir, name=f"ops_{n}", runner=runner(n), expected=expected
@@ -204,11 +171,11 @@ def measure_size(app: ModuleType, n: int, repeats: int, directory: Path) -> Size
     replays: list[float] = []
     for _ in range(repeats):
         # Round-robin, so that a noisy moment hurts one repeat of every figure.
-        verify.append(_time_action(lambda: toolreplay.verify_case(case_dir)))
+        verify.append(measure.time_action(lambda: toolreplay.verify_case(case_dir)))
         verify_gc.append(verify_gc_on())
-        reads.append(_time_action(lambda: toolreplay.read_trace(case_trace)))
-        hashes.append(_time_action(lambda: hashlib.sha256(data).hexdigest()))
-        replays.append(_time_action(replay_only))
+        reads.append(measure.time_action(lambda: toolreplay.read_trace(case_trace)))
+        hashes.append(measure.time_action(lambda: hashlib.sha256(data).hexdigest()))
+        replays.append(measure.time_action(replay_only))
     return SizeResult(
         n=n,
         repeats=repeats,
@@ -326,8 +293,8 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
     expected = record_trace(app, SUITE_OPERATIONS, trace_path)
     suite = directory / "suite"
     names = [f"case_{index:04d}" for index in range(cases)]
-    print(f"promoting {cases:,} cases ...", file=sys.stderr, flush=True)
-    with _gc_paused():
+    measure.progress(f"promoting {cases:,} cases ...")
+    with measure.gc_paused():
         start = time.perf_counter()
         for name in names:
             toolreplay.promote(
@@ -343,13 +310,13 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
         for name in names:
             toolreplay.verify_case(suite / name)
 
-    in_process = min(_time_action(verify_all) for _ in range(repeats))
+    in_process = min(measure.time_action(verify_all) for _ in range(repeats))
 
     app_folder = Path(app.__file__ or "").parent
     runs: dict[Mode, list[PytestRun]] = {mode: [] for mode in MODES}
     for repeat in range(repeats):
         # Round-robin, so that a noisy moment hurts one run of every mode.
-        print(f"pytest runs, round {repeat + 1}/{repeats} ...", file=sys.stderr, flush=True)
+        measure.progress(f"pytest runs, round {repeat + 1}/{repeats} ...")
         for mode in MODES:
             runs[mode].append(run_pytest(suite, app_folder, mode))
     return SuiteResult(cases, SUITE_OPERATIONS, promote, in_process, runs)
@@ -358,43 +325,19 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
 # --- report ---------------------------------------------------------------------------
 
 
-def _micro() -> str:
-    """The micro sign, or "u" where stdout cannot encode it."""
-    try:
-        "µ".encode(sys.stdout.encoding or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return "u"
-    return "µ"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
-    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("-+-".join("-" * w for w in widths))
-    lines.extend(
-        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
-    )
-    return lines
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def _share(part: float, whole: float) -> str:
     return f"{part:.4f} ({part / whole:.0%})"
 
 
 def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elapsed: float) -> str:
-    us = f"{_micro()}s"
+    us = measure.us_unit()
     runs = len(suite.runs[SERIAL])
     out = [
-        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
-        f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()} | "
-        f"{os.cpu_count()} CPUs",
-        "best of "
-        + ", ".join(f"{r.repeats} (N={r.n:,})" for r in results)
-        + f" repeats per in-process figure, best of {runs} per pytest run (time.perf_counter)",
+        measure.environment(cpus=True),
+        measure.repeats_line(
+            ((r.n, r.repeats) for r in results),
+            f"in-process figure, best of {runs} per pytest run",
+        ),
         "gc disabled during every in-process timed section (gc.collect() first), except the "
         "'verify gc on' column; everything is written to a temporary directory",
         f"runner {APP_MODULE}:run_<N> calls the effect bench.lookup(i) -> "
@@ -415,7 +358,7 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
     out += [
         "",
         "where verify_case spends its time (seconds, share of 'verify s'); measured "
@@ -434,7 +377,7 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
     out += [
         "read_trace: read + parse + footer digest check; sha256: hashlib.sha256 of the bytes "
         "(verify_case's own integrity check, done before parsing); replay: replay(loaded trace) "
@@ -460,7 +403,7 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
                 "-" if best.reported is None else f"{best.wall - best.reported:.2f}",
             ]
         )
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
     out += [
         f"speed-up serial / -n 2: {suite.speedup:.2f}x",
         "wall s: the child process as the parent sees it (interpreter start, plugins, "
@@ -497,30 +440,40 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
             ]
             out += [f"  {line}" for line in failed[0].tail.splitlines()]
 
-    out += ["", "targets (informational; the exit status is 0 either way):"]
+    out += ["", measure.TARGETS_HEADING]
     at_target = [r for r in results if r.n == VERIFY_TARGET_N]
     if at_target:
         seconds = at_target[0].verify
         out.append(
-            f"  [{_verdict(seconds < VERIFY_SECONDS_TARGET)}] verify_case, N={VERIFY_TARGET_N:,}: "
-            f"{seconds:.3f} s (target < {VERIFY_SECONDS_TARGET:g} s)"
+            measure.target_line(
+                seconds < VERIFY_SECONDS_TARGET,
+                f"verify_case, N={VERIFY_TARGET_N:,}: {seconds:.3f} s "
+                f"(target < {VERIFY_SECONDS_TARGET:g} s)",
+            )
         )
     else:
         out.append(
-            f"  [SKIP] verify_case under {VERIFY_SECONDS_TARGET:g} s at N={VERIFY_TARGET_N:,}: "
-            "that size was not measured"
+            measure.skip_line(
+                f"verify_case under {VERIFY_SECONDS_TARGET:g} s at N={VERIFY_TARGET_N:,}: "
+                "that size was not measured"
+            )
         )
     out.append(
-        f"  [{_verdict(suite.speedup > SPEEDUP_TARGET)}] pytest -n 2 faster than serial, "
-        f"{suite.cases:,} cases: {suite.speedup:.2f}x (target > {SPEEDUP_TARGET:g}x on 2 cores; "
-        f"this machine has {os.cpu_count()})"
+        measure.target_line(
+            suite.speedup > SPEEDUP_TARGET,
+            f"pytest -n 2 faster than serial, {suite.cases:,} cases: {suite.speedup:.2f}x "
+            f"(target > {SPEEDUP_TARGET:g}x on 2 cores; this machine has {os.cpu_count()})",
+        )
     )
     for mode in (SERIAL, PARALLEL):
         out.append(
-            f"  [{_verdict(suite.all_passed(mode))}] every {mode.label} run reports "
-            f'"{suite.expected_summary(mode)}" ({runs} run{"s" if runs > 1 else ""})'
+            measure.target_line(
+                suite.all_passed(mode),
+                f'every {mode.label} run reports "{suite.expected_summary(mode)}" '
+                f"({runs} run{'s' if runs > 1 else ''})",
+            )
         )
-    out += ["", f"total run time {elapsed:.1f} s"]
+    out += ["", measure.total_run_time(elapsed)]
     return "\n".join(out)
 
 
@@ -529,24 +482,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.cases",
         description="Benchmark verify_case of promoted cases, and a suite of them under pytest.",
     )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=DEFAULT_REPEATS,
-        help=(
-            f"repeats per in-process measurement, the best is kept (default {DEFAULT_REPEATS}); "
-            f"sizes below 10000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many; pytest runs "
-            f"get at most {SUITE_REPEATS}"
-        ),
+    measure.add_repeats(
+        parser,
+        per="in-process measurement",
+        note=f"; pytest runs get at most {SUITE_REPEATS}",
     )
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=list(SIZES),
-        metavar="N",
-        help="operations in the trace of each verified case (default: 100 1000 10000)",
-    )
+    measure.add_sizes(parser, SIZES, "operations in the trace of each verified case")
     parser.add_argument(
         "--suite",
         type=int,
@@ -570,8 +511,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         app = write_app(app_folder, [*sizes, SUITE_OPERATIONS])
         try:
             for n in sizes:
-                print(f"measuring verify_case, N={n:,} ...", file=sys.stderr, flush=True)
-                results.append(measure_size(app, n, repeats_for(n, repeats), directory))
+                measure.progress(f"measuring verify_case, N={n:,} ...")
+                results.append(measure_size(app, n, measure.repeats_for(n, repeats), directory))
             suite = measure_suite(app, cases, min(repeats, SUITE_REPEATS), directory)
         finally:
             forget_app(app_folder)

@@ -20,23 +20,20 @@ whether they are met or not.
 from __future__ import annotations
 
 import argparse
-import gc
 import itertools
 import json
 import math
-import platform
 import random
-import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import toolreplay
+from benchmarks import measure
 from toolreplay import DiffReport, JsonValue
 from toolreplay.diff import DIFFERENCE_TYPES, AlignmentRow, DifferenceType
 from toolreplay.trace import (
@@ -53,9 +50,6 @@ from toolreplay.trace import (
 __all__ = ["main"]
 
 SIZES = (1_000, 10_000, 100_000)
-DEFAULT_REPEATS = 5
-SMALL_SIZE_REPEAT_FACTOR = 5
-"""Sizes below 10,000 get up to this many times the repeats (see `repeats_for`)."""
 SEED = 20240611
 """Seeds the placement of the injected changes: every run diffs the same traces."""
 CHANGES_PER_KIND = 10
@@ -470,30 +464,6 @@ def check(report: DiffReport, injected: Sequence[Injected]) -> Check:
     return Check(injected_kinds, reads_as, unexplained, unpaired_inputs)
 
 
-# --- timing -----------------------------------------------------------------------------
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Collect, then keep the cyclic garbage collector off for the timed section."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _time_action(action: Callable[[], object]) -> float:
-    """Seconds to run `action()`, gc disabled; its result is freed after the clock stops."""
-    with _gc_paused():
-        start = time.perf_counter()
-        result = action()
-        elapsed = time.perf_counter() - start
-    del result
-    return elapsed
-
-
 # --- measurements -----------------------------------------------------------------------
 
 
@@ -513,11 +483,6 @@ class SizeResult:
     check: Check
 
 
-def repeats_for(n: int, repeats: int) -> int:
-    """More repeats for the small sizes, whose short timings are the most easily disturbed."""
-    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 10_000 // n))
-
-
 def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
     """All timings for one N; each is the best of `repeats`, variants interleaved."""
     source_calls = workload(n)
@@ -534,14 +499,12 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
     def load() -> tuple[Trace, Trace]:
         return toolreplay.read_trace(source_path), toolreplay.read_trace(target_path)
 
-    loads: list[float] = []
-    diffs: list[float] = []
-    diffs_to_dict: list[float] = []
-    for _ in range(repeats):
-        # Round-robin, so that a noisy moment hurts one repeat of every variant.
-        loads.append(_time_action(load))
-        diffs.append(_time_action(lambda: toolreplay.diff(source, target)))
-        diffs_to_dict.append(_time_action(lambda: toolreplay.diff(source, target).to_dict()))
+    load_time, diff_time, diff_to_dict_time = measure.best_of(
+        repeats,
+        load,
+        lambda: toolreplay.diff(source, target),
+        lambda: toolreplay.diff(source, target).to_dict(),
+    )
 
     result = SizeResult(
         n=n,
@@ -549,9 +512,9 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
         rows=len(report.rows),
         report_bytes=len(json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")),
         trace_bytes=source_path.stat().st_size + target_path.stat().st_size,
-        load=min(loads),
-        diff=min(diffs),
-        diff_to_dict=min(diffs_to_dict),
+        load=load_time,
+        diff=diff_time,
+        diff_to_dict=diff_to_dict_time,
         counts=dict(report.counts()),
         check=found,
     )
@@ -563,34 +526,11 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
 # --- report -----------------------------------------------------------------------------
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
-    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("-+-".join("-" * w for w in widths))
-    lines.extend(
-        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
-    )
-    return lines
-
-
-def _micro() -> str:
-    """The micro sign, or "u" where stdout cannot encode it."""
-    try:
-        "µ".encode(sys.stdout.encoding or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return "u"
-    return "µ"
-
-
 def _span(values: Iterable[int]) -> str:
     """ "3" or "3-6": the range of some counts."""
     ordered = sorted(values)
     low, high = ordered[0], ordered[-1]
     return str(low) if low == high else f"{low}-{high}"
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def _n_log_n(n: int) -> float:
@@ -610,11 +550,8 @@ def _growth(small: SizeResult, large: SizeResult) -> tuple[float, float, float, 
 
 def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
     out = [
-        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
-        f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()}",
-        "best of "
-        + ", ".join(f"{repeats_for(r.n, repeats)} (N={r.n:,})" for r in results)
-        + " repeats per figure (time.perf_counter)",
+        measure.environment(),
+        measure.repeats_line(((r.n, measure.repeats_for(r.n, repeats)) for r in results), "figure"),
         "gc disabled during every timed section (gc.collect() first); traces written to a "
         "temporary directory",
         "source: N calls of a refund-handling agent (crm.customer.get, crm.orders.list, "
@@ -631,7 +568,7 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         "load s",
         "diff s",
         "diff+to_dict s",
-        f"diff+to_dict {_micro()}s/op",
+        f"diff+to_dict {measure.us_unit()}/op",
     ]
     rows = [
         [
@@ -645,7 +582,7 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
 
     if len(results) >= 2:
         out += [
@@ -667,7 +604,7 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
                     f"{to_dict:.2f}x",
                 ]
             )
-        out.extend(_table(headers, rows))
+        out.extend(measure.table(headers, rows))
 
     out += [
         "",
@@ -686,7 +623,7 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
 
     out += ["", "injected changes, and how the report reads them (intended reading marked *)", ""]
     headers = ["N", "injected", "count", "reported as"]
@@ -699,7 +636,7 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
                 for text, count in sorted(reads.items(), key=lambda item: -item[1])
             )
             rows.append([f"{r.n:,}", kind, str(r.check.injected[kind]), shown or "-"])
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
     for r in results:
         if r.check.unpaired_inputs:
             count = len(r.check.unpaired_inputs)
@@ -715,40 +652,53 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
             out.append(f"N={r.n:,}: {len(r.check.unexplained)} differences at no injected change:")
             out += [f"  {text}" for text in r.check.unexplained[:10]]
 
-    out += ["", "targets (informational; the exit status is 0 either way):"]
+    out += ["", measure.TARGETS_HEADING]
     at_target = [r for r in results if r.n == DIFF_TARGET_N]
     if at_target:
         seconds = at_target[0].diff_to_dict
         out.append(
-            f"  [{_verdict(seconds < DIFF_SECONDS_TARGET)}] diff+to_dict, N={DIFF_TARGET_N:,} "
-            f"per side: {seconds:.3f} s (target < {DIFF_SECONDS_TARGET:g} s)"
+            measure.target_line(
+                seconds < DIFF_SECONDS_TARGET,
+                f"diff+to_dict, N={DIFF_TARGET_N:,} per side: {seconds:.3f} s "
+                f"(target < {DIFF_SECONDS_TARGET:g} s)",
+            )
         )
     else:
         out.append(
-            f"  [SKIP] diff+to_dict under {DIFF_SECONDS_TARGET:g} s at N={DIFF_TARGET_N:,}: "
-            "that size was not measured"
+            measure.skip_line(
+                f"diff+to_dict under {DIFF_SECONDS_TARGET:g} s at N={DIFF_TARGET_N:,}: "
+                "that size was not measured"
+            )
         )
     if len(results) >= 2:
         small, large = results[-2], results[-1]
         _, reference, _, diff, to_dict = _growth(small, large)
         for label, ratio in (("diff", diff), ("diff+to_dict", to_dict)):
             out.append(
-                f"  [{_verdict(ratio <= reference * GROWTH_TARGET)}] {label} growth "
-                f"N={small.n:,} -> {large.n:,}: {ratio:.2f}x (target <= n log n ratio "
-                f"{reference:.2f}x * {GROWTH_TARGET:g} = {reference * GROWTH_TARGET:.2f}x)"
+                measure.target_line(
+                    ratio <= reference * GROWTH_TARGET,
+                    f"{label} growth N={small.n:,} -> {large.n:,}: {ratio:.2f}x (target <= "
+                    f"n log n ratio {reference:.2f}x * {GROWTH_TARGET:g} = "
+                    f"{reference * GROWTH_TARGET:.2f}x)",
+                )
             )
     for r in results:
         out.append(
-            f"  [{_verdict(r.check.all_reported and not r.check.unexplained)}] N={r.n:,}: every "
-            f"injected change ({r.check.injected.total()}) shows in the report, and nothing "
-            f"else does ({len(r.check.unexplained)} other differences)"
+            measure.target_line(
+                r.check.all_reported and not r.check.unexplained,
+                f"N={r.n:,}: every injected change ({r.check.injected.total()}) shows in the "
+                f"report, and nothing else does ({len(r.check.unexplained)} other differences)",
+            )
         )
     for r in results:
         out.append(
-            f"  [{_verdict(r.check.as_intended)}] N={r.n:,}: every injected change reads as "
-            "intended (input changes paired structurally, swap as one order_changed, ...)"
+            measure.target_line(
+                r.check.as_intended,
+                f"N={r.n:,}: every injected change reads as intended (input changes paired "
+                "structurally, swap as one order_changed, ...)",
+            )
         )
-    out += ["", f"total run time {elapsed:.1f} s"]
+    out += ["", measure.total_run_time(elapsed)]
     return "\n".join(out)
 
 
@@ -757,23 +707,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.diff",
         description="Benchmark loading two traces and diffing them (toolreplay.diff, to_dict).",
     )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=DEFAULT_REPEATS,
-        help=(
-            f"repeats per measurement, the best is kept (default {DEFAULT_REPEATS}); sizes "
-            f"below 10000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many"
-        ),
-    )
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=list(SIZES),
-        metavar="N",
-        help="operations per trace, smallest first (default: 1000 10000 100000)",
-    )
+    measure.add_repeats(parser)
+    measure.add_sizes(parser, SIZES, "operations per trace, smallest first")
     args = parser.parse_args(argv)
     repeats: int = args.repeats
     sizes: list[int] = sorted(args.sizes)
@@ -785,8 +720,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="toolreplay-bench-diff-") as temporary:
         directory = Path(temporary)
         for n in sizes:
-            print(f"measuring N={n:,} ...", file=sys.stderr, flush=True)
-            results.append(measure_size(n, repeats_for(n, repeats), directory))
+            measure.progress(f"measuring N={n:,} ...")
+            results.append(measure_size(n, measure.repeats_for(n, repeats), directory))
     print(report(results, repeats, time.perf_counter() - started))
     return 0
 

@@ -21,10 +21,7 @@ met or not.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import platform
-import sys
 import tempfile
 import threading
 import time
@@ -44,6 +41,7 @@ from openai.types.shared_params import Reasoning
 from vcr.record_mode import RecordMode
 
 import toolreplay
+from benchmarks import measure
 from toolreplay.adapters.openai import instrument
 
 __all__ = ["main"]
@@ -52,8 +50,8 @@ SIZES = (100, 1_000, 5_000)
 VCR_SIZES = (100, 1_000)
 DEFAULT_REPEATS = 3
 """Fewer than the other benchmarks' 5: vcrpy at N=1,000 alone takes well over a minute."""
-SMALL_SIZE_REPEAT_FACTOR = 5
-"""Sizes below 1,000 get up to this many times the repeats (see `repeats_for`)."""
+SMALL_SIZE = 1_000
+"""Sizes below this get more repeats (see `benchmarks.measure.repeats_for`)."""
 
 FLATNESS_TARGET = 1.5
 """Adapter replay per call at the largest N over the smallest: at most this (ideal 1.0)."""
@@ -294,17 +292,6 @@ def serving(corpus: Corpus) -> Iterator[_BodyServer]:
 # --- timing ---------------------------------------------------------------------------
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Collect, then keep the cyclic garbage collector off for the timed section."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _time_calls(function: Callable[[int], object], n: int) -> tuple[float, list[object]]:
     """Seconds to call `function(i)` for i in range(n), gc disabled, and the results.
 
@@ -313,7 +300,7 @@ def _time_calls(function: Callable[[int], object], n: int) -> tuple[float, list[
     """
     results: list[object] = []
     append = results.append
-    with _gc_paused():
+    with measure.gc_paused():
         start = time.perf_counter()
         for i in range(n):
             append(function(i))
@@ -362,11 +349,6 @@ class VcrResult:
 
     def us(self, seconds: float) -> float:
         return seconds / self.n * 1e6
-
-
-def repeats_for(n: int, repeats: int) -> int:
-    """More repeats for the small sizes, whose short timings are the most easily disturbed."""
-    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 1_000 // n))
 
 
 def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
@@ -507,39 +489,18 @@ def warm_up(directory: Path) -> None:
 # --- report ---------------------------------------------------------------------------
 
 
-def _micro() -> str:
-    """The micro sign, or "u" where stdout cannot encode it."""
-    try:
-        "µ".encode(sys.stdout.encoding or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return "u"
-    return "µ"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
-    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("-+-".join("-" * w for w in widths))
-    lines.extend(
-        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
-    )
-    return lines
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def report(results: Sequence[SizeResult], vcr_results: Sequence[VcrResult], elapsed: float) -> str:
-    us = f"{_micro()}s"
+    us = measure.us_unit()
     out = [
-        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
-        f"toolreplay {toolreplay.__version__} | openai {openai.__version__} | "
-        f"pydantic {distribution_version('pydantic')} | httpx {httpx.__version__} | "
-        f"vcrpy {distribution_version('vcrpy')} | {platform.system()} {platform.machine()}",
-        "best of "
-        + ", ".join(f"{r.repeats} (N={r.n:,})" for r in results)
-        + " repeats per adapter figure, 1 run per vcrpy figure (time.perf_counter)",
+        measure.environment(
+            f"openai {openai.__version__}",
+            f"pydantic {distribution_version('pydantic')}",
+            f"httpx {httpx.__version__}",
+            f"vcrpy {distribution_version('vcrpy')}",
+        ),
+        measure.repeats_line(
+            ((r.n, r.repeats) for r in results), "adapter figure, 1 run per vcrpy figure"
+        ),
         "gc disabled during every timed section (gc.collect() first); traces and cassettes "
         "written to a temporary directory",
         f"calls: responses.create(model={MODEL!r}, input='refund #<i>', "
@@ -577,7 +538,7 @@ def report(results: Sequence[SizeResult], vcr_results: Sequence[VcrResult], elap
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
 
     by_n = {r.n: r for r in results}
     if vcr_results:
@@ -610,46 +571,59 @@ def report(results: Sequence[SizeResult], vcr_results: Sequence[VcrResult], elap
                     f"{v.us(v.record):,.1f}",
                 ]
             )
-        out.extend(_table(headers, rows))
+        out.extend(measure.table(headers, rows))
 
-    out += ["", "targets (informational; the exit status is 0 either way):"]
+    out += ["", measure.TARGETS_HEADING]
     if len(results) >= 2:
         small, large = results[0], results[-1]
         flatness = large.us(large.replay) / small.us(small.replay)
         out.append(
-            f"  [{_verdict(flatness <= FLATNESS_TARGET)}] adapter replay per call flat in "
-            f"trace size, N={large.n:,} vs N={small.n:,}: {flatness:.2f}x "
-            f"(target near 1.0, <= {FLATNESS_TARGET:g}x)"
+            measure.target_line(
+                flatness <= FLATNESS_TARGET,
+                f"adapter replay per call flat in trace size, N={large.n:,} vs N={small.n:,}: "
+                f"{flatness:.2f}x (target near 1.0, <= {FLATNESS_TARGET:g}x)",
+            )
         )
     else:
-        out.append("  [SKIP] adapter replay per call flat in trace size: needs two --sizes")
+        out.append(
+            measure.skip_line("adapter replay per call flat in trace size: needs two --sizes")
+        )
     for r in results:
         out.append(
-            f"  [{_verdict(r.floor_ratio <= FLOOR_RATIO_TARGET)}] adapter replay vs json.loads "
-            f"+ Response.model_validate, N={r.n:,}: {r.floor_ratio:.2f}x "
-            f"(target <= {FLOOR_RATIO_TARGET:g}x)"
+            measure.target_line(
+                r.floor_ratio <= FLOOR_RATIO_TARGET,
+                f"adapter replay vs json.loads + Response.model_validate, N={r.n:,}: "
+                f"{r.floor_ratio:.2f}x (target <= {FLOOR_RATIO_TARGET:g}x)",
+            )
         )
     vcr_at_target = [v for v in vcr_results if v.n == VCR_TARGET_N and v.n in by_n]
     if vcr_at_target:
         v = vcr_at_target[0]
         speedup = v.replay / by_n[v.n].replay
         out.append(
-            f"  [{_verdict(speedup >= VCR_SPEEDUP_TARGET)}] adapter replay vs vcrpy replay, "
-            f"N={v.n:,}: {speedup:,.0f}x faster (target >= {VCR_SPEEDUP_TARGET:g}x)"
+            measure.target_line(
+                speedup >= VCR_SPEEDUP_TARGET,
+                f"adapter replay vs vcrpy replay, N={v.n:,}: {speedup:,.0f}x faster "
+                f"(target >= {VCR_SPEEDUP_TARGET:g}x)",
+            )
         )
     else:
         out.append(
-            f"  [SKIP] adapter replay vs vcrpy replay at N={VCR_TARGET_N:,}: not run "
-            f"(needs N={VCR_TARGET_N:,} in both --sizes and --vcr-sizes)"
+            measure.skip_line(
+                f"adapter replay vs vcrpy replay at N={VCR_TARGET_N:,}: not run "
+                f"(needs N={VCR_TARGET_N:,} in both --sizes and --vcr-sizes)"
+            )
         )
     for r in results:
         overhead = r.record_ratio - 1
         out.append(
-            f"  [{_verdict(overhead <= RECORD_OVERHEAD_TARGET)}] record overhead over the bare "
-            f"SDK call, N={r.n:,}: {overhead:+.1%} "
-            f"(target <= {RECORD_OVERHEAD_TARGET:+.0%})"
+            measure.target_line(
+                overhead <= RECORD_OVERHEAD_TARGET,
+                f"record overhead over the bare SDK call, N={r.n:,}: {overhead:+.1%} "
+                f"(target <= {RECORD_OVERHEAD_TARGET:+.0%})",
+            )
         )
-    out += ["", f"total run time {elapsed:.1f} s"]
+    out += ["", measure.total_run_time(elapsed)]
     return "\n".join(out)
 
 
@@ -661,23 +635,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "the bare SDK, json.loads + Response.model_validate, and vcrpy."
         ),
     )
-    parser.add_argument(
-        "--repeats",
-        type=int,
+    measure.add_repeats(
+        parser,
+        per="adapter measurement",
         default=DEFAULT_REPEATS,
-        help=(
-            f"repeats per adapter measurement, the best is kept (default {DEFAULT_REPEATS}); "
-            f"sizes below 1000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many. vcrpy runs once."
-        ),
+        small=SMALL_SIZE,
+        note=". vcrpy runs once.",
     )
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=list(SIZES),
-        metavar="N",
-        help="numbers of recorded calls, smallest first (default: 100 1000 5000)",
-    )
+    measure.add_sizes(parser, SIZES, "numbers of recorded calls, smallest first")
     parser.add_argument(
         "--vcr-sizes",
         type=int,
@@ -700,10 +665,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         directory = Path(temporary)
         warm_up(directory)
         for n in sizes:
-            print(f"measuring the adapter at N={n:,} ...", file=sys.stderr, flush=True)
-            results.append(measure_size(n, repeats_for(n, repeats), directory))
+            measure.progress(f"measuring the adapter at N={n:,} ...")
+            results.append(
+                measure_size(n, measure.repeats_for(n, repeats, small=SMALL_SIZE), directory)
+            )
         for n in vcr_sizes:
-            print(f"measuring vcrpy at N={n:,} ...", file=sys.stderr, flush=True)
+            measure.progress(f"measuring vcrpy at N={n:,} ...")
             vcr_results.append(measure_vcr(n, directory))
     print(report(results, vcr_results, time.perf_counter() - started))
     return 0

@@ -17,25 +17,19 @@ exits 0 whether they are met or not.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import platform
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import toolreplay
+from benchmarks import measure
 
 __all__ = ["main"]
 
 SIZES = (1_000, 10_000, 100_000)
-DEFAULT_REPEATS = 5
-SMALL_SIZE_REPEAT_FACTOR = 5
-"""Sizes below 10,000 get up to this many times the repeats (see `repeats_for`)."""
 
 REPLAY_OVERHEAD_TARGET_US = 20.0
 """Replay per call minus undecorated per call, in microseconds: at most this."""
@@ -56,34 +50,13 @@ echo = toolreplay.effect("bench.echo")(echo_plain)
 # --- timing ---------------------------------------------------------------------------
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Collect, then keep the cyclic garbage collector off for the timed section."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _time_calls(function: Callable[[int], object], n: int) -> float:
     """Seconds to call `function(i)` for i in range(n), gc disabled."""
-    with _gc_paused():
+    with measure.gc_paused():
         start = time.perf_counter()
         for i in range(n):
             function(i)
         return time.perf_counter() - start
-
-
-def _time_action(action: Callable[[], object]) -> float:
-    """Seconds to run `action()`, gc disabled; its result is freed after the clock stops."""
-    with _gc_paused():
-        start = time.perf_counter()
-        result = action()
-        elapsed = time.perf_counter() - start
-    del result
-    return elapsed
 
 
 # --- measurements ---------------------------------------------------------------------
@@ -145,15 +118,6 @@ def _check_replayed_values(path: Path, n: int) -> None:
         raise RuntimeError(f"{path}: replayed values differ from the recorded ones")
 
 
-def repeats_for(n: int, repeats: int) -> int:
-    """More repeats for the small sizes, whose short timings are the most easily disturbed.
-
-    A figure for N=1,000 takes milliseconds, so five times the repeats costs
-    little and keeps one scheduler hiccup from deciding a ratio.
-    """
-    return repeats * max(1, min(SMALL_SIZE_REPEAT_FACTOR, 10_000 // n))
-
-
 def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
     """All timings for one N; each is the best of `repeats`, variants interleaved."""
     undecorated: list[float] = []
@@ -179,13 +143,12 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
     incomplete.write_bytes(b"".join(line + b"\n" for line in lines[:-1]))
     _check_trace(incomplete, n, complete=False)
 
-    loads: list[float] = []
-    json_loads: list[float] = []
-    loads_incomplete: list[float] = []
-    for _ in range(repeats):
-        loads.append(_time_action(lambda: toolreplay.read_trace(kept)))
-        json_loads.append(_time_action(lambda: [json.loads(line) for line in lines]))
-        loads_incomplete.append(_time_action(lambda: toolreplay.read_trace(incomplete)))
+    load, json_loads, load_incomplete = measure.best_of(
+        repeats,
+        lambda: toolreplay.read_trace(kept),
+        lambda: [json.loads(line) for line in lines],
+        lambda: toolreplay.read_trace(incomplete),
+    )
     incomplete.unlink()
 
     return SizeResult(
@@ -194,9 +157,9 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
         outside=min(outside),
         record=min(recorded),
         replay=min(replayed),
-        load=min(loads),
-        json_loads=min(json_loads),
-        load_incomplete=min(loads_incomplete),
+        load=load,
+        json_loads=json_loads,
+        load_incomplete=load_incomplete,
         trace_bytes=len(data),
     )
 
@@ -204,37 +167,11 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
 # --- report ---------------------------------------------------------------------------
 
 
-def _micro() -> str:
-    """The micro sign, or "u" where stdout cannot encode it."""
-    try:
-        "µ".encode(sys.stdout.encoding or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return "u"
-    return "µ"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
-    lines = [" | ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("-+-".join("-" * w for w in widths))
-    lines.extend(
-        " | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
-    )
-    return lines
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
-    us = f"{_micro()}s"
+    us = measure.us_unit()
     out = [
-        f"Python {platform.python_version()} ({platform.python_implementation()}) | "
-        f"toolreplay {toolreplay.__version__} | {platform.system()} {platform.machine()}",
-        "best of "
-        + ", ".join(f"{repeats_for(r.n, repeats)} (N={r.n:,})" for r in results)
-        + " repeats per figure (time.perf_counter)",
+        measure.environment(),
+        measure.repeats_line(((r.n, measure.repeats_for(r.n, repeats)) for r in results), "figure"),
         "gc disabled during every timed section (gc.collect() first); traces written to a "
         "temporary directory",
         "per-call figures time only the calls: replay excludes loading the trace when the "
@@ -267,7 +204,7 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
 
     out += ["", "informational: the same trace with its footer line removed (incomplete trace,"]
     out += ["every fingerprint recomputed on load)", ""]
@@ -282,29 +219,37 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         ]
         for r in results
     ]
-    out.extend(_table(headers, rows))
+    out.extend(measure.table(headers, rows))
 
-    out += ["", "targets (informational; the exit status is 0 either way):"]
+    out += ["", measure.TARGETS_HEADING]
     for r in results:
         overhead = r.replay_overhead_us
         out.append(
-            f"  [{_verdict(overhead <= REPLAY_OVERHEAD_TARGET_US)}] replay overhead per call, "
-            f"N={r.n:,}: {overhead:.2f} {us} (target <= {REPLAY_OVERHEAD_TARGET_US:g} {us})"
+            measure.target_line(
+                overhead <= REPLAY_OVERHEAD_TARGET_US,
+                f"replay overhead per call, N={r.n:,}: {overhead:.2f} {us} "
+                f"(target <= {REPLAY_OVERHEAD_TARGET_US:g} {us})",
+            )
         )
     if len(results) >= 2:
         small, large = results[0], results[-1]
         flatness = large.per_call_us(large.replay) / small.per_call_us(small.replay)
         out.append(
-            f"  [{_verdict(flatness <= FLATNESS_TARGET)}] replay per-call cost flat in trace "
-            f"size, N={large.n:,} vs N={small.n:,}: {flatness:.2f}x "
-            f"(target near 1.0, <= {FLATNESS_TARGET:g}x)"
+            measure.target_line(
+                flatness <= FLATNESS_TARGET,
+                f"replay per-call cost flat in trace size, N={large.n:,} vs N={small.n:,}: "
+                f"{flatness:.2f}x (target near 1.0, <= {FLATNESS_TARGET:g}x)",
+            )
         )
     for r in results:
         out.append(
-            f"  [{_verdict(r.load_ratio <= LOAD_RATIO_TARGET)}] read_trace vs json.loads of "
-            f"the same lines, N={r.n:,}: {r.load_ratio:.2f}x (target <= {LOAD_RATIO_TARGET:g}x)"
+            measure.target_line(
+                r.load_ratio <= LOAD_RATIO_TARGET,
+                f"read_trace vs json.loads of the same lines, N={r.n:,}: {r.load_ratio:.2f}x "
+                f"(target <= {LOAD_RATIO_TARGET:g}x)",
+            )
         )
-    out += ["", f"total run time {elapsed:.1f} s"]
+    out += ["", measure.total_run_time(elapsed)]
     return "\n".join(out)
 
 
@@ -313,23 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.runtime",
         description="Benchmark effect calls (outside a session, record, replay) and trace load.",
     )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=DEFAULT_REPEATS,
-        help=(
-            f"repeats per measurement, the best is kept (default {DEFAULT_REPEATS}); sizes "
-            f"below 10000 get up to {SMALL_SIZE_REPEAT_FACTOR}x as many"
-        ),
-    )
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=list(SIZES),
-        metavar="N",
-        help="trace sizes, smallest first (default: 1000 10000 100000)",
-    )
+    measure.add_repeats(parser)
+    measure.add_sizes(parser, SIZES, "trace sizes, smallest first")
     args = parser.parse_args(argv)
     repeats: int = args.repeats
     sizes: list[int] = sorted(args.sizes)
@@ -345,8 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_replayed_values(warmup, 1_000)
         warmup.unlink()
         for n in sizes:
-            print(f"measuring N={n:,} ...", file=sys.stderr, flush=True)
-            results.append(measure_size(n, repeats_for(n, repeats), directory))
+            measure.progress(f"measuring N={n:,} ...")
+            results.append(measure_size(n, measure.repeats_for(n, repeats), directory))
     print(report(results, repeats, time.perf_counter() - started))
     return 0
 
