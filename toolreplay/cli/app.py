@@ -11,6 +11,7 @@ from toolreplay.cli.cases import promote, verify
 from toolreplay.cli.diff import diff
 from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
+from toolreplay.cli.tui import tui
 
 app = typer.Typer(
     name="toolreplay",
@@ -46,6 +47,7 @@ app.command(name="fork")(fork)
 app.command(name="diff")(diff)
 app.command(name="promote")(promote)
 app.command(name="verify")(verify)
+app.command(name="tui")(tui)
 
 
 def main() -> None:

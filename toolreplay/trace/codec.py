@@ -159,7 +159,10 @@ def parse_line(line: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise InvalidLine(f"not UTF-8 (byte {error.start}): {error.reason}") from None
     try:
-        obj = _DECODER.decode(text)
+        # raw_decode: JSONDecoder.decode adds two whitespace regex passes per line.
+        obj, end = _DECODER.raw_decode(text)
+        if end != len(text) and text[end:].strip():
+            raise json.JSONDecodeError("Extra data", text, end)
     except json.JSONDecodeError as error:
         raise InvalidLine(f"not valid JSON: {error.msg} at column {error.colno}") from None
     except RecursionError:
@@ -320,6 +323,42 @@ def _decode_outcome(obj: dict[str, Any]) -> Outcome:
 
 
 def decode_operation(obj: dict[str, Any], line: int) -> Operation:
+    """Decode an operation line; every wrong field is an `InvalidLine` naming it."""
+    # The hot path of loading: one pass of plain checks for a well-formed line; any
+    # doubt falls through to the checks below, which word the error.
+    if obj.keys() == _OPERATION_KEYS:
+        namespace, name = obj["namespace"], obj["name"]
+        fingerprint, occurrence = obj["fingerprint"], obj["occurrence"]
+        logical_id, inputs, outcome = obj["logical_id"], obj["inputs"], obj["outcome"]
+        origin, patch_id = obj["origin"], obj["patch_id"]
+        source_id = obj["source_logical_operation_id"]
+        if (
+            type(namespace) is str
+            and type(name) is str
+            and type(fingerprint) is str
+            and type(occurrence) is int
+            and occurrence >= 0
+            and type(logical_id) is int
+            and logical_id >= 0
+            and type(inputs) is dict
+            and type(outcome) is dict
+            and outcome.keys() == _OK_KEYS
+            and outcome["status"] == "ok"
+            and (origin == "recorded" or origin == "patched")
+            and (patch_id is None or type(patch_id) is str)
+            and (source_id is None or (type(source_id) is int and source_id >= 0))
+            and _FINGERPRINT.fullmatch(fingerprint)
+        ):
+            return Operation(
+                logical_id,
+                OperationIdentity(namespace, name, fingerprint, occurrence),
+                cast(dict[str, JsonValue], inputs),
+                Returned(cast(JsonValue, outcome["value"])),
+                origin,
+                patch_id,
+                source_id,
+                line,
+            )
     what = "operation"
     _expect_keys(obj, what, _OPERATION_KEYS)
     fingerprint = _str(obj, "fingerprint", what)

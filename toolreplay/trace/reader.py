@@ -40,12 +40,14 @@ class Trace:
     trace; `torn_line` is the 1-based number of a torn last line that was set
     aside, if any. `duplicates` maps every identity the trace holds more than
     once to all of its operations (a recording never writes one; a hand edit can).
+    `effects` is the set of distinct effect names (`namespace.name`).
     """
 
     __slots__ = (
         "_by_effect",
         "_by_identity",
         "duplicates",
+        "effects",
         "footer",
         "header",
         "operations",
@@ -68,11 +70,16 @@ class Trace:
         self.torn_line = torn_line
         by_identity: dict[OperationIdentity, Operation] = {}
         duplicates: dict[OperationIdentity, list[Operation]] = {}
+        effects: set[tuple[str, ...]] = set()
         for operation in self.operations:
-            first = by_identity.setdefault(operation.identity, operation)
+            identity = operation.identity
+            first = by_identity.setdefault(identity, operation)
             if first is not operation:
-                duplicates.setdefault(operation.identity, [first]).append(operation)
+                duplicates.setdefault(identity, [first]).append(operation)
+            effects.add(identity[:2])
         self._by_identity = by_identity
+        # The distinct effect names the trace records (`namespace.name`).
+        self.effects = frozenset(f"{namespace}.{name}" for namespace, name in effects)
         self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
         self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
 

@@ -1,0 +1,108 @@
+"""The application of the bundled incident: a refund decision that trusts the model too much.
+
+Order 1042 asks for a $1,200.00 refund. The refund policy says refunds above
+$1,000.00 need manual review, and the prompt even says so, but the code never
+checks the limit itself: whatever the model answers decides. On the day of the
+incident the model answered "approve", and the refund was approved.
+
+The customer and policy lookups are plain effects; the model is called through
+the Tool Replay OpenAI adapter. `run_incident` is the runner stored in the
+trace header: its client's transport refuses every request, so the incident
+can only ever be replayed or forked, never sent to a provider.
+"""
+
+from __future__ import annotations
+
+import httpx
+import openai
+
+import toolreplay
+from toolreplay import JsonValue
+from toolreplay.adapters.openai import InstrumentedOpenAI, instrument
+
+__all__ = [
+    "AMOUNT",
+    "MODEL",
+    "ORDER_ID",
+    "RUNNER",
+    "decide_refund",
+    "get_customer",
+    "get_refund_policy",
+    "openai_client",
+    "run_incident",
+]
+
+ORDER_ID = "ord_1042"
+CUSTOMER_ID = 5817
+AMOUNT = 1200.0
+REASON = "the blender arrived with a cracked jug"
+MODEL = "gpt-5-mini"
+RUNNER = "examples.incident.app:run_incident"
+OFFLINE_KEY = "sk-incident-offline-not-a-real-key"
+
+
+@toolreplay.effect("crm.customer.get")
+def get_customer(customer_id: int) -> dict[str, JsonValue]:
+    """The CRM record (a fixed record here: the incident never runs it live)."""
+    return {
+        "id": customer_id,
+        "name": "Ada Lovelace",
+        "tier": "gold",
+        "active": True,
+        "refunds_last_90_days": 0,
+    }
+
+
+@toolreplay.effect("policy.refund.get")
+def get_refund_policy(region: str) -> dict[str, JsonValue]:
+    """The refund policy that applies to the customer's region."""
+    return {
+        "region": region,
+        "currency": "USD",
+        "manual_review_above": 1000.0,
+        "window_days": 30,
+    }
+
+
+def decide_refund(client: InstrumentedOpenAI) -> dict[str, JsonValue]:
+    """Decide the refund of order 1042 with the model's help (the buggy part)."""
+    customer = get_customer(CUSTOMER_ID)
+    policy = get_refund_policy("us")
+    response = client.responses.create(
+        model=MODEL,
+        input=(
+            f"Customer {customer['name']} ({customer['tier']} tier, "
+            f"{customer['refunds_last_90_days']} refunds in the last 90 days) asks for a refund "
+            f"of ${AMOUNT:,.2f} on order {ORDER_ID} because {REASON}. Policy: refunds above "
+            f"${policy['manual_review_above']:,.2f} need manual review. "
+            "Answer with one word: approve or manual_review."
+        ),
+        reasoning={"effort": "minimal"},
+        max_output_tokens=64,
+    )
+    verdict = response.output_text.strip()
+    # The bug: the policy limit is only in the prompt; the model's word is final.
+    decision = "approved" if verdict == "approve" else "manual_review"
+    return {"order_id": ORDER_ID, "amount": AMOUNT, "decision": decision}
+
+
+def _refuse(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError(
+        "the incident only replays offline: no request may reach a provider", request=request
+    )
+
+
+def openai_client(transport: httpx.BaseTransport | None = None) -> InstrumentedOpenAI:
+    """The instrumented client; without a transport, one that refuses every request."""
+    return instrument(
+        openai.OpenAI(
+            api_key=OFFLINE_KEY,
+            http_client=httpx.Client(transport=transport or httpx.MockTransport(_refuse)),
+            max_retries=0,
+        )
+    )
+
+
+def run_incident() -> dict[str, JsonValue]:
+    """The runner in the trace header: the application, with a provider it cannot reach."""
+    return decide_refund(openai_client())

@@ -1,0 +1,156 @@
+"""The bundled incident (`examples/incident/`): reproducible, replayable, forkable, offline."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolreplay
+
+openai = pytest.importorskip("openai")
+
+from examples.incident import app  # noqa: E402  # needs openai
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ROOT / "examples" / "incident" / "refund.trp"
+BUNDLED_ARG = "examples/incident/refund.trp"  # as the README writes it, from the root
+MODEL_TEXT = "$.output.body.output[1].content[0].text"
+
+
+def offline_env() -> dict[str, str]:
+    # No credentials, and a proxy that goes nowhere: a request that escaped the
+    # incident's local transports would fail loudly instead of passing by luck.
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    return env
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def run_json(*args: str) -> dict[str, Any]:
+    result = run("-m", "toolreplay", *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def model_call(trace: toolreplay.Trace) -> toolreplay.Operation:
+    (operation,) = (op for op in trace.operations if op.effect == "openai.responses.create")
+    return operation
+
+
+def recorded_envelope(trace: toolreplay.Trace) -> Any:
+    """The model call's recorded output: the adapter's envelope around the Responses body."""
+    outcome = model_call(trace).outcome
+    assert isinstance(outcome, toolreplay.Returned)
+    return copy.deepcopy(outcome.value)
+
+
+def test_the_bundled_trace_is_complete_and_names_its_runner() -> None:
+    trace = toolreplay.read_trace(BUNDLED)
+    assert trace.complete
+    assert trace.header.mode == "record"
+    assert trace.header.runner == "examples.incident.app:run_incident"
+    assert [op.effect for op in trace.operations] == [
+        "crm.customer.get",
+        "policy.refund.get",
+        "openai.responses.create",
+    ]
+    envelope = recorded_envelope(trace)
+    assert envelope["request_id"]
+    body = envelope["body"]
+    assert isinstance(body["created_at"], int)
+    assert [item["type"] for item in body["output"]] == ["reasoning", "message"]
+    assert body["output"][1]["content"][0]["text"] == "approve"
+    assert body["usage"]["total_tokens"] > 0
+
+
+def test_the_bundled_trace_is_reproducible(tmp_path: Path) -> None:
+    output = tmp_path / "refund.trp"
+    result = run("-m", "examples.incident.record", "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    assert "decision: approved" in result.stdout
+    again = toolreplay.read_trace(output)
+    bundled = toolreplay.read_trace(BUNDLED)
+    assert again.complete
+    assert again.header.trace_id != bundled.header.trace_id
+    assert again.header.metadata == bundled.header.metadata
+    # Effects, identities, inputs, outcomes and lineage (Operation equality ignores `line`).
+    assert again.operations == bundled.operations
+    # Recording never overwrites by accident.
+    refused = run("-m", "examples.incident.record", "--output", str(output))
+    assert refused.returncode == 2
+    assert "already exists" in refused.stderr
+    overwritten = run("-m", "examples.incident.record", "--output", str(output), "--overwrite")
+    assert overwritten.returncode == 0, overwritten.stderr
+
+
+def test_the_runner_cannot_reach_a_provider() -> None:
+    # The runner's client refuses every request: the incident can only be replayed offline.
+    client = app.openai_client()
+    with pytest.raises(openai.APIConnectionError) as raised:
+        client.original_client.responses.create(model=app.MODEL, input="ping")
+    assert "only replays offline" in str(raised.value.__cause__)
+
+
+def test_the_cli_replays_the_bundled_incident_with_the_header_runner() -> None:
+    document = run_json("replay", BUNDLED_ARG)
+    assert document["outcome"] == "ok"
+    assert document["runner"] == "examples.incident.app:run_incident"
+    assert document["return_value"] == {
+        "order_id": "ord_1042",
+        "amount": 1200.0,
+        "decision": "approved",
+    }
+    # The runner's transport refuses every request, so success means no provider was asked.
+    assert document["counts"] == {"operations_in_trace": 3, "operations_consumed": 3}
+
+
+def test_a_fork_with_manual_review_diverges_at_the_model_text(tmp_path: Path) -> None:
+    source = toolreplay.read_trace(BUNDLED)
+    recorded = model_call(source)
+    corrected = recorded_envelope(source)
+    corrected["body"]["output"][1]["content"][0]["text"] = "manual_review"
+    patch = toolreplay.replace_output(
+        effect="openai.responses.create",
+        inputs=recorded.inputs,
+        occurrence=recorded.identity.occurrence,
+        value=corrected,
+    )
+    patches = toolreplay.write_patches(tmp_path / "fix.json", [patch])
+    branch = tmp_path / "corrected.trp"
+    before = BUNDLED.read_bytes()
+
+    forked = run_json("fork", BUNDLED_ARG, "--patches", str(patches), "--output", str(branch))
+    assert forked["outcome"] == "ok"
+    assert forked["return_value"]["decision"] == "manual_review"
+    assert forked["counts"]["operations_patched"] == 1
+    assert BUNDLED.read_bytes() == before  # the source trace is never modified
+
+    report = run_json("diff", BUNDLED_ARG, str(branch))
+    first = report["first_divergence"]
+    assert first["type"] == "output_changed"
+    assert first["effect"] == "openai.responses.create"
+    assert first["patch_id"] == patch.patch_id
+    assert first["fields"][0]["path"] == MODEL_TEXT
+    assert first["fields"][0]["source"] == "approve"
+    assert first["fields"][0]["target"] == "manual_review"
+
+    text = run("-m", "toolreplay", "diff", BUNDLED_ARG, str(branch))
+    assert f'{MODEL_TEXT}: source "approve", target "manual_review"' in text.stdout

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from toolreplay_tui.model.patches import PendingPatches
+
+import toolreplay
+from tests.support.traces import write_trace
+
+
+def load(tmp_path: Path, name: str = "t.trp") -> toolreplay.Trace:
+    path = write_trace(
+        tmp_path / name,
+        [
+            ("crm.customer.get", {"customer_id": 42}, {"name": "Ada"}),
+            ("llm.refund.decide", {"amount": 1200.0, "tier": "gold"}, {"decision": "approve"}),
+        ],
+    )
+    return toolreplay.read_trace(path)
+
+
+def test_set_replace_and_remove_one_patch_per_identity(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    decide = trace.operations[1]
+    pending = PendingPatches()
+    assert not pending.dirty
+    assert len(pending) == 0
+    patch = pending.set(decide, {"decision": "manual_review"})
+    expected = toolreplay.replace_output(
+        effect="llm.refund.decide",
+        inputs={"amount": 1200.0, "tier": "gold"},
+        value={"decision": "manual_review"},
+    )
+    assert patch.patch_id == expected.patch_id
+    assert decide.identity in pending
+    assert pending.dirty
+    replaced = pending.set(decide, {"decision": "deny"})
+    assert len(pending) == 1
+    assert pending.get(decide.identity) == replaced
+    assert pending.value_for(decide) == {"decision": "deny"}
+    assert pending.remove(decide.identity) == replaced
+    assert pending.remove(decide.identity) is None
+    assert len(pending) == 0
+
+
+def test_a_value_that_is_not_portable_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    pending = PendingPatches()
+    with pytest.raises(toolreplay.NonPortableValueError):
+        pending.set(trace.operations[1], {"x": float("nan")})
+    assert len(pending) == 0
+    assert not pending.dirty
+
+
+def test_save_and_load_through_the_library_patch_file(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    pending = PendingPatches()
+    pending.set(trace.operations[1], {"decision": "manual_review"})
+    saved = pending.save(tmp_path / "fix.json")
+    assert not pending.dirty
+    assert pending.saved_path == saved
+    assert [p.patch_id for p in toolreplay.read_patches(saved)] == [p.patch_id for p in pending]
+    with pytest.raises(toolreplay.PatchFileError, match="already exists"):
+        pending.save(saved)  # never over an existing file
+
+    other = PendingPatches()
+    result = other.load(saved, trace)
+    assert [p.patch_id for p in result.loaded] == [p.patch_id for p in pending]
+    assert not result.skipped
+    assert not other.dirty
+    assert trace.operations[1].identity in other
+
+
+def test_load_skips_patches_the_trace_cannot_take(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    stray = toolreplay.replace_output(effect="crm.customer.get", inputs={"customer_id": 7}, value=1)
+    first = toolreplay.replace_output(
+        effect="crm.customer.get", inputs={"customer_id": 42}, value=1
+    )
+    second = toolreplay.replace_output(
+        effect="crm.customer.get", inputs={"customer_id": 42}, value=2
+    )
+    path = toolreplay.write_patches(tmp_path / "mixed.json", [stray, first, second])
+    pending = PendingPatches()
+    result = pending.load(path, trace)
+    assert [p.patch_id for p in result.loaded] == [first.patch_id]
+    reasons = [skipped.reason for skipped in result.skipped]
+    assert "holds no call of crm.customer.get" in reasons[0]
+    assert "a second patch" in reasons[1]
+    assert pending.dirty  # what is pending is not what the file holds
+
+
+def test_load_of_a_bad_file_keeps_the_pending_set(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    pending = PendingPatches()
+    pending.set(trace.operations[0], {"name": "Bob"})
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(toolreplay.PatchFileError, match="not valid JSON"):
+        pending.load(tmp_path / "bad.json", trace)
+    assert len(pending) == 1

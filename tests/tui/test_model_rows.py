@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolreplay_tui.model.rows import OperationRows, marker_of, matches
+
+import toolreplay
+from tests.support.traces import write_trace
+from toolreplay import Raised
+
+
+def trace(tmp_path: Path) -> toolreplay.Trace:
+    path = write_trace(
+        tmp_path / "t.trp",
+        [
+            ("crm.customer.get", {"customer_id": 42}, {"name": "Ada"}),
+            ("policy.refund.get", {"region": "eu"}, {"limit": 1000.0}),
+            ("llm.refund.decide", {"amount": 1200.0}, {"decision": "approve"}),
+            ("crm.customer.get", {"customer_id": 42}, {"name": "Ada"}),
+            (
+                "billing.refund.create",
+                {"amount": 1200.0},
+                Raised("builtins.TimeoutError", "slow", ["slow"]),
+            ),
+        ],
+    )
+    return toolreplay.read_trace(path)
+
+
+def test_rows_show_index_effect_status_marker_and_a_preview(tmp_path: Path) -> None:
+    loaded = trace(tmp_path)
+    rows = OperationRows(loaded.operations, preview_width=20)
+    assert len(rows) == 5
+    first = rows.row(0)
+    assert (first.index, first.effect, first.status, first.marker) == (
+        0,
+        "crm.customer.get",
+        "ok",
+        "recorded",
+    )
+    assert first.preview == '{"customer_id": 42}'
+    assert rows.row(3).occurrence == 1
+    assert rows.row(4).status == "error"
+    pending = {loaded.operations[2].identity}
+    assert rows.row(2, pending).marker == "pending"
+    assert marker_of(loaded.operations[1], pending) == "recorded"
+
+
+def test_filter_by_effect_or_text_and_step_through_matches(tmp_path: Path) -> None:
+    loaded = trace(tmp_path)
+    rows = OperationRows(loaded.operations)
+    assert rows.apply_filter("effect:crm.") == 2
+    assert [rows.index_at(p) for p in range(len(rows))] == [0, 3]
+    assert rows.filtered
+    assert rows.step(0) == 1
+    assert rows.step(1) == 0  # wraps
+    assert rows.step(0, forward=False) == 1
+    assert rows.apply_filter("APPROVE") == 1  # outcome text, case-insensitive
+    assert rows.index_at(0) == 2
+    assert rows.apply_filter("timeouterror") == 1
+    assert rows.apply_filter("nothing like this") == 0
+    assert rows.step(0) is None
+    assert rows.apply_filter("") == 5
+    assert not rows.filtered
+
+
+def test_stepping_without_a_filter_searches_for_the_last_query(tmp_path: Path) -> None:
+    loaded = trace(tmp_path)
+    rows = OperationRows(loaded.operations)
+    assert rows.step(0) is None  # no query yet
+    rows.apply_filter("customer")
+    rows.clear_filter()
+    assert len(rows) == 5
+    assert rows.step(0) == 3
+    assert rows.step(3) == 0  # wraps
+    assert rows.step(2, forward=False) == 0
+    assert rows.position_of(3) == 3
+
+
+def test_positions_map_back_to_trace_indices(tmp_path: Path) -> None:
+    loaded = trace(tmp_path)
+    rows = OperationRows(loaded.operations)
+    rows.apply_filter("effect:crm")
+    assert rows.position_of(3) == 1
+    assert rows.position_of(2) is None
+    assert rows.nearest_position(2) == 1
+    assert rows.nearest_position(4) == 1
+    assert rows.operation_at(1) is loaded.operations[3]
+
+
+def test_matches_on_inputs(tmp_path: Path) -> None:
+    loaded = trace(tmp_path)
+    assert matches(loaded.operations[1], '"eu"')
+    assert not matches(loaded.operations[1], "effect:eu")
+    assert matches(loaded.operations[1], "")

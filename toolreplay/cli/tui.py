@@ -1,0 +1,96 @@
+"""`toolreplay tui TRACE`: open a trace in the terminal UI (the `toolreplay-tui` package).
+
+The UI is an optional extra. It is imported only when this command runs, so
+`import toolreplay` and every other command stay free of Textual; when it is
+not installed the command says how to install it.
+
+Exit status: 2 when the command was refused before the UI started (a missing
+trace, or the UI not installed); otherwise whatever the UI exits with.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cli.output import Output
+
+__all__ = ["INSTALL_HINT", "tui"]
+
+INSTALL_HINT = (
+    'install it with: uv sync --all-extras (from a clone), or: pip install "toolreplay[tui]"'
+)
+
+_Run = Callable[[Path, str | None, Path | None], None]
+"""`toolreplay_tui.run(trace, runner, against)`, the UI's entry point."""
+
+# The distributions whose absence means "the UI is not installed", by top-level module.
+_UI_MODULES = frozenset({"toolreplay_tui", "textual"})
+
+
+def _refuse(message: str) -> typer.Exit:
+    Output.error(message)
+    return typer.Exit(2)
+
+
+def _check_trace_file(path: Path, label: str = "") -> None:
+    """Refuse (exit 2) unless `path` is a regular file; `label` names the option."""
+    if path.is_file():
+        return
+    shown = f"{label}{path}"
+    if path.is_dir():
+        raise _refuse(f"{shown}: is a directory, not a trace file")
+    if path.exists():
+        raise _refuse(f"{shown}: is not a regular file, not a trace file")
+    raise _refuse(f"{shown}: no such trace file")
+
+
+def tui(
+    trace: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to open.")],
+    runner: Annotated[
+        str | None,
+        typer.Option(
+            "--runner",
+            "-r",
+            metavar="MODULE:CALLABLE",
+            help=(
+                "The application entry point, called with no arguments, for replays and forks "
+                "(default: the trace's; asked for when neither is given)."
+            ),
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            metavar="OTHER.trp",
+            help="A second trace to compare TRACE with (the diff view opens on it).",
+        ),
+    ] = None,
+) -> None:
+    """Browse, fork, diff and promote a trace in the terminal UI.
+
+    Needs the tui extra, which `uv sync --all-extras` installs. Exit 2 when the
+    trace (or --against) is not a file or the UI is not installed.
+    """
+    _check_trace_file(trace)
+    if against is not None:
+        _check_trace_file(against, "--against ")
+    try:
+        # By name, not `import toolreplay_tui`: the core package neither needs the extra
+        # to import nor to type-check.
+        ui = importlib.import_module("toolreplay_tui")
+        importlib.import_module("textual")  # its dependency: a broken install says so here
+    except ImportError as error:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in _UI_MODULES:
+            raise  # the UI is installed but broken: show the real import error
+        raise _refuse(
+            f"the terminal UI is not installed (no module named {missing!r}); {INSTALL_HINT}"
+        ) from None
+    run: _Run = ui.run
+    run(trace, runner, against)

@@ -1,0 +1,32 @@
+"""The Tool Replay incident debugger (a Textual app), launched by `toolreplay tui`.
+
+    from toolreplay_tui import run
+    run(Path("incident.trp"), runner=None, against=None)
+
+Importing this package imports no Textual: `run` imports the app when called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["run"]
+
+
+def run(
+    trace: Path,
+    runner: str | None = None,
+    against: Path | None = None,
+    *,
+    workdir: Path | None = None,
+) -> None:
+    """Open `trace` in the debugger and return when the user quits.
+
+    `runner` (`module:callable`) overrides the runner in the trace header;
+    `against` is another trace to compare with (`d`) before any fork has run;
+    `workdir` is where branch traces and patch files go (default: `.toolreplay/`
+    next to the trace). The application only ever runs in child processes.
+    """
+    from toolreplay_tui.app import ToolReplayApp
+
+    ToolReplayApp(trace, runner=runner, against=against, workdir=workdir).run()

@@ -1,0 +1,587 @@
+"""`ToolReplayApp`: the state of one debugging session, and the actions that change it.
+
+The screens render; this class holds the trace, the pending patches and the last
+runs, and starts every child process. It never runs the application itself and
+never reimplements replay, fork, diff or promote: runs go through the command
+line (`toolreplay_tui.model.runs`), comparisons through `toolreplay.diff`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App, SuspendNotSupported
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from toolreplay import (
+    JsonValue,
+    NonPortableValueError,
+    Operation,
+    OutputPatch,
+    PatchError,
+    Raised,
+    ToolReplayError,
+    Trace,
+    read_trace,
+)
+from toolreplay.runners import RUNNER_PATTERN
+from toolreplay_tui.model.jsontext import format_json, parse_portable
+from toolreplay_tui.model.patches import PendingPatches
+from toolreplay_tui.model.promotion import promote_defaults
+from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.model.runreport import headline
+from toolreplay_tui.model.runs import (
+    DEFAULT_TIMEOUT,
+    RunHandle,
+    RunRequest,
+    RunResult,
+    fork_request,
+    promote_request,
+    replay_request,
+)
+from toolreplay_tui.model.workspace import Workspace, display_path
+from toolreplay_tui.screens.browse import BrowseScreen
+from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
+from toolreplay_tui.screens.diff import DiffScreen
+from toolreplay_tui.screens.editor import Edited, EditorScreen
+from toolreplay_tui.screens.help import HelpScreen, HelpSection
+from toolreplay_tui.screens.promote import PromoteScreen
+from toolreplay_tui.screens.run import RunScreen
+from toolreplay_tui.widgets.detail import ValueInput, output_of
+from toolreplay_tui.widgets.diff_view import DiffView
+from toolreplay_tui.widgets.operation_list import OperationList
+from toolreplay_tui.widgets.value_view import ValueView
+
+__all__ = ["ForkRecord", "ToolReplayApp"]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun if number == 1 else noun + 'es' if noun.endswith('h') else noun + 's'}"
+
+
+@dataclass(frozen=True, slots=True)
+class ForkRecord:
+    """A fork this session ran: its result, its branch and what it applied."""
+
+    result: RunResult
+    branch: Path
+    patches: tuple[OutputPatch, ...]
+    runner: str
+
+
+class ToolReplayApp(App[None]):
+    """The incident debugger for one trace."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "Tool Replay"
+    ENABLE_COMMAND_PALETTE = False
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True, id="app.quit"),
+    ]
+
+    def __init__(
+        self,
+        trace: str | os.PathLike[str],
+        *,
+        runner: str | None = None,
+        against: str | os.PathLike[str] | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        python: str | None = None,
+        run_timeout: float = DEFAULT_TIMEOUT,
+        blink_cursors: bool = True,
+    ) -> None:
+        super().__init__()
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.trace_file = self._absolute(Path(trace))
+        self.against = None if against is None else self._absolute(Path(against))
+        self.workspace = Workspace(
+            self.trace_file, None if workdir is None else self._absolute(Path(workdir))
+        )
+        self.runner = runner
+        self.env = env
+        self.python = python
+        self.run_timeout = run_timeout
+        self.blink_cursors = blink_cursors
+        self.pending = PendingPatches()
+        self.trace: Trace | None = None
+        self.load_error: str | None = None
+        self.rows: OperationRows | None = None
+        self.effect_width = 6
+        self.last_fork: ForkRecord | None = None
+        self.last_run: RunResult | None = None
+        self.last_promote: RunResult | None = None
+        self._fork_context: tuple[Path, tuple[OutputPatch, ...], str] | None = None
+        self._runs: list[RunHandle] = []
+        self.browse = BrowseScreen()
+
+    def _absolute(self, path: Path) -> Path:
+        return path if path.is_absolute() else self.cwd / path
+
+    def path_label(self, path: Path) -> str:
+        """A path as the user reads it: relative to the working directory when inside it."""
+        return display_path(path, self.cwd)
+
+    @property
+    def trace_label(self) -> str:
+        return self.path_label(self.trace_file)
+
+    def runner_spec(self) -> str | None:
+        if self.runner:
+            return self.runner
+        return None if self.trace is None else self.trace.header.runner
+
+    # --- start-up --------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[None]:
+        return self.browse
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self) -> None:
+        try:
+            trace = read_trace(self.trace_file)
+        except (ToolReplayError, OSError) as error:
+            self.call_from_thread(self._load_failed, str(error))
+            return
+        rows = OperationRows(trace.operations)
+        # Room for the longest effect name and an occurrence suffix ("#12"), without a
+        # pass over every operation: an occurrence is always below the trace's length.
+        longest = max(map(len, trace.effects), default=0)
+        width = max(6, longest + (len(str(len(trace) - 1)) + 1 if len(trace) > 1 else 0))
+        self.call_from_thread(self._loaded, trace, rows, width)
+
+    def _load_failed(self, message: str) -> None:
+        self.load_error = message
+        if self.browse.is_mounted:
+            self.browse.show_header()
+
+    def _loaded(self, trace: Trace, rows: OperationRows, effect_width: int) -> None:
+        self.trace, self.rows, self.effect_width = trace, rows, effect_width
+        self.browse.trace_loaded(rows, effect_width)
+        self.refresh_bindings()
+
+    # --- status ----------------------------------------------------------------------
+
+    def status_text(self) -> Text:
+        text = Text()
+        count = len(self.pending)
+        if count:
+            noun = "patch" if count == 1 else "patches"
+            text.append(f"{count} pending {noun}", style="bold yellow")
+            if self.pending.dirty:
+                text.append(" (unsaved: w saves them)", style="yellow")
+            elif self.pending.saved_path is not None:
+                text.append(f" (saved in {self.path_label(self.pending.saved_path)})", style="dim")
+            text.append(" · f forks with them", style="dim")
+        else:
+            text.append("no pending patch: e edits the selected output", style="dim")
+        if self.last_fork is not None:
+            result = self.last_fork.result
+            text.append("  ·  ")
+            text.append(headline(result), style="green" if result.ok else "red")
+            if self.can_diff():
+                text.append(" · d compares", style="dim")
+            if result.ok:
+                text.append(" · p promotes", style="dim")
+        elif self.last_run is not None:
+            text.append("  ·  ")
+            text.append(headline(self.last_run), style="green" if self.last_run.ok else "red")
+        return text
+
+    def _changed(self, message: str | None = None, *, error: bool = False) -> None:
+        if self.browse.is_mounted:
+            self.browse.refresh_view()
+            self.browse.show_status(message, error=error)
+        self.refresh_bindings()
+
+    # --- patches ---------------------------------------------------------------------
+
+    def set_patch(self, operation: Operation, value: JsonValue) -> OutputPatch | None:
+        try:
+            patch = self.pending.set(operation, value)
+        except (PatchError, NonPortableValueError) as error:
+            self._changed(str(error), error=True)
+            return None
+        self._changed(
+            f"pending patch {patch.patch_id} on #{operation.logical_id} {operation.effect}"
+        )
+        return patch
+
+    def remove_patch(self, operation: Operation) -> bool:
+        removed = self.pending.remove(operation.identity)
+        if removed is not None:
+            self._changed(f"removed patch {removed.patch_id}")
+        return removed is not None
+
+    def edit_output(
+        self, operation: Operation, text: str | None = None, problem: str | None = None
+    ) -> None:
+        if text is None:
+            patch = self.pending.get(operation.identity)
+            if patch is None and isinstance(operation.outcome, Raised):
+                text = "null"
+            else:
+                text = format_json(output_of(operation, patch))
+
+        def edited(result: Edited | None) -> None:
+            if result is not None:
+                self.set_patch(operation, result.value)
+
+        self.push_screen(EditorScreen(operation, text, problem=problem), edited)
+
+    def edit_output_externally(self, operation: Operation) -> None:
+        """`E`: edit the output in `$VISUAL`/`$EDITOR`, the app suspended meanwhile."""
+        patch = self.pending.get(operation.identity)
+        start = (
+            "null"
+            if patch is None and isinstance(operation.outcome, Raised)
+            else format_json(output_of(operation, patch))
+        )
+        try:
+            path = self.workspace.write_text("edit", ".json", start + "\n")
+        except OSError as error:
+            self._changed(f"cannot write the file to edit: {error}", error=True)
+            return
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        argv = [*shlex.split(command), str(path)]
+        try:
+            try:
+                with self.suspend():
+                    completed = subprocess.run(argv, check=False)
+            except SuspendNotSupported:
+                if not self.is_headless:
+                    raise
+                completed = subprocess.run(argv, check=False, capture_output=True)
+        except (OSError, SuspendNotSupported) as error:
+            self._changed(f"cannot run the editor {command!r}: {error}", error=True)
+            return
+        if completed.returncode != 0:
+            self._changed(
+                f"the editor exited with status {completed.returncode}; nothing changed", error=True
+            )
+            return
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            self._changed(f"cannot read {self.path_label(path)}: {error}", error=True)
+            return
+        with contextlib.suppress(OSError):
+            path.unlink()  # our own scratch file: what it held is now in `text`
+        if text.strip() == start.strip():
+            self._changed("the editor left the output unchanged")
+            return
+        parsed = parse_portable(text, what="the output")
+        if parsed.problem is not None:
+            # Keep what was typed: finish it in the built-in editor.
+            self.edit_output(operation, text, f"not saved: {parsed.problem.describe()}")
+            return
+        self.set_patch(operation, parsed.value)
+
+    def action_save_patches(self) -> None:
+        if not len(self.pending):
+            self._changed("no pending patch to save", error=True)
+            return
+
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            path = self._absolute(Path(value))
+            try:
+                if path.parent == self.workspace.root:
+                    self.workspace.ensure()
+                written = self.pending.save(path)
+            except PatchError as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(
+                f"saved {_count(len(self.pending), 'patch')} to {self.path_label(written)}"
+            )
+
+        suggestion = self.path_label(self.workspace.patch_file_path())
+        self.push_screen(
+            PromptScreen("Save the pending patches to a new patch file:", suggestion), chosen
+        )
+
+    def action_load_patches(self) -> None:
+        if self.trace is None:
+            return
+
+        def chosen(value: str | None) -> None:
+            if not value or self.trace is None:
+                return
+            try:
+                loaded = self.pending.load(self._absolute(Path(value)), self.trace)
+            except PatchError as error:
+                self._changed(str(error), error=True)
+                return
+            message = (
+                f"loaded {_count(len(loaded.loaded), 'patch')} from {self.path_label(loaded.path)}"
+            )
+            if loaded.skipped:
+                message += "; skipped " + "; ".join(skipped.reason for skipped in loaded.skipped)
+            self._changed(message, error=bool(loaded.skipped))
+
+        def ask() -> None:
+            latest = self.pending.saved_path or self.workspace.latest("patches", ".json")
+            self.push_screen(
+                PromptScreen(
+                    "Load patches from a patch file (they replace the pending ones):",
+                    "" if latest is None else self.path_label(latest),
+                ),
+                chosen,
+            )
+
+        if self.pending.dirty and len(self.pending):
+            self.push_screen(
+                ConfirmScreen("Loading replaces the unsaved pending patches. Go on?"),
+                lambda yes: ask() if yes else None,
+            )
+        else:
+            ask()
+
+    # --- runs ------------------------------------------------------------------------
+
+    def track_run(self, handle: RunHandle) -> None:
+        """Remember a started run, so that quitting kills its child."""
+        self._runs = [run for run in self._runs if not run.finished]
+        self._runs.append(handle)
+
+    def cancel_runs(self) -> None:
+        for handle in self._runs:
+            handle.cancel()
+        self._runs.clear()
+
+    def _with_runner(self, then: Callable[[str], None]) -> None:
+        spec = self.runner_spec()
+        if spec is not None:
+            then(spec)
+            return
+
+        def check(value: str) -> str | None:
+            if RUNNER_PATTERN.fullmatch(value):
+                return None
+            return "give it as module:callable, e.g. myapp.incidents:refund"
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.runner = value
+                self.browse.show_header()
+                then(value)
+
+        self.push_screen(
+            PromptScreen(
+                "The trace records no runner. Which no-argument entry point runs the application?",
+                placeholder="module:callable",
+                check=check,
+            ),
+            chosen,
+        )
+
+    def action_fork(self) -> None:
+        if self.trace is None:
+            return
+        if not len(self.pending):
+            self._changed(
+                "no pending patch to fork with: e (or enter on a value) changes an output; "
+                "r replays strictly",
+                error=True,
+            )
+            return
+        self._with_runner(self._start_fork)
+
+    def _start_fork(self, runner: str) -> None:
+        patches = tuple(self.pending)
+        try:
+            self.workspace.ensure()
+            paths = self.workspace.fork_paths()
+            self.pending.write_copy(paths.patches)
+        except (OSError, PatchError) as error:
+            self._changed(f"cannot write the fork's patch file: {error}", error=True)
+            return
+        request = fork_request(
+            self.trace_file,
+            paths.patches,
+            paths.branch,
+            runner=runner,
+            python=self.python,
+            cwd=self.cwd,
+            env=self.env,
+            timeout=self.run_timeout,
+        )
+        self._fork_context = (paths.branch, patches, runner)
+        noun = "patch" if len(patches) == 1 else "patches"
+        title = (
+            f"fork {self.trace_label} with {len(patches)} {noun} into "
+            f"{self.path_label(paths.branch)}, runner {runner}"
+        )
+        self.push_screen(RunScreen(request, title))
+
+    def action_replay(self) -> None:
+        if self.trace is None:
+            return
+
+        def start(runner: str) -> None:
+            request = replay_request(
+                self.trace_file,
+                runner=runner,
+                python=self.python,
+                cwd=self.cwd,
+                env=self.env,
+                timeout=self.run_timeout,
+            )
+            self.push_screen(
+                RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}")
+            )
+
+        self._with_runner(start)
+
+    def run_finished(self, request: RunRequest, result: RunResult) -> None:
+        """A replay or fork ended (the run screen calls this)."""
+        self.last_run = result
+        if request.command == "fork" and self._fork_context is not None:
+            branch, patches, runner = self._fork_context
+            self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
+        self._changed()
+
+    def can_diff(self) -> bool:
+        fork = self.last_fork
+        if fork is not None and fork.branch.is_file():
+            return True
+        return self.against is not None
+
+    def can_promote(self) -> bool:
+        return self.last_fork is not None and self.last_fork.result.ok
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "promote":
+            return True if self.can_promote() else None
+        if action == "diff":
+            return True if self.can_diff() else None
+        if action in ("fork", "replay", "load_patches"):
+            return True if self.trace is not None else None
+        if action == "save_patches":
+            return True if len(self.pending) else None
+        return True
+
+    def action_diff(self) -> None:
+        if self.trace is None:
+            return
+        fork = self.last_fork
+        if fork is not None and fork.branch.is_file():
+            target = fork.branch
+        elif self.against is not None:
+            target = self.against
+        else:
+            self._changed(
+                "nothing to compare yet: f forks, or start with --against OTHER.trp", error=True
+            )
+            return
+        self.push_screen(
+            DiffScreen(
+                self.trace,
+                target,
+                source_label=self.trace_label,
+                target_label=self.path_label(target),
+            )
+        )
+
+    def action_promote(self) -> None:
+        fork = self.last_fork
+        if fork is None or not fork.result.ok:
+            self._changed("promote needs a fork that succeeded: f forks", error=True)
+            return
+        defaults = promote_defaults(
+            self.trace_file,
+            fork.patches,
+            fork.runner,
+            fork.result.return_value,
+            portable=fork.result.return_value_portable,
+        )
+        self.push_screen(PromoteScreen(fork.branch, self.path_label(fork.branch), defaults))
+
+    def promote_request(
+        self, branch: Path, folder: Path, name: str, runner: str, expected: JsonValue
+    ) -> RunRequest | None:
+        """The promote command for the form, its expected value written to a new file."""
+        try:
+            expect_file = self.workspace.write_text(
+                "expected", ".json", format_json(expected) + "\n"
+            )
+        except OSError as error:
+            self._changed(f"cannot write the expected value: {error}", error=True)
+            return None
+        return promote_request(
+            branch,
+            folder,
+            name=name,
+            runner=runner,
+            expect_file=expect_file,
+            python=self.python,
+            cwd=self.cwd,
+            env=self.env,
+            timeout=self.run_timeout,
+        )
+
+    def promote_finished(self, result: RunResult) -> None:
+        self.last_promote = result
+        if result.ok and result.case is not None:
+            self._changed(f"promoted to {result.case.directory}")
+        else:
+            self._changed(headline(result), error=True)
+
+    # --- help and quitting -----------------------------------------------------------
+
+    def help_sections(self) -> list[HelpSection]:
+        return [
+            ("Operation list", OperationList.BINDINGS),
+            ("Browse", BrowseScreen.BINDINGS),
+            ("Output values (detail pane)", [*ValueView.BINDINGS, *ValueInput.BINDINGS]),
+            ("Everywhere", self.BINDINGS),
+            ("Output editor", EditorScreen.BINDINGS),
+            ("Running a fork or replay", RunScreen.BINDINGS),
+            ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
+            ("Promote form", PromoteScreen.BINDINGS),
+        ]
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_sections()))
+
+    def action_request_quit(self) -> None:
+        if self.pending.dirty and len(self.pending):
+            count = len(self.pending)
+            noun = "patch is" if count == 1 else "patches are"
+
+            def answered(quit_anyway: bool | None) -> None:
+                if quit_anyway:
+                    self.cancel_runs()
+                    self.exit()
+
+            self.push_screen(
+                ConfirmScreen(
+                    f"{count} pending {noun} not saved (w saves them). Quit anyway?",
+                    yes="quit without saving",
+                    no="stay",
+                ),
+                answered,
+            )
+            return
+        self.cancel_runs()
+        self.exit()

@@ -1,0 +1,1 @@
+"""The debugger's screens: browse (the default), editor, run, diff, promote, help, dialogs."""

@@ -1,0 +1,346 @@
+"""The main screen: the trace's header, the operation list and the detail pane."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static
+
+from toolreplay import TRACE_FORMAT_VERSION, Operation, Trace
+from toolreplay_tui.context import blink_cursors, debugger
+from toolreplay_tui.model.jsonpaths import PathError, set_at
+from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
+from toolreplay_tui.widgets.operation_list import OperationList
+from toolreplay_tui.widgets.value_view import ValueView
+
+if TYPE_CHECKING:
+    from toolreplay_tui.app import ToolReplayApp
+
+__all__ = ["BrowseScreen"]
+
+
+class FilterInput(ValueInput):
+    """The `/` prompt: filters the list, or searches the output when it has the focus."""
+
+
+class BrowseScreen(Screen[None]):
+    """Browse the trace, edit outputs into pending patches, and start runs."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", key_display="/", id="browse.filter"),
+        Binding("n", "next_match", "Next match", show=False, id="browse.next_match"),
+        Binding("N", "previous_match", "Previous match", show=False, id="browse.previous_match"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="browse.clear_filter"),
+        Binding("tab", "next_pane", "Next pane", show=False, id="browse.next_pane"),
+        Binding(
+            "shift+tab", "previous_pane", "Previous pane", show=False, id="browse.previous_pane"
+        ),
+        Binding("e", "edit", "Edit output", id="browse.edit"),
+        Binding("E", "external_edit", "Edit in $EDITOR", show=False, id="browse.external_edit"),
+        Binding("x", "remove_patch", "Remove patch", id="browse.remove_patch"),
+        Binding("w", "app.save_patches", "Save patches", id="browse.save_patches"),
+        Binding("o", "app.load_patches", "Load patches", show=False, id="browse.load_patches"),
+        Binding("f", "app.fork", "Fork", id="browse.fork"),
+        Binding("r", "app.replay", "Replay", id="browse.replay"),
+        Binding("d", "app.diff", "Diff", id="browse.diff"),
+        Binding("p", "app.promote", "Promote", id="browse.promote"),
+        Binding("q", "app.request_quit", "Quit", id="browse.quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._filter_target: str = "list"
+        self._value_query = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="trace-header")
+        with Horizontal(id="panes"):
+            with Vertical(id="list-pane"):
+                yield Static(id="list-header")
+                yield OperationList(id="operations")
+            yield DetailPane(id="detail")
+        yield FilterInput(id="filter", classes="hidden")
+        yield Static(id="status")
+        yield Footer()
+
+    # --- access ----------------------------------------------------------------------
+
+    @property
+    def tr_app(self) -> ToolReplayApp:
+        return debugger(self)
+
+    @property
+    def operations(self) -> OperationList:
+        return self.query_one("#operations", OperationList)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one("#detail", DetailPane)
+
+    def current_operation(self) -> Operation | None:
+        trace = self.tr_app.trace
+        index = self.operations.current_index
+        if trace is None or index is None:
+            return None
+        return trace.operations[index]
+
+    # --- loading and refreshing ------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", FilterInput).cursor_blink = blink_cursors(self)
+        self.query_one("#list-pane").border_title = "operations"
+        self.detail.border_title = "detail"
+        self.operations.focus()
+        self.show_header()
+        self.show_status()
+
+    def show_header(self) -> None:
+        app = self.tr_app
+        header = self.query_one("#trace-header", Static)
+        problem = app.load_error
+        if problem is not None:
+            header.update(
+                Text.assemble(
+                    (app.trace_label, "bold"), ("  cannot be opened: ", "bold red"), problem
+                )
+            )
+            return
+        trace = app.trace
+        if trace is None:
+            header.update(Text.assemble((app.trace_label, "bold"), ("  loading…", "dim")))
+            return
+        header.update(describe_header(app.trace_label, trace, app.runner_spec()))
+
+    def trace_loaded(self, rows: OperationRows, effect_width: int) -> None:
+        self.show_header()
+        listing = self.operations
+        listing.set_rows(rows, self.tr_app.pending, effect_width=effect_width)
+        self.query_one("#list-header", Static).update(Text(listing.header_text(), style="bold"))
+        self.show_status()
+
+    def refresh_view(self) -> None:
+        """Pending patches changed: repaint the list, the detail and the status line."""
+        self.operations.refresh()
+        self.show_detail()
+        self.show_status()
+
+    def show_detail(self) -> None:
+        operation = self.current_operation()
+        patch = None if operation is None else self.tr_app.pending.get(operation.identity)
+        self.detail.show(operation, patch)
+
+    def show_status(self, message: str | None = None, *, error: bool = False) -> None:
+        status = self.tr_app.status_text()
+        if message is not None:
+            status.append("  ·  ")
+            status.append(message, style="bold red" if error else "bold")
+        self.query_one("#status", Static).update(status)
+
+    # --- list and detail events ------------------------------------------------------
+
+    def on_operation_list_highlighted(self, event: OperationList.Highlighted) -> None:
+        event.stop()
+        self.show_detail()
+
+    def on_operation_list_opened(self, event: OperationList.Opened) -> None:
+        event.stop()
+        self.detail.values.focus()
+
+    def on_detail_pane_value_edited(self, event: DetailPane.ValueEdited) -> None:
+        event.stop()
+        operation = event.operation
+        current = output_of(operation, self.tr_app.pending.get(operation.identity))
+        try:
+            value = set_at(current, event.path, event.value)
+        except PathError as error:
+            self.show_status(str(error), error=True)
+            return
+        self.tr_app.set_patch(operation, value)
+
+    def on_detail_pane_problem(self, event: DetailPane.Problem) -> None:
+        event.stop()
+        self.show_status(event.text, error=True)
+
+    # --- filter and search -----------------------------------------------------------
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", FilterInput)
+        in_values = isinstance(self.focused, ValueView)
+        self._filter_target = "values" if in_values else "list"
+        rows = self.tr_app.rows
+        if in_values:
+            field.border_title = (
+                "search the output (text or JSON path): enter searches, escape cancels"
+            )
+            field.value = self._value_query
+        else:
+            field.border_title = (
+                "filter operations (effect name or any text; effect:NAME for effect names only): "
+                "enter filters, escape cancels"
+            )
+            field.value = rows.query if rows is not None else ""
+        field.remove_class("hidden")
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "filter":
+            return
+        event.stop()
+        field = self.query_one("#filter", FilterInput)
+        field.add_class("hidden")
+        query = event.value.strip()
+        if self._filter_target == "values":
+            self._value_query = query
+            values = self.detail.values
+            values.focus()
+            if query and not values.search(query, from_start=True):
+                self.show_status(f"nothing in this output matches {query!r}", error=True)
+            return
+        self.operations.focus()
+        self._apply_filter(query)
+
+    def on_value_input_cancelled(self, event: ValueInput.Cancelled) -> None:
+        if event.control is None or event.control.id != "filter":
+            return
+        event.stop()
+        self.query_one("#filter", FilterInput).add_class("hidden")
+        if self._filter_target == "values":
+            self.detail.values.focus()
+        else:
+            self.operations.focus()
+
+    def _apply_filter(self, query: str) -> None:
+        rows = self.tr_app.rows
+        if rows is None:
+            return
+        if not query:
+            self._filtered(query, None)
+            return
+        self.show_status(f"filtering by {query!r}…")
+        self._compute_filter(rows, query)
+
+    @work(thread=True, exclusive=True, group="filter")
+    def _compute_filter(self, rows: OperationRows, query: str) -> None:
+        indices = rows.compute_filter(query)
+        debugger(self).call_from_thread(self._filtered, query, indices)
+
+    def _filtered(self, query: str, indices: list[int] | None) -> None:
+        rows = self.tr_app.rows
+        if rows is None:
+            return
+        keep = self.operations.current_index
+        count = rows.apply_filter(query, indices)
+        self.operations.set_rows(
+            rows, self.tr_app.pending, effect_width=self.tr_app.effect_width, index=keep
+        )
+        if rows.filtered:
+            self.show_status(
+                f"filter {query!r}: {count} of {len(rows.operations)} operations "
+                "(escape clears, n/N step)"
+            )
+        else:
+            self.show_status()
+
+    def action_clear_filter(self) -> None:
+        rows = self.tr_app.rows
+        if rows is not None and rows.filtered:
+            self._filtered("", None)
+
+    def _step(self, *, forward: bool) -> None:
+        if isinstance(self.focused, ValueView):
+            if self._value_query and not self.detail.values.search(
+                self._value_query, forward=forward
+            ):
+                self.show_status(
+                    f"nothing in this output matches {self._value_query!r}", error=True
+                )
+            return
+        rows = self.tr_app.rows
+        if rows is None:
+            return
+        found = rows.step(self.operations.cursor, forward=forward)
+        if found is None:
+            self.show_status(
+                "no match: / sets what to look for"
+                if not rows.last_query
+                else f"nothing matches {rows.last_query!r}",
+                error=True,
+            )
+            return
+        self.operations.move_to(found)
+
+    def action_next_match(self) -> None:
+        self._step(forward=True)
+
+    def action_previous_match(self) -> None:
+        self._step(forward=False)
+
+    # --- panes ----------------------------------------------------------------------
+
+    def _panes(self) -> list[Widget]:
+        return [
+            self.operations,
+            self.detail.values,
+            self.query_one("#detail-info-scroll"),
+        ]
+
+    def _cycle(self, step: int) -> None:
+        panes = self._panes()
+        focused = self.focused
+        current = panes.index(focused) if focused in panes else -1
+        panes[(current + step) % len(panes)].focus()
+
+    def action_next_pane(self) -> None:
+        """The operation list, then the output's values, then the inputs above them."""
+        self._cycle(1)
+
+    def action_previous_pane(self) -> None:
+        self._cycle(-1)
+
+    # --- editing ---------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        operation = self.current_operation()
+        if operation is not None:
+            self.tr_app.edit_output(operation)
+
+    def action_external_edit(self) -> None:
+        operation = self.current_operation()
+        if operation is not None:
+            self.tr_app.edit_output_externally(operation)
+
+    def action_remove_patch(self) -> None:
+        operation = self.current_operation()
+        if operation is None:
+            return
+        removed = self.tr_app.remove_patch(operation)
+        if not removed:
+            self.show_status("no pending patch on this operation", error=True)
+
+
+def describe_header(label: str, trace: Trace, runner: str | None) -> Text:
+    """`refund.trp · format v3 · 3 operations · complete · record · runner m:f`."""
+    text = Text()
+    text.append(label, style="bold")
+    text.append(f"  ·  format v{TRACE_FORMAT_VERSION}  ·  {len(trace)} operations  ·  ")
+    footer = trace.footer
+    if footer is None:
+        text.append("incomplete (no footer: the recording did not close)", style="bold yellow")
+    elif footer.ending.status == "raised":
+        text.append(f"complete, ended with {footer.ending.error_type}", style="yellow")
+    else:
+        text.append("complete", style="green")
+    text.append(f"  ·  {trace.header.mode}")
+    if trace.header.source_trace_id is not None:
+        text.append(" (a fork's branch)")
+    text.append("  ·  runner ")
+    text.append(runner or "(none: f will ask)", style="bold" if runner else "dim")
+    return text

@@ -1,0 +1,152 @@
+"""Side by side: the source trace and a branch (or `--against`), first divergence first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from toolreplay import DiffReport, ToolReplayError, Trace, diff, read_trace
+from toolreplay_tui.context import debugger
+from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
+from toolreplay_tui.widgets.diff_view import DiffView
+
+__all__ = ["DiffScreen"]
+
+
+class DiffScreen(Screen[None]):
+    """The aligned rows of `toolreplay.diff(source, target)`, computed off the event loop."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "next_difference", "Next difference", id="diff.next"),
+        Binding("N", "previous_difference", "Previous difference", id="diff.previous"),
+        Binding("escape,q", "close", "Back", id="diff.close"),
+    ]
+
+    def __init__(
+        self, source: Trace, target: Path, *, source_label: str, target_label: str
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.target = target
+        self.source_label = source_label
+        self.target_label = target_label
+        self.rows: DiffRows | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="diff-title")
+        yield Static(id="diff-summary")
+        yield Static(id="diff-header")
+        yield DiffView(id="diff-view")
+        with VerticalScroll(id="diff-fields-scroll"):
+            yield Static(id="diff-fields")
+        yield Footer()
+
+    @property
+    def view(self) -> DiffView:
+        return self.query_one("#diff-view", DiffView)
+
+    def on_mount(self) -> None:
+        self.query_one("#diff-title", Static).update(
+            Text.assemble(
+                ("comparing ", "dim"), self.source_label, (" with ", "dim"), self.target_label
+            )
+        )
+        self.view.focus()
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="diff")
+    def _compute(self) -> None:
+        try:
+            target = read_trace(self.target)
+            report = diff(self.source, target)
+        except (ToolReplayError, OSError) as error:
+            debugger(self).call_from_thread(self._failed, str(error))
+            return
+        rows = DiffRows(report)
+        debugger(self).call_from_thread(self._ready, report, rows)
+
+    def _failed(self, message: str) -> None:
+        self.query_one("#diff-summary", Static).update(
+            Text(f"cannot compare: {message}", style="bold red")
+        )
+
+    def _ready(self, report: DiffReport, rows: DiffRows) -> None:
+        self.rows = rows
+        self.query_one("#diff-title", Static).update(
+            Group(
+                Text.assemble(
+                    ("source  ", "dim"), describe_trace(report.source, self.source_label)
+                ),
+                Text.assemble(
+                    ("target  ", "dim"), describe_trace(report.target, self.target_label)
+                ),
+            )
+        )
+        summary = Text(rows.summary(), style="bold")
+        if rows.first_divergence is not None:
+            summary.append(
+                f" · first observable divergence at row {rows.first_divergence}",
+                style="bold yellow",
+            )
+        summary.append(f"\n{MARKER_LEGEND}  P patch", style="dim")
+        self.query_one("#diff-summary", Static).update(summary)
+        self.query_one("#diff-header", Static).update(
+            Text(DiffView.header_text(self.view.scrollable_content_region.width), style="bold")
+        )
+        self.view.set_rows(rows)
+
+    def on_resize(self) -> None:
+        if self.rows is not None:
+            self.query_one("#diff-header", Static).update(
+                Text(DiffView.header_text(self.view.scrollable_content_region.width), style="bold")
+            )
+
+    def on_diff_view_highlighted(self, event: DiffView.Highlighted) -> None:
+        event.stop()
+        self.query_one("#diff-fields", Static).update(self._fields(event.index))
+
+    def _fields(self, index: int) -> RenderableType:
+        rows = self.rows
+        if rows is None:
+            return ""
+        title = Text(rows.row_description(index), style="bold")
+        number = rows.difference_number(index)
+        if number is not None:
+            title.append(f" · difference row {number} of {len(rows.difference_rows)}", style="dim")
+        parts: list[RenderableType] = [title]
+        fields = rows.fields(index)
+        if fields:
+            table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
+            table.add_column("JSON path", style="bold", ratio=4, overflow="fold")
+            table.add_column("source", ratio=3, overflow="fold")
+            table.add_column("target", ratio=3, overflow="fold")
+            for field in fields:
+                table.add_row(
+                    field.path, Text(field.source, style="red"), Text(field.target, style="green")
+                )
+            parts.append(table)
+        elif rows.alignment(index).differences:
+            parts.append(Text("no field-level detail for this difference", style="dim"))
+        attribution = rows.attribution(index)
+        if attribution is not None:
+            parts.append(Text(attribution, style="bold cyan"))
+        return Group(*parts)
+
+    def action_next_difference(self) -> None:
+        self.view.step_difference(forward=True)
+
+    def action_previous_difference(self) -> None:
+        self.view.step_difference(forward=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

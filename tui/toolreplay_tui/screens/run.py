@@ -1,0 +1,82 @@
+"""A replay or fork running in a child process, then its result."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from toolreplay_tui.context import debugger
+from toolreplay_tui.model.runs import RunRequest, RunResult
+from toolreplay_tui.widgets.run_panel import RunPanel
+
+if TYPE_CHECKING:
+    from toolreplay_tui.app import ToolReplayApp
+
+__all__ = ["RunScreen"]
+
+
+class RunScreen(ModalScreen[RunResult | None]):
+    """Runs one request; `escape`/`ctrl+c` cancel it (killing the child), then close."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Cancel / close", id="run.close"),
+        Binding("ctrl+c", "cancel", "Cancel", show=False, id="run.cancel"),
+        Binding("d", "diff", "Diff", id="run.diff"),
+        Binding("p", "promote", "Promote", id="run.promote"),
+    ]
+
+    def __init__(self, request: RunRequest, title: str) -> None:
+        super().__init__()
+        self.request = request
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="run-box"):
+            yield Static(self.title_text, id="run-title")
+            yield RunPanel(id="run-panel")
+        yield Footer()
+
+    @property
+    def panel(self) -> RunPanel:
+        return self.query_one("#run-panel", RunPanel)
+
+    @property
+    def tr_app(self) -> ToolReplayApp:
+        return debugger(self)
+
+    def on_mount(self) -> None:
+        self.panel.start(self.request, self.request.command)
+
+    def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
+        event.stop()
+        self.tr_app.run_finished(self.request, event.result)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "diff":
+            return True if self.tr_app.can_diff() and not self.panel.running else None
+        if action == "promote":
+            return True if self.tr_app.can_promote() and not self.panel.running else None
+        return True
+
+    def action_cancel(self) -> None:
+        self.panel.cancel()
+
+    def action_close(self) -> None:
+        if self.panel.running:
+            self.panel.cancel()
+            return
+        self.dismiss(self.panel.result)
+
+    def action_diff(self) -> None:
+        self.dismiss(self.panel.result)
+        self.tr_app.action_diff()
+
+    def action_promote(self) -> None:
+        self.dismiss(self.panel.result)
+        self.tr_app.action_promote()

@@ -1,0 +1,232 @@
+"""The detail pane: identity, lineage, inputs, and the output navigable by JSON path.
+
+`enter` on a value of the output opens a one-line editor for just that value;
+the patch it makes still replaces the complete output (the rest copied as is).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from toolreplay import JsonValue, Operation, OutputPatch, Raised, Returned
+from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
+from toolreplay_tui.model.jsontext import format_json, parse_portable
+from toolreplay_tui.widgets.value_view import ValueView
+
+__all__ = ["DetailPane", "ValueInput", "output_of"]
+
+
+def output_of(operation: Operation, patch: OutputPatch | None) -> JsonValue:
+    """What the value view shows: the pending patch's value, the recorded value, or the error."""
+    if patch is not None:
+        return patch.value
+    outcome = operation.outcome
+    if isinstance(outcome, Returned):
+        return outcome.value
+    return {"type": outcome.error_type, "message": outcome.message, "args": outcome.args}
+
+
+class ValueInput(Input):
+    """The one-line editor of the selected value."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel edit", id="value_edit.cancel"),
+    ]
+
+    class Cancelled(Message):
+        """The edit was abandoned."""
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled())
+
+
+class DetailPane(Vertical):
+    """What the selected operation is, where it comes from, what it took and returned."""
+
+    class ValueEdited(Message):
+        """The value at `path` of the operation's output was edited to `value`."""
+
+        def __init__(self, operation: Operation, path: JsonPath, value: JsonValue) -> None:
+            super().__init__()
+            self.operation = operation
+            self.path = path
+            self.value = value
+
+    class Problem(Message):
+        """Something the user asked for cannot be done; `text` says why."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.operation: Operation | None = None
+        self.patch: OutputPatch | None = None
+        self._editing: JsonPath | None = None
+        self._edit_start = ""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-info-scroll"):
+            yield Static(id="detail-info")
+        yield Static(id="detail-path")
+        yield ValueView(id="detail-values")
+        yield ValueInput(id="value-input", classes="hidden")
+        yield Static(id="value-error", classes="hidden")
+
+    @property
+    def values(self) -> ValueView:
+        return self.query_one("#detail-values", ValueView)
+
+    @property
+    def editing(self) -> bool:
+        return self._editing is not None
+
+    def show(self, operation: Operation | None, patch: OutputPatch | None) -> None:
+        """Show `operation` (None: nothing selected), with its pending patch if any."""
+        same = (
+            operation is not None
+            and self.operation is not None
+            and operation.identity == self.operation.identity
+        )
+        self.operation, self.patch = operation, patch
+        self._stop_editing()
+        info = self.query_one("#detail-info", Static)
+        if operation is None:
+            info.update(Text("no operation selected", style="dim"))
+            self.query_one("#detail-path", Static).update("")
+            self.values.clear()
+            return
+        info.update(self._info(operation, patch))
+        self.values.show(output_of(operation, patch), keep_path=same)
+        self._show_path(self.values.current_path)
+
+    def _info(self, operation: Operation, patch: OutputPatch | None) -> RenderableType:
+        identity = operation.identity
+        outcome = operation.outcome
+        status = "ok" if isinstance(outcome, Returned) else "error"
+        title = Text()
+        title.append(f"#{operation.logical_id}  ", style="bold")
+        title.append(operation.effect, style="bold")
+        title.append(f"  {status}", style="bold red" if status == "error" else "bold green")
+        lines = [
+            title,
+            Text.assemble(("identity  ", "dim"), f"fingerprint {identity.fingerprint[:24]}…"),
+            Text.assemble(
+                ("          ", "dim"),
+                f"occurrence {identity.occurrence}  logical id {operation.logical_id}",
+            ),
+        ]
+        source = operation.source_logical_operation_id
+        lineage = f"origin {operation.origin}"
+        if operation.patch_id is not None:
+            lineage += f"  patch {operation.patch_id}"
+        lineage += f"  source operation {'-' if source is None else '#' + str(source)}"
+        lines.append(Text.assemble(("lineage   ", "dim"), lineage))
+        if patch is not None:
+            lines.append(
+                Text.assemble(
+                    ("pending   ", "dim"),
+                    (f"patch {patch.patch_id} replaces the recorded ", "bold yellow"),
+                    ("output" if isinstance(outcome, Returned) else "failure", "bold yellow"),
+                    ("  (x removes it)", "dim"),
+                )
+            )
+        if isinstance(outcome, Raised):
+            lines.append(
+                Text.assemble(
+                    ("raised    ", "dim"), (f"{outcome.error_type}: {outcome.message}", "red")
+                )
+            )
+        lines.append(Text("inputs", style="dim"))
+        inputs = JSON(format_json(operation.inputs))
+        inputs.text.no_wrap = False  # a long prompt wraps instead of running off the pane
+        inputs.text.overflow = "fold"
+        renderables: list[RenderableType] = [*lines, inputs]
+        return Group(*renderables)
+
+    def _show_path(self, path: JsonPath | None) -> None:
+        label = self.query_one("#detail-path", Static)
+        operation = self.operation
+        if operation is None or path is None:
+            label.update("")
+            return
+        if self.patch is not None:
+            what = "output (pending patch)"
+        elif isinstance(operation.outcome, Raised):
+            what = "recorded error (e gives it a return value)"
+        else:
+            what = "output"
+        text = Text.assemble((f"{what}  ", "dim"), (path_text(path), "bold"))
+        label.update(text)
+
+    def on_value_view_selected(self, event: ValueView.Selected) -> None:
+        event.stop()
+        self._show_path(event.path)
+
+    def on_value_view_edit_requested(self, event: ValueView.EditRequested) -> None:
+        event.stop()
+        operation = self.operation
+        if operation is None:
+            return
+        if self.patch is None and isinstance(operation.outcome, Raised):
+            self.post_message(
+                self.Problem(
+                    "this call raised: press e to give it a return value (the patch turns the "
+                    "failure into a return)"
+                )
+            )
+            return
+        try:
+            current = get_at(self.values.value, event.path)
+        except PathError as error:
+            self.post_message(self.Problem(str(error)))
+            return
+        self._editing = event.path
+        self._edit_start = format_json(current, indent=None)
+        field = self.query_one("#value-input", ValueInput)
+        field.value = self._edit_start
+        field.remove_class("hidden")
+        field.border_title = f"edit {path_text(event.path)}: enter sets it, escape cancels"
+        self.query_one("#value-error", Static).add_class("hidden")
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "value-input":
+            return
+        event.stop()
+        path, operation = self._editing, self.operation
+        if path is None or operation is None:
+            return
+        parsed = parse_portable(event.value, what=f"the value at {path_text(path)}")
+        error = self.query_one("#value-error", Static)
+        if parsed.problem is not None:
+            error.update(Text(parsed.problem.describe(), style="bold red"))
+            error.remove_class("hidden")
+            field = self.query_one("#value-input", ValueInput)
+            if parsed.problem.column is not None and parsed.problem.line == 1:
+                field.cursor_position = parsed.problem.column - 1
+            return
+        self._stop_editing()
+        self.values.focus()
+        self.post_message(self.ValueEdited(operation, path, parsed.value))
+
+    def on_value_input_cancelled(self, event: ValueInput.Cancelled) -> None:
+        event.stop()
+        self._stop_editing()
+        self.values.focus()
+
+    def _stop_editing(self) -> None:
+        self._editing = None
+        if self.is_mounted:
+            self.query_one("#value-input", ValueInput).add_class("hidden")
+            self.query_one("#value-error", Static).add_class("hidden")

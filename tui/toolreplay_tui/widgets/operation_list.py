@@ -1,0 +1,124 @@
+"""The operation list: index, effect, ok/error, where the outcome comes from, inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from toolreplay import OperationIdentity
+from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
+
+__all__ = ["OperationList"]
+
+_MARKER_TEXT = {"recorded": "recorded", "patched": "patched", "pending": "pending*"}
+
+
+class OperationList(CursorList):
+    """Every operation of the trace (or those the filter keeps), one line each."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "cursor-list--cursor",
+        "operation-list--error",
+        "operation-list--pending",
+        "operation-list--patched",
+        "operation-list--dim",
+    }
+
+    DEFAULT_CSS = """
+    OperationList > .operation-list--error { color: $error; }
+    OperationList > .operation-list--pending { color: $warning; text-style: bold; }
+    OperationList > .operation-list--patched { color: $success; }
+    OperationList > .operation-list--dim { color: $text-muted; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *navigation_bindings("operations"),
+        Binding("enter", "open", "Inspect output", show=False, id="operations.open"),
+    ]
+
+    class Highlighted(Message):
+        """The cursor is on the operation at trace index `index` (None: nothing shown)."""
+
+        def __init__(self, index: int | None) -> None:
+            super().__init__()
+            self.index = index
+
+    class Opened(Message):
+        """`enter` on an operation: inspect its output."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: OperationRows | None = None
+        self.pending: Container[OperationIdentity] = ()
+        self._index_width = 1
+        self._effect_width = 6
+
+    def set_rows(
+        self,
+        rows: OperationRows,
+        pending: Container[OperationIdentity],
+        *,
+        effect_width: int,
+        index: int | None = None,
+    ) -> None:
+        self.rows = rows
+        self.pending = pending
+        self._index_width = max(len(str(len(rows.operations) - 1)), 1)
+        self._effect_width = max(min(effect_width, 40), 6)
+        position = 0 if index is None else rows.nearest_position(index)
+        self.rows_changed(cursor=position)
+        if not len(rows):
+            self.post_message(self.Highlighted(None))
+
+    def header_text(self) -> str:
+        return (
+            f"{'#':>{self._index_width}}  {'effect':<{self._effect_width}}  "
+            f"{'status':<6}  {'origin':<8}  inputs"
+        )
+
+    @property
+    def current_index(self) -> int | None:
+        """The trace index of the operation under the cursor."""
+        if self.rows is None or not len(self.rows):
+            return None
+        return self.rows.index_at(self.cursor)
+
+    def row_count(self) -> int:
+        return 0 if self.rows is None else len(self.rows)
+
+    def render_row(self, position: int, width: int) -> Text:
+        assert self.rows is not None
+        row = self.rows.row(position, self.pending)
+        effect = row.effect
+        if row.occurrence:
+            effect = f"{effect}#{row.occurrence}"
+        if len(effect) > self._effect_width:
+            effect = effect[: self._effect_width - 1] + "…"
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{row.logical_id:>{self._index_width}}  ")
+        text.append(f"{effect:<{self._effect_width}}  ")
+        status_style = (
+            self.get_component_rich_style("operation-list--error") if row.status == "error" else ""
+        )
+        text.append(f"{row.status:<6}", style=status_style)
+        text.append("  ")
+        marker_style = ""
+        if row.marker == "pending":
+            marker_style = self.get_component_rich_style("operation-list--pending")
+        elif row.marker == "patched":
+            marker_style = self.get_component_rich_style("operation-list--patched")
+        text.append(f"{_MARKER_TEXT[row.marker]:<8}", style=marker_style)
+        text.append("  ")
+        text.append(row.preview, style=self.get_component_rich_style("operation-list--dim"))
+        return text
+
+    def cursor_changed(self, position: int) -> None:
+        self.post_message(self.Highlighted(self.current_index))
+
+    def action_open(self) -> None:
+        self.post_message(self.Opened())

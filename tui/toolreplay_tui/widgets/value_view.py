@@ -1,0 +1,134 @@
+"""The output of the selected operation as JSON lines, navigable by JSON path."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from toolreplay.portable import JsonValue
+from toolreplay_tui.model.jsonpaths import JsonLine, JsonPath, find_line, json_lines
+from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
+
+__all__ = ["ValueView"]
+
+
+class ValueView(CursorList):
+    """One line per JSON value (leaf, or opening/closing bracket); the cursor selects a path."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "cursor-list--cursor",
+        "value-view--key",
+        "value-view--string",
+        "value-view--number",
+        "value-view--literal",
+        "value-view--punctuation",
+    }
+
+    DEFAULT_CSS = """
+    ValueView > .value-view--key { color: $primary-lighten-2; }
+    ValueView > .value-view--string { color: $success; }
+    ValueView > .value-view--number { color: $warning; }
+    ValueView > .value-view--literal { color: $secondary; }
+    ValueView > .value-view--punctuation { color: $text-muted; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *navigation_bindings("values"),
+        Binding("enter,i", "edit_value", "Edit value", id="values.edit"),
+    ]
+
+    class Selected(Message):
+        """The cursor is on the value at `path`."""
+
+        def __init__(self, path: JsonPath) -> None:
+            super().__init__()
+            self.path = path
+
+    class EditRequested(Message):
+        """`enter` on a value: edit it in place."""
+
+        def __init__(self, path: JsonPath) -> None:
+            super().__init__()
+            self.path = path
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[JsonLine] = []
+        self.value: JsonValue = None
+
+    def show(self, value: JsonValue, *, keep_path: bool = False) -> None:
+        """Show `value`; with `keep_path`, stay on the same path if it still exists."""
+        previous = self.current_path if keep_path else None
+        self.value = value
+        self.lines = json_lines(value)
+        cursor = 0
+        if previous is not None:
+            cursor = next((i for i, line in enumerate(self.lines) if line.path == previous), 0)
+        elif len(self.lines) > 1:
+            cursor = 1  # the first member, not the opening bracket
+        self.rows_changed(cursor=cursor)
+
+    def clear(self) -> None:
+        self.value = None
+        self.lines = []
+        self.rows_changed(cursor=0)
+
+    @property
+    def current_path(self) -> JsonPath | None:
+        if not self.lines:
+            return None
+        return self.lines[min(self.cursor, len(self.lines) - 1)].path
+
+    def search(self, query: str, *, forward: bool = True, from_start: bool = False) -> bool:
+        """Move to the next line holding `query`; False when none does."""
+        start = -1 if from_start and forward else self.cursor
+        found = find_line(self.lines, query, start, forward=forward)
+        if found is None:
+            return False
+        self.move_to(found)
+        return True
+
+    def row_count(self) -> int:
+        return len(self.lines)
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"value-view--{name}")
+
+    def render_row(self, position: int, width: int) -> Text:
+        line = self.lines[position]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("  " * line.depth)
+        if isinstance(line.key, str):
+            text.append(json.dumps(line.key, ensure_ascii=False), style=self._style("key"))
+            text.append(": ", style=self._style("punctuation"))
+        body = line.text
+        comma = body.endswith(",")
+        core = body[:-1] if comma else body
+        first = core[:1]
+        if line.kind != "leaf" or core in ("{}", "[]"):
+            kind = "punctuation"
+        elif first == '"':
+            kind = "string"
+        elif first in ("t", "f", "n"):
+            kind = "literal"
+        else:
+            kind = "number"
+        text.append(core, style=self._style(kind))
+        if comma:
+            text.append(",", style=self._style("punctuation"))
+        return text
+
+    def cursor_changed(self, position: int) -> None:
+        path = self.current_path
+        if path is not None:
+            self.post_message(self.Selected(path))
+
+    def action_edit_value(self) -> None:
+        path = self.current_path
+        if path is not None:
+            self.post_message(self.EditRequested(path))
