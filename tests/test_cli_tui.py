@@ -141,21 +141,32 @@ def test_the_help_of_every_command_does_not_import_textual() -> None:
 
 
 def test_it_hands_the_trace_runner_and_against_trace_to_the_ui(recorded: Path) -> None:
-    # A stand-in for the UI package: the command must call run(trace, runner, against).
+    # A stand-in for the UI package: the command must call run(trace, runner, against,
+    # workdir=...).
     code = (
         "import sys, types\n"
         "fake = types.ModuleType('toolreplay_tui')\n"
-        "fake.run = lambda *args: print(repr(args))\n"
+        "fake.run = lambda *args, workdir: print(repr(args + (workdir,)))\n"
         "sys.modules['toolreplay_tui'] = fake\n"
         "import toolreplay.cli\n"
         "sys.argv = sys.argv[1:]\n"
         "toolreplay.cli.main()\n"
     )
     full = run_python(
-        "-c", code, "toolreplay", "tui", str(recorded), "-r", "app:main", "--against", str(recorded)
+        "-c",
+        code,
+        "toolreplay",
+        "tui",
+        str(recorded),
+        "-r",
+        "app:main",
+        "--against",
+        str(recorded),
+        "--workdir",
+        "work",
     )
     assert full.returncode == 0, full.stderr
-    assert full.stdout == f"({recorded!r}, 'app:main', {recorded!r})\n"
+    assert full.stdout == f"({recorded!r}, 'app:main', {recorded!r}, {Path('work')!r})\n"
     bare = run_python("-c", code, "toolreplay", "tui", str(recorded))
     assert bare.returncode == 0, bare.stderr
-    assert bare.stdout == f"({recorded!r}, None, None)\n"
+    assert bare.stdout == f"({recorded!r}, None, None, None)\n"

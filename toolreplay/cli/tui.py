@@ -11,9 +11,8 @@ trace, or the UI not installed); otherwise whatever the UI exits with.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import typer
 
@@ -25,8 +24,14 @@ INSTALL_HINT = (
     'install it with: uv sync --all-extras (from a clone), or: pip install "toolreplay[tui]"'
 )
 
-_Run = Callable[[Path, str | None, Path | None], None]
-"""`toolreplay_tui.run(trace, runner, against)`, the UI's entry point."""
+
+class _Run(Protocol):
+    """`toolreplay_tui.run(trace, runner, against, *, workdir)`, the UI's entry point."""
+
+    def __call__(
+        self, trace: Path, runner: str | None, against: Path | None, *, workdir: Path | None
+    ) -> None: ...
+
 
 # The distributions whose absence means "the UI is not installed", by top-level module.
 _UI_MODULES = frozenset({"toolreplay_tui", "textual"})
@@ -71,6 +76,14 @@ def tui(
             help="A second trace to compare TRACE with (the diff view opens on it).",
         ),
     ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option(
+            "--workdir",
+            metavar="FOLDER",
+            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
+        ),
+    ] = None,
 ) -> None:
     """Browse, fork, diff and promote a trace in the terminal UI.
 
@@ -93,4 +106,4 @@ def tui(
             f"the terminal UI is not installed (no module named {missing!r}); {INSTALL_HINT}"
         ) from None
     run: _Run = ui.run
-    run(trace, runner, against)
+    run(trace, runner, against, workdir=workdir)
