@@ -444,7 +444,7 @@ def test_every_call_shape_binds_to_the_same_inputs_and_wrong_calls_fail_like_pyt
             with pytest.raises(TypeError, match=r"shape\.mixed\(\)"):
                 mixed(1, **wrong)  # type: ignore[arg-type]  # the mistakes under test
         with pytest.raises(TypeError, match=r"shape\.mixed\(\)"):
-            mixed(1)  # type: ignore[call-arg]
+            mixed(1)  # type: ignore[call-arg]  # the missing d is the mistake under test
         mixed(1, d=True)
         mixed(a=1, b=2, d=True)
         mixed(1, 2, d=True, c="x")

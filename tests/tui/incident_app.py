@@ -50,7 +50,7 @@ def main() -> dict[str, JsonValue]:
 
 def sleepy() -> None:
     print("sleeping in the runner", file=sys.stderr, flush=True)
-    time.sleep(120)
+    time.sleep(120)  # a runner that hangs: the tests cancel it or let the timeout kill it
 
 
 def crashes() -> None:

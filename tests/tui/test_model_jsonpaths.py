@@ -58,7 +58,7 @@ def test_get_at_reads_and_names_what_is_missing() -> None:
 def test_set_at_returns_a_changed_copy_and_leaves_the_value_alone() -> None:
     before = json.dumps(VALUE, sort_keys=True)
     changed = set_at(VALUE, ("decision",), "manual_review")
-    assert changed["decision"] == "manual_review"  # type: ignore[index]
+    assert changed["decision"] == "manual_review"  # type: ignore[index]  # a dict here
     deeper = set_at(VALUE, ("nested", "deep", 1), {"x": [1]})
     assert get_at(deeper, ("nested", "deep", 1)) == {"x": [1]}
     assert json.dumps(VALUE, sort_keys=True) == before

@@ -204,10 +204,10 @@ def test_cancel_kills_the_process_group(project: Project) -> None:
     waiter.start()
     deadline = time.monotonic() + 30
     while handle.pid is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.05)  # polling for the child to start; bounded by the deadline
     pid = handle.pid
     assert pid is not None
-    time.sleep(0.5)
+    time.sleep(0.5)  # let the child get into the runner, so the cancel meets a live process
     handle.cancel()
     waiter.join(30)
     assert not waiter.is_alive()
