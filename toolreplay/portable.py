@@ -77,9 +77,13 @@ def safe_text(value: object, *, use_repr: bool = False) -> str:
         return f"<unprintable {type(value).__name__} object>"
 
 
-def preview(value: JsonValue, limit: int = 120) -> str:
-    """Readable JSON of a portable value, cut to `limit` characters, for messages."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+def preview(value: JsonValue, limit: int = 120, *, compact: bool = False) -> str:
+    """Readable JSON of a portable value, cut to `limit` characters, for messages.
+
+    `compact` drops the spaces after `,` and `:` (for table columns).
+    """
+    separators = (",", ":") if compact else (", ", ": ")
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=separators)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -10,6 +10,7 @@ import typer
 
 from toolreplay.cli.output import FormatOption, Output, OutputFormat
 from toolreplay.errors import TraceError
+from toolreplay.portable import preview
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import TRACE_FORMAT, TRACE_FORMAT_VERSION, Operation, Raised
 from toolreplay.trace.reader import Trace, read_trace
@@ -52,16 +53,11 @@ def trace_summary(trace: Trace, *, limit: int | None = None) -> dict[str, Any]:
     }
 
 
-def _preview(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
-
-
 def _result(operation: Operation) -> str:
     outcome = operation.outcome
     if isinstance(outcome, Raised):
         return f"{outcome.error_type}: {outcome.message}"[:_PREVIEW]
-    return _preview(outcome.value)
+    return preview(outcome.value, _PREVIEW, compact=True)
 
 
 def _state(trace: Trace) -> str:
@@ -134,7 +130,7 @@ def show(
                 str(op.identity.occurrence),
                 op.outcome.status,
                 op.origin,
-                _preview(op.inputs),
+                preview(op.inputs, _PREVIEW, compact=True),
                 _result(op),
             ]
             for op in shown
