@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, cast, get_args
 
 from toolreplay.errors import (
@@ -231,13 +231,7 @@ class CallIdentity:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "effect": self.effect,
-            "namespace": self.namespace,
-            "name": self.name,
-            "fingerprint": self.fingerprint,
-            "occurrence": self.occurrence,
-        }
+        return asdict(self)
 
 
 def _read_identity(fields: _Fields) -> CallIdentity:
@@ -278,16 +272,7 @@ class ReportedOperation:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "logical_id": self.logical_id,
-            "line": self.line,
-            "effect": self.effect,
-            "namespace": self.namespace,
-            "name": self.name,
-            "fingerprint": self.fingerprint,
-            "occurrence": self.occurrence,
-            "inputs": self.inputs,
-        }
+        return asdict(self)
 
 
 def _read_operation(fields: _Fields) -> ReportedOperation:
@@ -479,7 +464,7 @@ class ErrorSummary:
         return cls(qualified_name(type(error)), str(error))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message}
+        return asdict(self)
 
 
 def _read_error_summary(fields: _Fields) -> ErrorSummary:
@@ -497,13 +482,7 @@ class PublishedCase:
     test_path: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "directory": self.directory,
-            "name": self.name,
-            "trace_path": self.trace_path,
-            "trace_sha256": self.trace_sha256,
-            "test_path": self.test_path,
-        }
+        return asdict(self)
 
 
 def _read_case(fields: _Fields) -> PublishedCase:
@@ -563,12 +542,7 @@ class CaseVerification:
     error: ErrorSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "name": self.name,
-            "outcome": self.outcome,
-            "error": None if self.error is None else self.error.to_dict(),
-        }
+        return asdict(self)
 
 
 def _read_verification(fields: _Fields) -> CaseVerification:
