@@ -188,12 +188,17 @@ def _kind(value: object) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
+def _shown(value: object) -> str:
+    """A value as JSON shows it (`null`, `"x"`, `2`), whatever a caller passed."""
+    return json.dumps(value, default=repr)[:80]
+
+
 def _check_version(fields: _Fields, key: str, supported: int, document: str) -> None:
     version = fields.data.get(key)
     if version == supported and isinstance(version, int) and not isinstance(version, bool):
         return
     raise ProtocolVersionError(
-        f"{document} document has {key} {json.dumps(version)}; this toolreplay reads "
+        f"{document} document has {key} {_shown(version)}; this toolreplay reads "
         f"version {supported}: use the toolreplay version that wrote it, or upgrade",
         version=version,
         supported=supported,
@@ -411,7 +416,7 @@ class RunDocument:
         if fields.data.get("protocol") != RUN_PROTOCOL:
             raise ProtocolError(
                 f"not a {RUN_PROTOCOL} document: its protocol is "
-                f"{json.dumps(fields.data.get('protocol'))}"
+                f"{_shown(fields.data.get('protocol'))}"
             )
         _check_version(fields, "protocol_version", RUN_PROTOCOL_VERSION, cls.DOCUMENT)
         return cls(
