@@ -61,13 +61,12 @@ def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySes
             with _closing(session):
                 value = runner()
         except ReplayContractError as error:
-            report.outcome, report.error = (
-                "replay_contract_error",
-                ErrorReport.from_exception(error),
-            )
+            report.outcome = "replay_contract_error"
+            report.error = ErrorReport.from_exception(error)
             return
         except (SessionError, NonPortableValueError) as error:
-            report.outcome, report.error = "session_error", ErrorReport.from_exception(error)
+            report.outcome = "session_error"
+            report.error = ErrorReport.from_exception(error)
             return
         except SystemExit as error:
             report.outcome = "application_exit"
