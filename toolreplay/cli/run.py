@@ -302,9 +302,10 @@ def record(
     """Run an application and record every effect it calls to a new trace.
 
     Exit 0 when the run succeeded; 1 when the application ran and failed (its
-    error or exit, a session error), the trace recorded up to the failure being
-    kept; 2 when the command was refused before the application ran (bad runner
-    or output path), nothing being written.
+    error or exit, a session error) or the trace could not be written (a full
+    disk: storage_error), the trace recorded up to the failure being kept; 2
+    when the command was refused before the application ran (bad runner or
+    output path), nothing being written.
     """
     report = RunReport("record", runner=runner, paths={"trace": str(output)})
     try:
@@ -373,8 +374,9 @@ def fork(
 
     Exit 0 when the run succeeded and every patch was applied; 1 when the
     application ran and failed (a replay miss, an unapplied patch, its own error
-    or exit, a session error), the branch holding what it observed up to the
-    failure being kept; 2 when the command was refused before the application
+    or exit, a session error) or the branch could not be written (a full disk:
+    storage_error), the branch holding what it observed up to the failure being
+    kept; 2 when the command was refused before the application
     ran (bad trace, patch file, runner or output path), nothing being written.
     """
     report = RunReport(
