@@ -21,6 +21,7 @@ from toolreplay.errors import (
     ReplayContractError,
     ToolReplayError,
     TraceError,
+    TraceWriteError,
     UnappliedPatchError,
 )
 from toolreplay.patches import OutputPatch
@@ -124,19 +125,26 @@ class ForkSession(ReplaySession):
         outcome: Returned | Raised = operation.outcome
         if patch is not None:
             outcome = Returned(patch.value)
-            self._applied.add(patch.patch_id)
         assert self._writer is not None
-        self._writer.append(
-            Operation(
-                logical_id=self._writer.operation_count,
-                identity=operation.identity,
-                inputs=operation.inputs,
-                outcome=outcome,
-                origin="recorded" if patch is None else "patched",
-                patch_id=None if patch is None else patch.patch_id,
-                source_logical_operation_id=operation.logical_id,
+        try:
+            self._writer.append(
+                Operation(
+                    logical_id=self._writer.operation_count,
+                    identity=operation.identity,
+                    inputs=operation.inputs,
+                    outcome=outcome,
+                    origin="recorded" if patch is None else "patched",
+                    patch_id=None if patch is None else patch.patch_id,
+                    source_logical_operation_id=operation.logical_id,
+                )
             )
-        )
+        except TraceWriteError as error:
+            # The call is not answered: the branch must hold what the application saw.
+            self._note_write_error(error)
+            self.note_violation(error)
+            raise
+        if patch is not None:
+            self._applied.add(patch.patch_id)
         return outcome
 
     def _annotate_violation(self, error: ReplayContractError) -> None:
@@ -175,10 +183,9 @@ class ForkSession(ReplaySession):
         if self._writer is None:
             return
         paths = [self.branch_path, self.branch_path.resolve(), self.trace.path]
+        ending = session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
         with self._lock:  # a late call on another thread must not write after the footer
-            self._writer.close(
-                session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
-            )
+            self._close_trace(self._writer, ending, error)
 
     def _branch_note(self) -> str:
         return (

@@ -34,6 +34,7 @@ from toolreplay.errors import (
     SessionError,
     SessionNestingError,
     ToolReplayError,
+    TraceWriteError,
 )
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
 from toolreplay.runtime.failures import capture_failure, rebuild_failure, session_ending
@@ -43,6 +44,7 @@ from toolreplay.trace.model import (
     OperationIdentity,
     Raised,
     Returned,
+    SessionEnding,
     TraceHeader,
 )
 from toolreplay.trace.reader import Trace, read_trace
@@ -152,6 +154,33 @@ class Session:
         # The first contract violation raised into the application. If the
         # application swallows it, leaving the session still fails.
         self._violation: ToolReplayError | None = None
+        self._write_error: TraceWriteError | None = None
+
+    @property
+    def write_error(self) -> TraceWriteError | None:
+        """The first failure to write this session's trace (record, fork's branch), if any."""
+        return self._write_error
+
+    def _close_trace(
+        self, writer: TraceWriter, ending: SessionEnding, error: BaseException | None
+    ) -> None:
+        """Close the trace this session writes, without ever replacing `error`.
+
+        `error` is the exception the session ends with. A footer that cannot be
+        written is added to it as a note (RFC 0001 §5.2); with no such error, the
+        `TraceWriteError` is raised.
+        """
+        try:
+            writer.close(ending)
+        except TraceWriteError as failure:
+            self._note_write_error(failure)
+            if error is None:
+                raise
+            error.add_note(f"Tool Replay could not finish the trace: {failure}")
+
+    def _note_write_error(self, failure: TraceWriteError) -> None:
+        if self._write_error is None:
+            self._write_error = failure
 
     # --- scope ------------------------------------------------------------------------
 
@@ -303,7 +332,8 @@ class RecordSession(Session):
         elif failure is None and exc is None:
             failure = self._swallowed_violation()
         assert self._writer is not None
-        self._writer.close(session_ending(exc or failure, local_paths=[self.path]))
+        ending = exc or failure
+        self._close_trace(self._writer, session_ending(ending, local_paths=[self.path]), ending)
         if exc is None and failure is not None:
             raise failure
 
@@ -388,6 +418,12 @@ class RecordSession(Session):
                     )
                 )
                 self._advance_occurrence(call.identity)
+            except TraceWriteError as error:
+                # The application was told the call failed; if it carries on,
+                # the trace lacks a call it made (5.1).
+                self._note_write_error(error)
+                self.note_violation(error)
+                raise
             finally:
                 if self._in_flight is call:
                     self._in_flight = None
@@ -451,9 +487,10 @@ class ReplaySession(Session):
                 self.note_violation(error)
                 self._annotate_violation(error)
                 raise
+            # First: a fork's branch write may fail, and then the call did not happen.
+            outcome = self._outcome_for(operation)
             self._advance_occurrence(identity)
             self._consumed.add(operation.logical_id)
-            outcome = self._outcome_for(operation)
         if isinstance(outcome, Raised):
             raise rebuild_failure(outcome)
         return copy_value(outcome.value)
