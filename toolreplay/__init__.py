@@ -16,21 +16,27 @@ Importing this package imports neither typer, textual nor openai.
 
 from toolreplay._version import __version__
 from toolreplay.cases import (
+    CASE_NAME_PATTERN,
     CaseManifest,
+    CaseResult,
     PromotedCase,
     VerifiedCase,
+    find_cases,
     promote,
     promote_async,
     read_case_manifest,
     verify_case,
     verify_case_async,
+    verify_cases,
 )
 from toolreplay.diff import (
+    DIFFERENCE_TYPES,
     AlignmentRow,
     Difference,
     DifferenceType,
     DiffReport,
     FieldDifference,
+    describe_trace,
     diff,
 )
 from toolreplay.errors import (
@@ -40,8 +46,10 @@ from toolreplay.errors import (
     BehavioralRegressionError,
     CaseError,
     CaseIntegrityError,
+    CaseSearchError,
     DiffError,
     EffectDefinitionError,
+    JsonTextError,
     NonPortableValueError,
     OpenAIAdapterDependencyError,
     OverlappingEffectsError,
@@ -80,10 +88,15 @@ from toolreplay.portable import (
     JsonValue,
     ValueDifference,
     canonical_json,
+    copy_value,
     ensure_portable,
     fingerprint,
+    format_path,
+    parse_json_text,
+    preview,
     value_differences,
 )
+from toolreplay.runners import RUNNER_PATTERN
 from toolreplay.runtime import (
     REBUILT_EXCEPTIONS,
     ForkSession,
@@ -111,8 +124,11 @@ from toolreplay.trace import (
 )
 
 __all__ = [
+    "CASE_NAME_PATTERN",
+    "DIFFERENCE_TYPES",
     "PATCH_FILE_FORMAT_VERSION",
     "REBUILT_EXCEPTIONS",
+    "RUNNER_PATTERN",
     "TRACE_FORMAT_VERSION",
     "AdapterError",
     "AlignmentRow",
@@ -122,6 +138,8 @@ __all__ = [
     "CaseError",
     "CaseIntegrityError",
     "CaseManifest",
+    "CaseResult",
+    "CaseSearchError",
     "DiffError",
     "DiffReport",
     "Difference",
@@ -129,6 +147,7 @@ __all__ = [
     "EffectDefinitionError",
     "FieldDifference",
     "ForkSession",
+    "JsonTextError",
     "JsonValue",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
@@ -174,12 +193,18 @@ __all__ = [
     "VerifiedCase",
     "__version__",
     "canonical_json",
+    "copy_value",
     "current_session",
+    "describe_trace",
     "diff",
     "effect",
     "ensure_portable",
+    "find_cases",
     "fingerprint",
     "fork",
+    "format_path",
+    "parse_json_text",
+    "preview",
     "promote",
     "promote_async",
     "read_case_manifest",
@@ -191,5 +216,6 @@ __all__ = [
     "value_differences",
     "verify_case",
     "verify_case_async",
+    "verify_cases",
     "write_patches",
 ]
