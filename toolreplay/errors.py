@@ -25,6 +25,7 @@ __all__ = [
     "CaseIntegrityError",
     "DiffError",
     "EffectDefinitionError",
+    "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
@@ -136,10 +137,17 @@ class SessionContextError(SessionError):
 
 
 class OverlappingEffectsError(SessionError):
-    """Two instrumented effects were in flight at once in one session.
+    """An effect call overlapped another in a way a session cannot record.
 
-    Sessions are sequential: a concurrent or nested call would produce a trace
-    whose order cannot be replayed deterministically.
+    Concurrent calls on different lanes (tasks, threads) are recorded; what is
+    refused is a call nested in another (`NestedEffectError`).
+    """
+
+
+class NestedEffectError(OverlappingEffectsError):
+    """An effect was called inside the body of another effect that is still running.
+
+    Replay never runs the outer body, so the inner call could never be replayed.
     """
 
 
@@ -172,7 +180,12 @@ class ReplayMiss(ReplayContractError):
 
 
 class AmbiguousReplayMatch(ReplayContractError):
-    """The trace holds the called identity more than once, so no answer is trustworthy."""
+    """No single recorded answer belongs to the call.
+
+    Either the trace holds the identity more than once (a hand edit), or calls
+    with that effect and inputs ran concurrently in the recording and had
+    different outcomes. `operations` are the candidates.
+    """
 
     def __init__(
         self, message: str, *, identity: OperationIdentity, operations: Sequence[Operation]

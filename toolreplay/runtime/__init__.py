@@ -3,6 +3,7 @@
 from toolreplay.runtime.effect import EffectSpec, effect
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.fork import ForkSession, fork
+from toolreplay.runtime.propagation import SessionExecutor, propagate
 from toolreplay.runtime.session import (
     RecordSession,
     ReplaySession,
@@ -19,9 +20,11 @@ __all__ = [
     "RecordSession",
     "ReplaySession",
     "Session",
+    "SessionExecutor",
     "current_session",
     "effect",
     "fork",
+    "propagate",
     "record",
     "replay",
 ]
