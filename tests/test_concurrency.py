@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import httpx
 import openai
@@ -97,7 +97,14 @@ def answer_body(text: str) -> dict[str, Any]:
     }
 
 
-async def fan_out(client: openai.AsyncOpenAI, jitter: random.Random | None) -> list[str]:
+class ResponsesClient(Protocol):
+    """An async OpenAI client, instrumented (whatever type `instrument` returns for it)."""
+
+    @property
+    def responses(self) -> Any: ...
+
+
+async def fan_out(client: ResponsesClient, jitter: random.Random | None) -> list[str]:
     """The application: 10 model calls and 10 plain effects, all at once."""
 
     async def ask(k: int) -> str:

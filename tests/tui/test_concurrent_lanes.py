@@ -79,7 +79,7 @@ async def browse_concurrent_trace(project: Project) -> None:
         assert "format v4" in text_of(app, "#trace-header")
         listing = app.browse.operations
         first = listing.render_row(0, 120).plain
-        assert trace.operations[0].lane in first
+        assert f"  {trace.operations[0].lane}  " in first
         assert "━" in first
         far = TIMELINE_RADIUS + 5
         assert "━" not in listing.render_row(far, 120).plain
