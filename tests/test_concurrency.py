@@ -604,3 +604,15 @@ def test_diff_reports_order_changes_within_a_lane_only(tmp_path: Path) -> None:
     assert [(d.type, d.source and d.source.inputs) for d in report.differences] == [
         ("order_changed", {"item": 1})
     ]
+
+
+def test_import_toolreplay_leaves_asyncio_and_thread_pools_to_the_application() -> None:
+    probe = (
+        "import sys, toolreplay; "
+        "print(sorted(m for m in ('asyncio', 'concurrent.futures') if m in sys.modules)); "
+        "print(toolreplay.SessionExecutor.__module__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.split() == ["[]", "toolreplay.runtime.executor"]

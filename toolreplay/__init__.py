@@ -14,6 +14,8 @@
 Importing this package imports neither typer, textual nor openai.
 """
 
+from typing import TYPE_CHECKING
+
 from toolreplay._version import __version__
 from toolreplay.cases import (
     CaseManifest,
@@ -88,7 +90,6 @@ from toolreplay.runtime import (
     RecordSession,
     ReplaySession,
     Session,
-    SessionExecutor,
     current_session,
     effect,
     fork,
@@ -193,3 +194,15 @@ __all__ = [
     "verify_case_async",
     "write_patches",
 ]
+
+if TYPE_CHECKING:
+    from toolreplay.runtime.executor import SessionExecutor
+
+
+def __getattr__(name: str) -> object:
+    # SessionExecutor imports concurrent.futures: only when it is asked for.
+    if name == "SessionExecutor":
+        from toolreplay.runtime.executor import SessionExecutor
+
+        return SessionExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,6 +17,8 @@ context across:
 
 Each call runs in its own copy of the context captured where the work was
 handed over, so concurrent calls never share (or fight over) one context.
+`SessionExecutor` lives in `toolreplay.runtime.executor`, imported on first use:
+`concurrent.futures` (and the logging it imports) is not part of `import toolreplay`.
 """
 
 from __future__ import annotations
@@ -24,10 +26,9 @@ from __future__ import annotations
 import contextvars
 import functools
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
-__all__ = ["SessionExecutor", "propagate"]
+__all__ = ["propagate"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,17 +49,3 @@ def propagate(function: Callable[P, R]) -> Callable[P, R]:
         return captured.copy().run(function, *args, **kwargs)
 
     return in_captured_context
-
-
-class SessionExecutor(ThreadPoolExecutor):
-    """A `ThreadPoolExecutor` whose work runs in the context of the code that submitted it.
-
-    `submit` (and so `map`) captures the caller's context, so effects called by
-    the work belong to the caller's session, and are recorded or replayed like
-    effects called directly. Shut it down (leave its `with` block) inside the
-    session's block, so that no call outlives the session.
-    """
-
-    def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Future[R]:
-        context = contextvars.copy_context()
-        return super().submit(context.run, fn, *args, **kwargs)

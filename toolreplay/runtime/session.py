@@ -16,14 +16,14 @@ attribute read on the fast path of every effect call.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import os
+import sys
 import threading
 import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -143,10 +143,16 @@ def outside_context_error(effect: str) -> SessionContextError:
 
 def lane_key() -> object:
     """What makes a lane: the running task, or outside any task the thread."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no event loop runs in this thread
-        task = None
+    # No task can run before asyncio is imported, and importing it here would
+    # cost every sync program its import time.
+    running_asyncio = sys.modules.get("asyncio")
+    task: object = None
+    if running_asyncio is not None:
+        current_task = cast("Callable[[], object]", running_asyncio.current_task)
+        try:
+            task = current_task()
+        except RuntimeError:  # no event loop runs in this thread
+            task = None
     return task if task is not None else threading.current_thread()
 
 
