@@ -113,7 +113,8 @@ class FakeOpenAIAPI:
             if turn is None:
                 return _error(http, f"{len(outputs)} tool outputs match no turn of the script")
             index, calls = turn
-            response = _responses_body(index, calls, self.final_text(outputs), body)
+            text = "" if calls else self.final_text(outputs)
+            response = _responses_body(index, calls, text, body)
             if body.get("stream"):
                 return _sse(http, _responses_events(response))
             return http.Response(200, json=response, headers=_HEADERS)
@@ -127,7 +128,7 @@ class FakeOpenAIAPI:
             if turn is None:
                 return _error(http, f"{len(outputs)} tool outputs match no turn of the script")
             index, calls = turn
-            completion = _chat_body(index, calls, self.final_text(outputs))
+            completion = _chat_body(index, calls, "" if calls else self.final_text(outputs))
             if body.get("stream"):
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 return _sse(http, _chat_chunks(completion, include_usage), events=False)

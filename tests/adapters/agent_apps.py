@@ -1,0 +1,126 @@
+"""Refund agents built with unmodified agent frameworks, for the real-client tests.
+
+Each application gets its OpenAI client from outside (the recording uses the local
+fake API, replays a client whose transport refuses every request), wraps it with
+`instrument()`, and runs an agent whose tools are `@toolreplay.effect` functions.
+The no-argument runners at the bottom are what promoted cases call: they serve the
+agent with the fake API, which a replay never reaches.
+
+- `openai-agents`: an agent with two function tools, `lookup_order` then
+  `issue_refund`, which stops at `issue_refund` (its receipt is the answer), run with
+  `Runner.run` or `Runner.run_streamed`.
+- `pydantic-ai`: an agent with one tool, `lookup_order`, then a final message, over
+  the Responses API or Chat Completions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import openai
+
+import toolreplay
+from examples.fake_openai_api import FakeOpenAIAPI, ToolCall
+from toolreplay import JsonValue
+from toolreplay.adapters.openai import instrument
+
+ORDER_ID = 8812
+INSTRUCTIONS = "You settle refund requests. Look the order up, then refund it in full."
+QUESTION = f"Please refund order {ORDER_ID}; it arrived broken."
+
+
+@toolreplay.effect("shop.order.lookup")
+async def lookup_order(order_id: int) -> dict[str, JsonValue]:
+    """Look an order up by its id."""
+    return {"order_id": order_id, "total": 1200.0, "status": "delivered"}
+
+
+@toolreplay.effect("billing.refund.issue")
+async def issue_refund(order_id: int, amount: float) -> dict[str, JsonValue]:
+    """Refund an order, in full or in part."""
+    return {"refund_id": f"rf_{order_id}", "status": "issued", "amount": amount}
+
+
+def agents_api() -> FakeOpenAIAPI:
+    """The model the Agents SDK app talks to: look up, refund (then it stops)."""
+    return FakeOpenAIAPI(
+        turns=[
+            [ToolCall("lookup_order", {"order_id": ORDER_ID})],
+            [ToolCall("issue_refund", {"order_id": ORDER_ID, "amount": 1200.0})],
+        ],
+        final_text=lambda outputs: f"Refunded: {outputs[-1]}",
+    )
+
+
+def pydantic_ai_api() -> FakeOpenAIAPI:
+    """The model the pydantic-ai app talks to: look up, then answer."""
+    return FakeOpenAIAPI(
+        turns=[[ToolCall("lookup_order", {"order_id": ORDER_ID})]],
+        final_text=lambda outputs: f"Order {ORDER_ID} is on file: {outputs[-1]}",
+    )
+
+
+async def run_agents_sdk(client: openai.AsyncOpenAI, *, streamed: bool) -> JsonValue:
+    """The Agents SDK app: its final output (the refund receipt)."""
+    from agents import (
+        Agent,
+        OpenAIResponsesModel,
+        Runner,
+        StopAtTools,
+        function_tool,
+        set_tracing_disabled,
+    )
+
+    set_tracing_disabled(True)  # the SDK would export traces to OpenAI's servers
+    agent: Agent[Any] = Agent(
+        name="refunds",
+        instructions=INSTRUCTIONS,
+        tools=[function_tool(lookup_order), function_tool(issue_refund)],
+        model=OpenAIResponsesModel(model="gpt-5-mini", openai_client=instrument(client)),
+        tool_use_behavior=StopAtTools(stop_at_tool_names=["issue_refund"]),
+    )
+    if streamed:
+        run = Runner.run_streamed(agent, QUESTION)
+        async for _event in run.stream_events():
+            pass
+        return run.final_output
+    result = await Runner.run(agent, QUESTION)
+    return result.final_output
+
+
+async def run_pydantic_ai(client: openai.AsyncOpenAI, *, api: str, streamed: bool) -> JsonValue:
+    """The pydantic-ai app over `api` ("responses" or "chat"): its final answer."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(openai_client=instrument(client))
+    model = (
+        OpenAIResponsesModel("gpt-5-mini", provider=provider)
+        if api == "responses"
+        else OpenAIChatModel("gpt-5-mini", provider=provider)
+    )
+    agent = Agent(model, instructions=INSTRUCTIONS, tools=[lookup_order])
+    if streamed:
+        async with agent.run_stream(QUESTION) as run:
+            return await run.get_output()
+    result = await agent.run(QUESTION)
+    return result.output
+
+
+# --- runners of promoted cases (no arguments; served by the fake API, never reached) ---
+
+
+def agents_refund() -> JsonValue:
+    return asyncio.run(run_agents_sdk(agents_api().async_client(), streamed=False))
+
+
+def agents_refund_streamed() -> JsonValue:
+    return asyncio.run(run_agents_sdk(agents_api().async_client(), streamed=True))
+
+
+def pydantic_ai_refund() -> JsonValue:
+    return asyncio.run(
+        run_pydantic_ai(pydantic_ai_api().async_client(), api="responses", streamed=False)
+    )

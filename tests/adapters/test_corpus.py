@@ -1,0 +1,193 @@
+"""Real traffic: every pair of the corpus round-trips through `instrument()` identically.
+
+Each pair (`corpus/*.json`, recorded against the real API by other projects; the
+README lists the sources) is served three ways through the SDK's own resource method
+for its endpoint: to the plain SDK, to an instrumented client under `record`, and to
+an instrumented client under `replay` whose transport refuses every request. The
+three results (the parsed object's `model_dump`, every event of a stream, or the
+error's class, status and body) must be identical, and the replay must send nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+import toolreplay
+from examples.fake_openai_api import RefusingTransport, http_module
+from toolreplay.adapters.openai import instrument
+
+CORPUS = Path(__file__).parent / "corpus"
+BASE_URL = "https://api.openai.com/v1"
+
+
+def load_pairs() -> list[Any]:
+    pairs: list[Any] = []
+    for path in sorted(CORPUS.glob("*.json")):
+        document = json.loads(path.read_text())
+        for index, pair in enumerate(document["pairs"]):
+            pairs.append(pytest.param(pair, id=f"{path.stem}[{index}]"))
+    return pairs
+
+
+PAIRS = load_pairs()
+
+
+def serving(response: dict[str, Any]) -> Any:
+    """A transport answering every request with the recorded response."""
+    http = http_module()
+
+    def answer(request: Any) -> Any:
+        if "sse" in response:
+            return http.Response(
+                response["status"],
+                content=response["sse"].encode(),
+                headers={"content-type": "text/event-stream"},
+            )
+        return http.Response(response["status"], json=response["body"])
+
+    return http.MockTransport(answer)
+
+
+def client_for(transport: Any) -> openai.OpenAI:
+    http_client = http_module().Client(transport=transport)
+    return openai.OpenAI(
+        api_key="sk-corpus", base_url=BASE_URL, http_client=http_client, max_retries=0
+    )
+
+
+def async_client_for(transport: Any) -> openai.AsyncOpenAI:
+    http_client = http_module().AsyncClient(transport=transport)
+    return openai.AsyncOpenAI(
+        api_key="sk-corpus", base_url=BASE_URL, http_client=http_client, max_retries=0
+    )
+
+
+def method_for(client: Any, request: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The SDK resource method of the request's endpoint, and its keyword arguments.
+
+    Body fields the installed SDK's method does not name go through `extra_body`, as
+    an application on an older SDK would send them.
+    """
+    path, method = request["path"], request["method"]
+    body: dict[str, Any] = dict(request["body"] or {})
+    endpoints: dict[str, Callable[..., Any]] = {
+        "/v1/responses": client.responses.create,
+        "/v1/responses/compact": client.responses.compact,
+        "/v1/responses/input_tokens": client.responses.input_tokens.count,
+        "/v1/chat/completions": client.chat.completions.create,
+        "/v1/completions": client.completions.create,
+        "/v1/embeddings": client.embeddings.create,
+        "/v1/images/generations": client.images.generate,
+        "/v1/conversations": client.conversations.create,
+        "/v1/moderations": client.moderations.create,
+    }
+    if method == "GET" and path.startswith("/v1/responses/"):
+        function = client.responses.retrieve
+        query = {k: {"true": True, "false": False}.get(v, v) for k, v in request["query"].items()}
+        body = {"response_id": path.rsplit("/", 1)[1], **query}
+    else:
+        function = endpoints[path]
+    accepted = inspect.signature(function).parameters
+    arguments = {k: v for k, v in body.items() if k in accepted}
+    extra = {k: v for k, v in body.items() if k not in accepted}
+    if extra:
+        arguments["extra_body"] = extra
+    return function, arguments
+
+
+def dump(value: Any) -> Any:
+    # Bodies the SDK types narrowly still parse (its models allow extra fields); the
+    # dump of such a value warns, which says nothing about the round trip.
+    return value.model_dump(mode="json", warnings=False)
+
+
+def observe(client: openai.OpenAI, request: dict[str, Any]) -> dict[str, Any]:
+    """What the application sees: the parsed value, the stream's events, or the error."""
+    function, arguments = method_for(client, request)
+    try:
+        result = function(**arguments)
+    except openai.APIStatusError as error:
+        return {"error": type(error).__name__, "status": error.status_code, "body": error.body}
+    if isinstance(result, openai.Stream):
+        return {"events": [dump(event) for event in result]}
+    return {"value": dump(result)}
+
+
+async def observe_async(client: openai.AsyncOpenAI, request: dict[str, Any]) -> dict[str, Any]:
+    function, arguments = method_for(client, request)
+    try:
+        result = await function(**arguments)
+    except openai.APIStatusError as error:
+        return {"error": type(error).__name__, "status": error.status_code, "body": error.body}
+    if isinstance(result, openai.AsyncStream):
+        return {"events": [dump(event) async for event in result]}
+    return {"value": dump(result)}
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_a_real_pair_round_trips_identically(pair: dict[str, Any], tmp_path: Path) -> None:
+    request, response = pair["request"], pair["response"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # see dump()
+        plain = observe(client_for(serving(response)), request)
+        trace = tmp_path / "pair.trp"
+        with toolreplay.record(trace):
+            recorded = observe(instrument(client_for(serving(response))), request)
+        refusing = RefusingTransport()
+        with toolreplay.replay(trace):
+            replayed = observe(instrument(client_for(refusing.transport())), request)
+    assert recorded == plain
+    assert replayed == plain
+    assert refusing.requests == []
+    (operation,) = toolreplay.read_trace(trace).operations
+    assert operation.effect.startswith("openai.")
+
+
+STREAMS = [param for param in PAIRS if "sse" in param.values[0]["response"]]
+
+
+@pytest.mark.parametrize("pair", STREAMS)
+def test_a_real_stream_round_trips_identically_through_the_async_client(
+    pair: dict[str, Any], tmp_path: Path
+) -> None:
+    request, response = pair["request"], pair["response"]
+
+    async def three_ways() -> tuple[Any, Any, Any, list[str]]:
+        plain = await observe_async(async_client_for(serving(response)), request)
+        trace = tmp_path / "pair.trp"
+        with toolreplay.record(trace):
+            recorded = await observe_async(instrument(async_client_for(serving(response))), request)
+        refusing = RefusingTransport()
+        with toolreplay.replay(trace):
+            replayed = await observe_async(
+                instrument(async_client_for(refusing.transport())), request
+            )
+        return plain, recorded, replayed, refusing.requests
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # see dump()
+        plain, recorded, replayed, sent = asyncio.run(three_ways())
+    assert recorded == plain
+    assert replayed == plain
+    assert sent == []
+
+
+def test_the_corpus_is_large_and_its_readme_lists_every_file() -> None:
+    files = sorted(CORPUS.glob("*.json"))
+    assert len(PAIRS) >= 150
+    readme = (CORPUS / "README.md").read_text()
+    for path in files:
+        source = json.loads(path.read_text())["source"]
+        assert f"`{path.name}`" in readme
+        assert source["licence"] in ("MIT", "Apache-2.0", "BSD-3-Clause")
+        assert source["repository"] in readme
+        assert len(source["commit"]) == 40
