@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TypedDict
 
 import openai
 from fake_openai_api import FakeOpenAIAPI, RefusingTransport, ToolCall
@@ -41,8 +42,16 @@ async def lookup_order(order_id: int) -> dict[str, JsonValue]:
     return {"order_id": order_id, "total": 1200.0, "status": "delivered"}
 
 
+class Receipt(TypedDict):
+    """What billing answers to a refund."""
+
+    refund_id: str
+    status: str
+    amount: float
+
+
 @toolreplay.effect("billing.refund.issue")
-async def issue_refund(order_id: int, amount: float) -> dict[str, JsonValue]:
+async def issue_refund(order_id: int, amount: float) -> Receipt:
     """Refund an order; billing holds large refunds for review."""
     return {"refund_id": f"rf_{order_id}", "status": "issued", "amount": amount}  # the bug
 
@@ -75,8 +84,9 @@ async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
         instructions="You settle refund requests: look the order up, then refund it.",
         tools=[function_tool(lookup_order), function_tool(issue_refund)],
         model=OpenAIResponsesModel(model="gpt-5-mini", openai_client=instrument(client)),
-        # Billing's receipt is the agent's answer: no model turn after it.
+        # Billing's receipt ends the run (no model turn after it) and is its typed output.
         tool_use_behavior=StopAtTools(stop_at_tool_names=["issue_refund"]),
+        output_type=Receipt,
     )
     result = await Runner.run(agent, f"Please refund order {ORDER_ID}; it arrived broken.")
     receipt = result.final_output

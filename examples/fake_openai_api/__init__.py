@@ -6,7 +6,7 @@ the real API does (same body shapes, the same server-sent events when the reques
 message. It decides which turn a request is at from the tool outputs the request
 carries (Responses `function_call_output` items, Chat Completions `tool` messages), so
 it needs no state, and an agent framework driving it cannot tell it from the real
-service. It serves through the SDK's own in-process transport (`httpx.MockTransport`
+service. It serves through the SDK's own in-process transport (`Any`
 under openai 2.x, `httpx2.MockTransport` under 3.x): nothing listens on a socket.
 
 `refusing_transport()` is the other half of an offline test: a transport that fails
@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-import httpx
 import openai
 
 __all__ = [
@@ -72,11 +71,11 @@ class FakeOpenAIAPI:
 
     # --- transports -------------------------------------------------------------------
 
-    def transport(self) -> httpx.MockTransport:
+    def transport(self) -> Any:
         """A synchronous in-process transport answering like the API."""
         return http_module().MockTransport(self.handle)
 
-    def async_transport(self) -> httpx.MockTransport:
+    def async_transport(self) -> Any:
         """The same for async clients (MockTransport serves both)."""
         return http_module().MockTransport(self.handle)
 
@@ -98,7 +97,7 @@ class FakeOpenAIAPI:
 
     # --- answering --------------------------------------------------------------------
 
-    def handle(self, request: httpx.Request) -> httpx.Response:
+    def handle(self, request: Any) -> Any:
         http = http_module()
         body: dict[str, Any] = json.loads(request.content or b"{}")
         self.requests.append(body)
@@ -157,13 +156,13 @@ class RefusingTransport:
 
     requests: list[str] = field(default_factory=list[str])
 
-    def handle(self, request: httpx.Request) -> httpx.Response:
+    def handle(self, request: Any) -> Any:
         self.requests.append(f"{request.method} {request.url}")
         raise http_module().ConnectError(
             f"offline: {request.method} {request.url.path} must not reach a provider"
         )
 
-    def transport(self) -> httpx.MockTransport:
+    def transport(self) -> Any:
         return http_module().MockTransport(self.handle)
 
     def client(self) -> openai.OpenAI:
@@ -194,7 +193,7 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _error(http: ModuleType, message: str) -> httpx.Response:
+def _error(http: ModuleType, message: str) -> Any:
     error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
     return http.Response(400, json={"error": error}, headers=_HEADERS)
 

@@ -7,7 +7,7 @@ The no-argument runners at the bottom are what promoted cases call: they serve t
 agent with the fake API, which a replay never reaches.
 
 - `openai-agents`: an agent with two function tools, `lookup_order` then
-  `issue_refund`, which stops at `issue_refund` (its receipt is the answer), run with
+  `issue_refund`, whose receipt ends the run (it is the answer), run with
   `Runner.run` or `Runner.run_streamed`.
 - `pydantic-ai`: an agent with one tool, `lookup_order`, then a final message, over
   the Responses API or Chat Completions.
@@ -19,6 +19,7 @@ import asyncio
 from typing import Any
 
 import openai
+from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 import toolreplay
 from examples.fake_openai_api import FakeOpenAIAPI, ToolCall
@@ -36,8 +37,16 @@ async def lookup_order(order_id: int) -> dict[str, JsonValue]:
     return {"order_id": order_id, "total": 1200.0, "status": "delivered"}
 
 
+class Receipt(TypedDict):
+    """What billing answers to a refund."""
+
+    refund_id: str
+    status: str
+    amount: float
+
+
 @toolreplay.effect("billing.refund.issue")
-async def issue_refund(order_id: int, amount: float) -> dict[str, JsonValue]:
+async def issue_refund(order_id: int, amount: float) -> Receipt:
     """Refund an order, in full or in part."""
     return {"refund_id": f"rf_{order_id}", "status": "issued", "amount": amount}
 
@@ -78,7 +87,9 @@ async def run_agents_sdk(client: openai.AsyncOpenAI, *, streamed: bool) -> JsonV
         instructions=INSTRUCTIONS,
         tools=[function_tool(lookup_order), function_tool(issue_refund)],
         model=OpenAIResponsesModel(model="gpt-5-mini", openai_client=instrument(client)),
+        # Billing's receipt ends the run (no model turn after it) and is its typed output.
         tool_use_behavior=StopAtTools(stop_at_tool_names=["issue_refund"]),
+        output_type=Receipt,
     )
     if streamed:
         run = Runner.run_streamed(agent, QUESTION)
