@@ -1,10 +1,11 @@
 """Refund agents built with unmodified agent frameworks, for the real-client tests.
 
-Each application gets its OpenAI client from outside (the recording uses the local
-fake API, replays a client whose transport refuses every request), wraps it with
-`instrument()`, and runs an agent whose tools are `@toolreplay.effect` functions.
-The no-argument runners at the bottom are what promoted cases call: they serve the
-agent with the fake API, which a replay never reaches.
+Each application gets its OpenAI client from outside (the recording uses the
+scripted model of examples/local_openai, replays a client whose transport refuses
+every request), wraps it with `instrument()`, and runs an agent whose tools are
+`@toolreplay.effect` functions. The no-argument runners at the bottom are what
+promoted cases call: they serve the agent with the scripted model, which a replay
+never reaches.
 
 - `openai-agents`: an agent with two function tools, `lookup_order` then
   `issue_refund`, whose receipt ends the run (it is the answer), run with
@@ -22,7 +23,8 @@ import openai
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 import toolreplay
-from examples.fake_openai_api import FakeOpenAIAPI, ToolCall
+from examples.local_openai.scripted import ScriptedModel, ToolCall
+from tests.adapters.support import async_client
 from toolreplay import JsonValue
 from toolreplay.adapters.openai import instrument
 
@@ -51,9 +53,9 @@ async def issue_refund(order_id: int, amount: float) -> Receipt:
     return {"refund_id": f"rf_{order_id}", "status": "issued", "amount": amount}
 
 
-def agents_api() -> FakeOpenAIAPI:
+def agents_api() -> ScriptedModel:
     """The model the Agents SDK app talks to: look up, refund (then it stops)."""
-    return FakeOpenAIAPI(
+    return ScriptedModel(
         turns=[
             [ToolCall("lookup_order", {"order_id": ORDER_ID})],
             [ToolCall("issue_refund", {"order_id": ORDER_ID, "amount": 1200.0})],
@@ -62,9 +64,9 @@ def agents_api() -> FakeOpenAIAPI:
     )
 
 
-def pydantic_ai_api() -> FakeOpenAIAPI:
+def pydantic_ai_api() -> ScriptedModel:
     """The model the pydantic-ai app talks to: look up, then answer."""
-    return FakeOpenAIAPI(
+    return ScriptedModel(
         turns=[[ToolCall("lookup_order", {"order_id": ORDER_ID})]],
         final_text=lambda outputs: f"Order {ORDER_ID} is on file: {outputs[-1]}",
     )
@@ -120,18 +122,18 @@ async def run_pydantic_ai(client: openai.AsyncOpenAI, *, api: str, streamed: boo
     return result.output
 
 
-# --- runners of promoted cases (no arguments; served by the fake API, never reached) ---
+# --- runners of promoted cases (no arguments; the scripted model is never reached) ---
 
 
 def agents_refund() -> JsonValue:
-    return asyncio.run(run_agents_sdk(agents_api().async_client(), streamed=False))
+    return asyncio.run(run_agents_sdk(async_client(agents_api()), streamed=False))
 
 
 def agents_refund_streamed() -> JsonValue:
-    return asyncio.run(run_agents_sdk(agents_api().async_client(), streamed=True))
+    return asyncio.run(run_agents_sdk(async_client(agents_api()), streamed=True))
 
 
 def pydantic_ai_refund() -> JsonValue:
     return asyncio.run(
-        run_pydantic_ai(pydantic_ai_api().async_client(), api="responses", streamed=False)
+        run_pydantic_ai(async_client(pydantic_ai_api()), api="responses", streamed=False)
     )

@@ -1,7 +1,7 @@
 """An unmodified openai-agents agent, end to end and offline: record, replay, fork, promote.
 
 The agent has two function tools that are `@toolreplay.effect` functions and is
-served by the local fake API (a function-call turn per tool). Replays and forks
+served by the local scripted model (a function-call turn per tool). Replays and forks
 use a client whose transport refuses every request, and count them.
 """
 
@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import toolreplay
-from examples.fake_openai_api import RefusingTransport
+from examples.local_openai import refusing
 from tests.adapters.agent_apps import ORDER_ID, agents_api, run_agents_sdk
 from tests.adapters.real_clients import needs_openai_3, pytest_on_case
+from tests.adapters.support import async_client
 
 pytestmark = needs_openai_3
 
@@ -34,7 +36,7 @@ def test_an_agent_is_recorded_replayed_forked_and_promoted(streamed: bool, tmp_p
     trace, branch = tmp_path / "refund.trp", tmp_path / "rejected.trp"
     api = agents_api()
     with toolreplay.record(trace):
-        recorded = asyncio.run(run_agents_sdk(api.async_client(), streamed=streamed))
+        recorded = asyncio.run(run_agents_sdk(async_client(api), streamed=streamed))
     assert recorded == RECEIPT
     assert len(api.requests) == 2
     assert all(bool(body.get("stream")) is streamed for body in api.requests)
@@ -43,11 +45,11 @@ def test_an_agent_is_recorded_replayed_forked_and_promoted(streamed: bool, tmp_p
     model_call = operations[0]
     assert model_call.inputs["path"] == "/responses"  # type: ignore[index]  # a JSON object
 
-    refusing = RefusingTransport()
+    refused: list[Any] = []
     with toolreplay.replay(trace):
-        replayed = asyncio.run(run_agents_sdk(refusing.async_client(), streamed=streamed))
+        replayed = asyncio.run(run_agents_sdk(async_client(refusing(refused)), streamed=streamed))
     assert replayed == RECEIPT
-    assert refusing.requests == []
+    assert refused == []
 
     rejection = toolreplay.replace_output(
         effect="billing.refund.issue",
@@ -55,9 +57,9 @@ def test_an_agent_is_recorded_replayed_forked_and_promoted(streamed: bool, tmp_p
         value=REJECTED,
     )
     with toolreplay.fork(trace, branch, patches=[rejection]):
-        forked = asyncio.run(run_agents_sdk(refusing.async_client(), streamed=streamed))
+        forked = asyncio.run(run_agents_sdk(async_client(refusing(refused)), streamed=streamed))
     assert forked == REJECTED
-    assert refusing.requests == []
+    assert refused == []
 
     report = toolreplay.diff(trace, branch)
     first = report.first_divergence
@@ -85,17 +87,17 @@ def test_a_fork_that_changes_what_the_model_sees_stops_at_the_next_model_call(
     """Strict tail: the model was never asked about a lost order, so the fork says so."""
     trace, branch = tmp_path / "refund.trp", tmp_path / "lost.trp"
     with toolreplay.record(trace):
-        asyncio.run(run_agents_sdk(agents_api().async_client(), streamed=False))
+        asyncio.run(run_agents_sdk(async_client(agents_api()), streamed=False))
     lost = toolreplay.replace_output(
         effect="shop.order.lookup",
         inputs={"order_id": ORDER_ID},
         value={"order_id": ORDER_ID, "total": 1200.0, "status": "lost"},
     )
-    refusing = RefusingTransport()
+    refused: list[Any] = []
     with pytest.raises(Exception) as raised:  # what the SDK wraps the miss in is its own
         with toolreplay.fork(trace, branch, patches=[lost]):
-            asyncio.run(run_agents_sdk(refusing.async_client(), streamed=False))
-    assert refusing.requests == []
+            asyncio.run(run_agents_sdk(async_client(refusing(refused)), streamed=False))
+    assert refused == []
     assert "openai.responses.create" in "".join(
         str(error) for error in (raised.value, raised.value.__cause__) if error is not None
     )

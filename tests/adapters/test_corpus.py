@@ -22,7 +22,8 @@ import openai
 import pytest
 
 import toolreplay
-from examples.fake_openai_api import RefusingTransport, http_module
+from examples.local_openai import HTTP, refusing
+from tests.adapters.support import async_client, sync_client
 from toolreplay.adapters.openai import instrument
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -41,34 +42,19 @@ def load_pairs() -> list[Any]:
 PAIRS = load_pairs()
 
 
-def serving(response: dict[str, Any]) -> Any:
-    """A transport answering every request with the recorded response."""
-    http = http_module()
+def serving(response: dict[str, Any]) -> Callable[[Any], Any]:
+    """A handler answering every request with the recorded response."""
 
     def answer(request: Any) -> Any:
         if "sse" in response:
-            return http.Response(
+            return HTTP.Response(
                 response["status"],
                 content=response["sse"].encode(),
                 headers={"content-type": "text/event-stream"},
             )
-        return http.Response(response["status"], json=response["body"])
+        return HTTP.Response(response["status"], json=response["body"])
 
-    return http.MockTransport(answer)
-
-
-def client_for(transport: Any) -> openai.OpenAI:
-    http_client = http_module().Client(transport=transport)
-    return openai.OpenAI(
-        api_key="sk-corpus", base_url=BASE_URL, http_client=http_client, max_retries=0
-    )
-
-
-def async_client_for(transport: Any) -> openai.AsyncOpenAI:
-    http_client = http_module().AsyncClient(transport=transport)
-    return openai.AsyncOpenAI(
-        api_key="sk-corpus", base_url=BASE_URL, http_client=http_client, max_retries=0
-    )
+    return answer
 
 
 def method_for(client: Any, request: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -138,16 +124,20 @@ def test_a_real_pair_round_trips_identically(pair: dict[str, Any], tmp_path: Pat
     request, response = pair["request"], pair["response"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # see dump()
-        plain = observe(client_for(serving(response)), request)
+        plain = observe(sync_client(serving(response), base_url=BASE_URL), request)
         trace = tmp_path / "pair.trp"
         with toolreplay.record(trace):
-            recorded = observe(instrument(client_for(serving(response))), request)
-        refusing = RefusingTransport()
+            recorded = observe(
+                instrument(sync_client(serving(response), base_url=BASE_URL)), request
+            )
+        refused: list[Any] = []
         with toolreplay.replay(trace):
-            replayed = observe(instrument(client_for(refusing.transport())), request)
+            replayed = observe(
+                instrument(sync_client(refusing(refused), base_url=BASE_URL)), request
+            )
     assert recorded == plain
     assert replayed == plain
-    assert refusing.requests == []
+    assert refused == []
     (operation,) = toolreplay.read_trace(trace).operations
     assert operation.effect.startswith("openai.")
 
@@ -161,17 +151,19 @@ def test_a_real_stream_round_trips_identically_through_the_async_client(
 ) -> None:
     request, response = pair["request"], pair["response"]
 
-    async def three_ways() -> tuple[Any, Any, Any, list[str]]:
-        plain = await observe_async(async_client_for(serving(response)), request)
+    async def three_ways() -> tuple[Any, Any, Any, list[Any]]:
+        plain = await observe_async(async_client(serving(response), base_url=BASE_URL), request)
         trace = tmp_path / "pair.trp"
         with toolreplay.record(trace):
-            recorded = await observe_async(instrument(async_client_for(serving(response))), request)
-        refusing = RefusingTransport()
+            recorded = await observe_async(
+                instrument(async_client(serving(response), base_url=BASE_URL)), request
+            )
+        refused: list[Any] = []
         with toolreplay.replay(trace):
             replayed = await observe_async(
-                instrument(async_client_for(refusing.transport())), request
+                instrument(async_client(refusing(refused), base_url=BASE_URL)), request
             )
-        return plain, recorded, replayed, refusing.requests
+        return plain, recorded, replayed, refused
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # see dump()

@@ -1,7 +1,7 @@
 """An unmodified pydantic-ai agent, end to end and offline, over Responses and Chat Completions.
 
 The agent has one tool (a `@toolreplay.effect` function) and is served by the local
-fake API: a function-call turn, then a final message. Replays and forks use a client
+scripted model: a function-call turn, then a final message. Replays and forks use a client
 whose transport refuses every request, and count them.
 """
 
@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import toolreplay
-from examples.fake_openai_api import RefusingTransport
+from examples.local_openai import refusing
 from tests.adapters.agent_apps import ORDER_ID, pydantic_ai_api, run_pydantic_ai
 from tests.adapters.real_clients import needs_openai_3, pytest_on_case
+from tests.adapters.support import async_client
 
 pytestmark = needs_openai_3
 
@@ -27,20 +29,22 @@ MODEL_EFFECT = {"responses": "openai.responses.create", "chat": "openai.chat.com
 @pytest.mark.parametrize("api", ["responses", "chat"])
 def test_an_agent_is_recorded_replayed_and_forked(api: str, streamed: bool, tmp_path: Path) -> None:
     trace, branch = tmp_path / "refund.trp", tmp_path / "lost.trp"
-    fake = pydantic_ai_api()
+    model_api = pydantic_ai_api()
     with toolreplay.record(trace):
-        recorded = asyncio.run(run_pydantic_ai(fake.async_client(), api=api, streamed=streamed))
+        recorded = asyncio.run(run_pydantic_ai(async_client(model_api), api=api, streamed=streamed))
     assert recorded == ANSWER
-    assert len(fake.requests) == 2
+    assert len(model_api.requests) == 2
     model = MODEL_EFFECT[api]
     operations = toolreplay.read_trace(trace).operations
     assert [op.effect for op in operations] == [model, "shop.order.lookup", model]
 
-    refusing = RefusingTransport()
+    refused: list[Any] = []
     with toolreplay.replay(trace):
-        replayed = asyncio.run(run_pydantic_ai(refusing.async_client(), api=api, streamed=streamed))
+        replayed = asyncio.run(
+            run_pydantic_ai(async_client(refusing(refused)), api=api, streamed=streamed)
+        )
     assert replayed == ANSWER
-    assert refusing.requests == []
+    assert refused == []
 
     # The tool's answer changes what the model is asked next, which the recording never
     # saw: the strict fork stops there, and the diff shows both steps.
@@ -51,8 +55,10 @@ def test_an_agent_is_recorded_replayed_and_forked(api: str, streamed: bool, tmp_
     )
     with pytest.raises(Exception) as raised:  # the framework may wrap the miss
         with toolreplay.fork(trace, branch, patches=[lost]):
-            asyncio.run(run_pydantic_ai(refusing.async_client(), api=api, streamed=streamed))
-    assert refusing.requests == []
+            asyncio.run(
+                run_pydantic_ai(async_client(refusing(refused)), api=api, streamed=streamed)
+            )
+    assert refused == []
     chain = [raised.value, raised.value.__cause__, raised.value.__context__]
     assert any(model in str(error) for error in chain if error is not None)
     report = toolreplay.diff(trace, branch)
@@ -66,7 +72,7 @@ def test_the_recorded_run_is_promoted_and_passes_under_pytest(tmp_path: Path) ->
     trace = tmp_path / "refund.trp"
     with toolreplay.record(trace):
         recorded = asyncio.run(
-            run_pydantic_ai(pydantic_ai_api().async_client(), api="responses", streamed=False)
+            run_pydantic_ai(async_client(pydantic_ai_api()), api="responses", streamed=False)
         )
     case = toolreplay.promote(
         trace,
