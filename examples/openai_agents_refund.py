@@ -1,9 +1,9 @@
 """An OpenAI Agents SDK agent with tools: capture it, replay it, fork it, promote it.
 
 Run it with `uv run python examples/openai_agents_refund.py`. Offline, and no API
-key is needed: the agent's model is the local fake API in `fake_openai_api/`
-(it answers like the Responses API, one function call per turn), and replay, the
-fork and the promoted case use a client whose transport refuses every request.
+key is needed: the agent's model is the scripted model of `examples/local_openai`
+(it answers like the Responses API, one function call per turn), and replay and
+the fork use a client whose transport refuses every request.
 Everything is written to a temporary folder.
 
 The incident: a customer asked for a refund of order 8812 ($1,200). The agent
@@ -24,20 +24,34 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
-import openai
-from fake_openai_api import FakeOpenAIAPI, RefusingTransport, ToolCall
+from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
+
+if __package__ in (None, ""):  # run as a script: the repository root holds `examples`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import openai  # after the path is set
 
 import toolreplay
+from examples.local_openai import HTTP, refusing
+from examples.local_openai.scripted import ScriptedModel, ToolCall
 from toolreplay import JsonValue
 from toolreplay.adapters.openai import instrument
 
 ORDER_ID = 8812
 
 
+class Order(TypedDict):
+    """What the shop knows about an order."""
+
+    order_id: int
+    total: float
+    status: str
+
+
 @toolreplay.effect("shop.order.lookup")
-async def lookup_order(order_id: int) -> dict[str, JsonValue]:
+async def lookup_order(order_id: int) -> Order:
     """Look an order up by its id: its total and delivery status."""
     return {"order_id": order_id, "total": 1200.0, "status": "delivered"}
 
@@ -56,9 +70,9 @@ async def issue_refund(order_id: int, amount: float) -> Receipt:
     return {"refund_id": f"rf_{order_id}", "status": "issued", "amount": amount}  # the bug
 
 
-def provider() -> FakeOpenAIAPI:
+def provider() -> ScriptedModel:
     """The model, as it answered in production: look the order up, then refund it."""
-    return FakeOpenAIAPI(
+    return ScriptedModel(
         turns=[
             [ToolCall("lookup_order", {"order_id": ORDER_ID})],
             [ToolCall("issue_refund", {"order_id": ORDER_ID, "amount": 1200.0})],
@@ -67,11 +81,20 @@ def provider() -> FakeOpenAIAPI:
     )
 
 
+def client_of(handler: Any) -> openai.AsyncOpenAI:
+    """An OpenAI client whose only transport is `handler`, in process."""
+    transport = HTTP.MockTransport(handler)
+    return openai.AsyncOpenAI(
+        api_key="sk-offline-example", http_client=HTTP.AsyncClient(transport=transport)
+    )
+
+
 async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
     """The application: an agent with two tools, then what the customer is told."""
     from agents import (
         Agent,
         OpenAIResponsesModel,
+        RunConfig,
         Runner,
         StopAtTools,
         function_tool,
@@ -88,7 +111,13 @@ async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
         tool_use_behavior=StopAtTools(stop_at_tool_names=["issue_refund"]),
         output_type=Receipt,
     )
-    result = await Runner.run(agent, f"Please refund order {ORDER_ID}; it arrived broken.")
+    # Without a group the SDK sends a random `prompt_cache_key` per run, so no two runs
+    # would send the same request; grouped runs send one derived from the group.
+    result = await Runner.run(
+        agent,
+        f"Please refund order {ORDER_ID}; it arrived broken.",
+        run_config=RunConfig(group_id=f"refund-{ORDER_ID}"),
+    )
     receipt = result.final_output
     status = receipt["status"]
     message = "Your refund is on its way." if status == "issued" else "Your refund is in review."
@@ -98,7 +127,7 @@ async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
 def refund_request() -> dict[str, JsonValue]:
     """The runner the promoted case calls (no arguments). Under a replay the
     instrumented client answers from the trace: the fake API is never reached."""
-    return asyncio.run(settle_refund(provider().async_client()))
+    return asyncio.run(settle_refund(client_of(provider())))
 
 
 def main() -> int:
@@ -113,15 +142,15 @@ def main() -> int:
 
         model = provider()
         with toolreplay.record(incident):
-            outcome = asyncio.run(settle_refund(model.async_client()))
+            outcome = asyncio.run(settle_refund(client_of(model)))
         print(f"recorded:  {outcome}  ({len(model.requests)} model requests)")
         for operation in toolreplay.read_trace(incident).operations:
             print(f"  #{operation.logical_id} {operation.effect}")
 
-        refusing = RefusingTransport()
+        sent: list[Any] = []  # what reached the refusing transport: must stay empty
         with toolreplay.replay(incident):
-            replayed = asyncio.run(settle_refund(refusing.async_client()))
-        print(f"replayed:  {replayed}  ({len(refusing.requests)} requests sent)")
+            replayed = asyncio.run(settle_refund(client_of(refusing(sent))))
+        print(f"replayed:  {replayed}  ({len(sent)} requests sent)")
 
         held = toolreplay.replace_output(
             effect="billing.refund.issue",
@@ -129,21 +158,25 @@ def main() -> int:
             value={"refund_id": f"rf_{ORDER_ID}", "status": "held_for_review", "amount": 1200.0},
         )
         with toolreplay.fork(incident, corrected, patches=[held]):
-            expected = asyncio.run(settle_refund(refusing.async_client()))
-        print(f"forked:    {expected}  ({len(refusing.requests)} requests sent)")
+            expected = asyncio.run(settle_refund(client_of(refusing(sent))))
+        print(f"forked:    {expected}  ({len(sent)} requests sent)")
 
         report = toolreplay.diff(incident, corrected)
-        print(report.render_text().splitlines()[0])
+        first = report.first_divergence
+        assert first is not None
+        print(f"diff:      {first.describe()}")
+        for field in first.fields:
+            print(f"           {field.describe()}")
 
         case = toolreplay.promote(
             corrected,
             Path(folder) / "cases" / "large_refund_is_held",
             name="large_refund_is_held",
-            runner="openai_agents_refund:refund_request",
+            runner="examples.openai_agents_refund:refund_request",
             expected=expected,
         )
         environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-        environment["PYTHONPATH"] = str(here)  # the runner's module and the fake API
+        environment["PYTHONPATH"] = str(here.parent)  # the runner is examples.openai_agents_refund
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(case.directory)],
             env=environment,

@@ -33,8 +33,16 @@ INSTRUCTIONS = "You settle refund requests. Look the order up, then refund it in
 QUESTION = f"Please refund order {ORDER_ID}; it arrived broken."
 
 
+class Order(TypedDict):
+    """What the shop knows about an order."""
+
+    order_id: int
+    total: float
+    status: str
+
+
 @toolreplay.effect("shop.order.lookup")
-async def lookup_order(order_id: int) -> dict[str, JsonValue]:
+async def lookup_order(order_id: int) -> Order:
     """Look an order up by its id."""
     return {"order_id": order_id, "total": 1200.0, "status": "delivered"}
 
@@ -77,6 +85,7 @@ async def run_agents_sdk(client: openai.AsyncOpenAI, *, streamed: bool) -> JsonV
     from agents import (
         Agent,
         OpenAIResponsesModel,
+        RunConfig,
         Runner,
         StopAtTools,
         function_tool,
@@ -93,12 +102,15 @@ async def run_agents_sdk(client: openai.AsyncOpenAI, *, streamed: bool) -> JsonV
         tool_use_behavior=StopAtTools(stop_at_tool_names=["issue_refund"]),
         output_type=Receipt,
     )
+    # Without a group the SDK sends a random `prompt_cache_key` per run, so no two runs
+    # send the same request; grouped runs send one derived from the group.
+    grouped = RunConfig(group_id=f"refund-{ORDER_ID}")
     if streamed:
-        run = Runner.run_streamed(agent, QUESTION)
+        run = Runner.run_streamed(agent, QUESTION, run_config=grouped)
         async for _event in run.stream_events():
             pass
         return run.final_output
-    result = await Runner.run(agent, QUESTION)
+    result = await Runner.run(agent, QUESTION, run_config=grouped)
     return result.final_output
 
 

@@ -16,8 +16,8 @@ OPENAI_MAJOR = int(openai.__version__.split(".", 1)[0])
 needs_openai_3 = pytest.mark.skipif(
     OPENAI_MAJOR < 3,
     reason=(
-        f"openai {openai.__version__} is installed: openai-agents (>=0.24) and pydantic-ai "
-        "require openai>=3, so these agent frameworks cannot run on the 2.x line"
+        f"openai {openai.__version__} is installed: openai-agents 0.24 requires openai>=3 "
+        "and pydantic-ai's openai extra openai>=3.31, so neither runs on the 2.x line"
     ),
 )
 
