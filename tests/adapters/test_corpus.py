@@ -183,3 +183,36 @@ def test_the_corpus_is_large_and_its_readme_lists_every_file() -> None:
         assert source["licence"] in ("MIT", "Apache-2.0", "BSD-3-Clause")
         assert source["repository"] in readme
         assert len(source["commit"]) == 40
+
+
+MODEL_CALLS = [
+    param
+    for param in PAIRS
+    if param.values[0]["request"]["path"] in ("/v1/responses", "/v1/chat/completions")
+]
+
+
+def test_every_recorded_model_call_reads_as_a_transcript(tmp_path: Path) -> None:
+    """The debugger's transcript of real calls: every received value it shows is where
+    its path says, in the output as recorded."""
+    from toolreplay_tui.model.jsonpaths import get_at
+    from toolreplay_tui.model.transcript import transcript_of
+
+    shown = 0
+    for number, param in enumerate(MODEL_CALLS):
+        request, response = param.values[0]["request"], param.values[0]["response"]
+        trace = tmp_path / f"{number}.trp"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # see dump()
+            with toolreplay.record(trace):
+                observe(instrument(sync_client(serving(response), base_url=BASE_URL)), request)
+        (operation,) = toolreplay.read_trace(trace).operations
+        output = operation.outcome.value  # type: ignore[union-attr]  # recorded as returned
+        transcript = transcript_of(operation.effect, operation.inputs, output)
+        assert transcript is not None, param.id
+        assert transcript.status == response["status"], param.id
+        for entry in transcript.response:
+            if entry.path is not None and entry.kind in ("text", "refusal", "reasoning"):
+                assert get_at(output, entry.path) == entry.text, (param.id, entry)
+                shown += 1
+    assert shown > len(MODEL_CALLS) // 2
