@@ -24,11 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-import httpx
-import openai
 import pytest
 
 import toolreplay
+from examples.local_openai import HTTP, refusing
+from tests.adapters.support import async_client
 from tests.support import concurrent_app as app
 from tests.support import crm
 from toolreplay import (
@@ -65,14 +65,6 @@ def concurrent_pairs(operations: tuple[Operation, ...]) -> int:
 
 
 # --- asyncio.gather: model calls through the instrumented async client, plain effects ---
-
-
-def model_client(handler: Any) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(
-        api_key="sk-test-not-a-real-key",
-        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
-        max_retries=0,
-    )
 
 
 def answer_body(text: str) -> dict[str, Any]:
@@ -127,22 +119,21 @@ def test_gather_of_model_calls_and_effects_replays_identically_under_jitter(
     tmp_path: Path,
 ) -> None:
     delays = random.Random(11)
-    requests: list[httpx.Request] = []
+    requests: list[Any] = []
 
-    async def provider(request: httpx.Request) -> httpx.Response:
+    async def provider(request: Any) -> Any:
         requests.append(request)
         await asyncio.sleep(delays.random() * 0.003)  # answers arrive out of order
         prompt = json.loads(request.content)["input"]
-        return httpx.Response(200, json=answer_body(f"answer to {prompt}"))
+        return HTTP.Response(200, json=answer_body(f"answer to {prompt}"))
 
-    def no_provider(request: httpx.Request) -> httpx.Response:
-        raise AssertionError(f"replay contacted the provider: {request.url}")
+    refused: list[Any] = []
 
     path = tmp_path / "gather.trp"
 
     async def record() -> list[str]:
         with toolreplay.record(path):
-            return await fan_out(instrument(model_client(provider)), None)
+            return await fan_out(instrument(async_client(provider)), None)
 
     live = asyncio.run(record())
     assert len(requests) == 10
@@ -154,7 +145,7 @@ def test_gather_of_model_calls_and_effects_replays_identically_under_jitter(
     assert concurrent_pairs(trace.operations) > 0
 
     bodies = sum(app.BODY_CALLS.values())
-    replay_client = instrument(model_client(no_provider))
+    replay_client = instrument(async_client(refusing(refused)))
     for seed in range(50):
 
         async def replayed(seed: int = seed) -> list[str]:
@@ -162,6 +153,7 @@ def test_gather_of_model_calls_and_effects_replays_identically_under_jitter(
                 return await fan_out(replay_client, random.Random(seed))
 
         assert asyncio.run(replayed()) == live
+    assert refused == []
     assert sum(app.BODY_CALLS.values()) == bodies
 
 
