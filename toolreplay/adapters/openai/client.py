@@ -14,6 +14,8 @@ from typing import Any, TypeVar, cast, overload
 import openai
 
 from toolreplay.adapters.openai.transport import AsyncCaptureTransport, CaptureTransport
+from toolreplay.errors import ToolReplayError, UnsupportedRequestError
+from toolreplay.runtime.session import offline_guard, session_var
 
 __all__ = [
     "InstrumentedAsyncAzureOpenAI",
@@ -56,10 +58,47 @@ def _capture(client: openai.OpenAI | openai.AsyncOpenAI, original_http: Any) -> 
 
 def _copy(instrumented: Any, base: Any, kwargs: dict[str, Any]) -> Any:
     http_client = kwargs.pop("http_client", None) or instrumented._toolreplay_http
-    twin = base.copy(instrumented, http_client=http_client, **kwargs)
+    instrumented._toolreplay_copying = True  # the SDK's copy reads websocket_base_url
+    try:
+        twin = base.copy(instrumented, http_client=http_client, **kwargs)
+    finally:
+        instrumented._toolreplay_copying = False
     _capture(twin, http_client)
     twin.original_client = instrumented.original_client
     return twin
+
+
+def _refuse_websocket() -> None:
+    """Refuse a WebSocket connection (Realtime API) inside a session, or while replay refuses."""
+    if session_var.get() is not None or offline_guard.active:
+        raise UnsupportedRequestError(
+            "WebSocket connections (the Realtime API, responses.connect, ...) are not captured "
+            "by Tool Replay: inside a session, or while a replay is open, an instrumented "
+            "client refuses them rather than reach the network unrecorded. Make them with "
+            "client.original_client outside any session"
+        )
+
+
+def _tool_replay_cause(error: openai.APIConnectionError) -> ToolReplayError | None:
+    """The Tool Replay error a transport raised, if openai 2.x wrapped it as a connection error."""
+    cause = error.__cause__
+    return cause if isinstance(cause, ToolReplayError) else None
+
+
+def _websocket_base_url() -> Any:
+    """`websocket_base_url`, which every WebSocket connection the SDK opens reads, refused
+    in sessions (the SDK's own `copy` reads it too, and is let through)."""
+
+    def read(client: Any) -> Any:
+        state = cast(dict[str, Any], vars(client))
+        if not state.get("_toolreplay_copying", False):
+            _refuse_websocket()
+        return state.get("_toolreplay_websocket_base_url")
+
+    def write(client: Any, value: Any) -> None:
+        vars(client)["_toolreplay_websocket_base_url"] = value
+
+    return property(read, write)
 
 
 class InstrumentedOpenAI(openai.OpenAI):
@@ -70,6 +109,7 @@ class InstrumentedOpenAI(openai.OpenAI):
     """
 
     original_client: openai.OpenAI
+    websocket_base_url = _websocket_base_url()  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]  # stores what the SDK assigns
 
     def copy(self, **kwargs: Any) -> InstrumentedOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # the SDK's parameters differ between 2.x and 3.x; all are passed on
         """The SDK's `copy`, still instrumented (a new `http_client` is captured too)."""
@@ -77,17 +117,39 @@ class InstrumentedOpenAI(openai.OpenAI):
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
+    def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        """The SDK's `request`; a replay miss or refusal surfaces as itself under openai 2.x
+        too (which wraps any transport exception as `APIConnectionError`)."""
+        try:
+            return cast(Any, super()).request(*args, **kwargs)
+        except openai.APIConnectionError as error:
+            cause = _tool_replay_cause(error)
+            if cause is None:
+                raise
+            raise cause from None
+
 
 class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
     """An `openai.AsyncOpenAI` whose every request is recorded and replayed by sessions."""
 
     original_client: openai.AsyncOpenAI
+    websocket_base_url = _websocket_base_url()  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]  # stores what the SDK assigns
 
     def copy(self, **kwargs: Any) -> InstrumentedAsyncOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
         """The SDK's `copy`, still instrumented."""
         return cast(InstrumentedAsyncOpenAI, _copy(self, openai.AsyncOpenAI, kwargs))
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
+
+    async def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        """The SDK's `request`; see `InstrumentedOpenAI.request`."""
+        try:
+            return await cast(Any, super()).request(*args, **kwargs)
+        except openai.APIConnectionError as error:
+            cause = _tool_replay_cause(error)
+            if cause is None:
+                raise
+            raise cause from None
 
 
 class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):
@@ -98,6 +160,14 @@ class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):
     def copy(self, **kwargs: Any) -> InstrumentedAzureOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
         """The SDK's `copy`, still instrumented."""
         return cast(InstrumentedAzureOpenAI, _copy(self, openai.AzureOpenAI, kwargs))
+
+    def _configure_realtime(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        _refuse_websocket()
+        return cast(Any, super())._configure_realtime(*args, **kwargs)
+
+    def _configure_realtime_with_api_key(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_websocket()
+        return cast(Any, super())._configure_realtime_with_api_key(*args, **kwargs)
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
@@ -110,6 +180,14 @@ class InstrumentedAsyncAzureOpenAI(openai.AsyncAzureOpenAI, InstrumentedAsyncOpe
     def copy(self, **kwargs: Any) -> InstrumentedAsyncAzureOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
         """The SDK's `copy`, still instrumented."""
         return cast(InstrumentedAsyncAzureOpenAI, _copy(self, openai.AsyncAzureOpenAI, kwargs))
+
+    async def _configure_realtime(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        _refuse_websocket()
+        return await cast(Any, super())._configure_realtime(*args, **kwargs)
+
+    async def _configure_realtime_with_api_key(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_websocket()
+        return await cast(Any, super())._configure_realtime_with_api_key(*args, **kwargs)
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
@@ -158,6 +236,8 @@ def instrument(
             # The SDK copies every setting; the instrumented class adds only `original_client`
             # and keeps `copy`/`with_options` instrumented.
             twin.__class__ = instrumented
+            state = cast(dict[str, Any], vars(twin))
+            twin.websocket_base_url = state.pop("websocket_base_url", None)  # now the property's
             _capture(twin, cast(Any, client)._client)  # the SDK's HTTP client attribute
             twin.original_client = client
             return twin
