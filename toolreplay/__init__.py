@@ -68,6 +68,7 @@ from toolreplay.errors import (
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
+from toolreplay.migrate import MigratedTrace, migrate_trace
 from toolreplay.patches import (
     PATCH_FILE_FORMAT_VERSION,
     OutputPatch,
@@ -130,6 +131,7 @@ __all__ = [
     "ForkSession",
     "JsonValue",
     "LegacyOpenAITraceError",
+    "MigratedTrace",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "Operation",
@@ -178,6 +180,7 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "fork",
+    "migrate_trace",
     "promote",
     "promote_async",
     "read_case_manifest",
