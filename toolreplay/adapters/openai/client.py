@@ -13,8 +13,12 @@ from typing import Any, TypeVar, cast, overload
 
 import openai
 
-from toolreplay.adapters.openai.transport import AsyncCaptureTransport, CaptureTransport
-from toolreplay.errors import ToolReplayError, UnsupportedRequestError
+from toolreplay.adapters.openai.transport import (
+    AsyncCaptureTransport,
+    CaptureTransport,
+    replayed_operation,
+)
+from toolreplay.errors import ToolReplayError, UnsupportedRequestError, UnsupportedResponseError
 from toolreplay.runtime.session import offline_guard, session_var
 
 __all__ = [
@@ -79,10 +83,28 @@ def _refuse_websocket() -> None:
         )
 
 
-def _tool_replay_cause(error: openai.APIConnectionError) -> ToolReplayError | None:
-    """The Tool Replay error a transport raised, if openai 2.x wrapped it as a connection error."""
-    cause = error.__cause__
-    return cause if isinstance(cause, ToolReplayError) else None
+def _surfaced(error: Exception) -> Exception | None:
+    """What a request's exception should surface as, if not itself.
+
+    openai 2.x wraps any exception from the transport as `APIConnectionError`: a
+    Tool Replay refusal or miss surfaces as itself instead. An exception from
+    parsing a replayed response (an edited body the SDK cannot read) surfaces as
+    `UnsupportedResponseError` naming the recorded operation.
+    """
+    if isinstance(error, openai.APIConnectionError) and isinstance(
+        error.__cause__, ToolReplayError
+    ):
+        return error.__cause__
+    operation = replayed_operation.get()
+    if operation is None or isinstance(error, openai.OpenAIError | ToolReplayError):
+        return None
+    unparsed = UnsupportedResponseError(
+        f"{operation}: openai {openai.__version__} cannot parse the recorded response "
+        f"({type(error).__name__}: {error}). The trace was edited, or the body is not what "
+        "this endpoint returns; restore the recorded body, or re-record the call"
+    )
+    unparsed.__cause__ = error
+    return unparsed
 
 
 def _websocket_base_url() -> Any:
@@ -118,15 +140,17 @@ class InstrumentedOpenAI(openai.OpenAI):
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
     def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
-        """The SDK's `request`; a replay miss or refusal surfaces as itself under openai 2.x
-        too (which wraps any transport exception as `APIConnectionError`)."""
+        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
+        token = replayed_operation.set(None)
         try:
             return cast(Any, super()).request(*args, **kwargs)
-        except openai.APIConnectionError as error:
-            cause = _tool_replay_cause(error)
-            if cause is None:
+        except Exception as error:
+            surfaced = _surfaced(error)
+            if surfaced is None:
                 raise
-            raise cause from None
+            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
 
 
 class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
@@ -142,14 +166,17 @@ class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
     async def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
-        """The SDK's `request`; see `InstrumentedOpenAI.request`."""
+        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
+        token = replayed_operation.set(None)
         try:
             return await cast(Any, super()).request(*args, **kwargs)
-        except openai.APIConnectionError as error:
-            cause = _tool_replay_cause(error)
-            if cause is None:
+        except Exception as error:
+            surfaced = _surfaced(error)
+            if surfaced is None:
                 raise
-            raise cause from None
+            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
 
 
 class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):
