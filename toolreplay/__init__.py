@@ -71,6 +71,7 @@ from toolreplay.errors import (
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
+from toolreplay.migrate import MigratedTrace, migrate_trace
 from toolreplay.patches import (
     PATCH_FILE_FORMAT_VERSION,
     OutputPatch,
@@ -134,6 +135,7 @@ __all__ = [
     "ForkSession",
     "JsonValue",
     "LegacyOpenAITraceError",
+    "MigratedTrace",
     "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
@@ -184,6 +186,7 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "fork",
+    "migrate_trace",
     "promote",
     "promote_async",
     "propagate",

@@ -350,7 +350,8 @@ class LocalOpenAI:
         self.requests.append(request)
         headers = {"x-request-id": self.request_id}
         path = request.url.path
-        body: dict[str, Any] = json.loads(request.content) if request.content else {}
+        is_json = request.headers.get("content-type", "").startswith("application/json")
+        body: dict[str, Any] = json.loads(request.content) if is_json and request.content else {}
         if request.method == "POST" and path.endswith("/responses"):
             answer = self._next(self.responses, "/responses")
             if body.get("stream"):

@@ -13,7 +13,13 @@ from typing import Any, TypeVar, cast, overload
 
 import openai
 
-from toolreplay.adapters.openai.transport import AsyncCaptureTransport, CaptureTransport
+from toolreplay.adapters.openai.transport import (
+    AsyncCaptureTransport,
+    CaptureTransport,
+    replayed_operation,
+)
+from toolreplay.errors import ToolReplayError, UnsupportedRequestError, UnsupportedResponseError
+from toolreplay.runtime.session import offline_guard, session_var
 
 __all__ = [
     "InstrumentedAsyncAzureOpenAI",
@@ -56,10 +62,65 @@ def _capture(client: openai.OpenAI | openai.AsyncOpenAI, original_http: Any) -> 
 
 def _copy(instrumented: Any, base: Any, kwargs: dict[str, Any]) -> Any:
     http_client = kwargs.pop("http_client", None) or instrumented._toolreplay_http
-    twin = base.copy(instrumented, http_client=http_client, **kwargs)
+    instrumented._toolreplay_copying = True  # the SDK's copy reads websocket_base_url
+    try:
+        twin = base.copy(instrumented, http_client=http_client, **kwargs)
+    finally:
+        instrumented._toolreplay_copying = False
     _capture(twin, http_client)
     twin.original_client = instrumented.original_client
     return twin
+
+
+def _refuse_websocket() -> None:
+    """Refuse a WebSocket connection (Realtime API) inside a session, or while replay refuses."""
+    if session_var.get() is not None or offline_guard.active:
+        raise UnsupportedRequestError(
+            "WebSocket connections (the Realtime API, responses.connect, ...) are not captured "
+            "by Tool Replay: inside a session, or while a replay is open, an instrumented "
+            "client refuses them rather than reach the network unrecorded. Make them with "
+            "client.original_client outside any session"
+        )
+
+
+def _surfaced(error: Exception) -> Exception | None:
+    """What a request's exception should surface as, if not itself.
+
+    openai 2.x wraps any exception from the transport as `APIConnectionError`: a
+    Tool Replay refusal or miss surfaces as itself instead. An exception from
+    parsing a replayed response (an edited body the SDK cannot read) surfaces as
+    `UnsupportedResponseError` naming the recorded operation.
+    """
+    if isinstance(error, openai.APIConnectionError) and isinstance(
+        error.__cause__, ToolReplayError
+    ):
+        return error.__cause__
+    operation = replayed_operation.get()
+    if operation is None or isinstance(error, openai.OpenAIError | ToolReplayError):
+        return None
+    unparsed = UnsupportedResponseError(
+        f"{operation}: openai {openai.__version__} cannot parse the recorded response "
+        f"({type(error).__name__}: {error}). The trace was edited, or the body is not what "
+        "this endpoint returns; restore the recorded body, or re-record the call"
+    )
+    unparsed.__cause__ = error
+    return unparsed
+
+
+def _websocket_base_url() -> Any:
+    """`websocket_base_url`, which every WebSocket connection the SDK opens reads, refused
+    in sessions (the SDK's own `copy` reads it too, and is let through)."""
+
+    def read(client: Any) -> Any:
+        state = cast(dict[str, Any], vars(client))
+        if not state.get("_toolreplay_copying", False):
+            _refuse_websocket()
+        return state.get("_toolreplay_websocket_base_url")
+
+    def write(client: Any, value: Any) -> None:
+        vars(client)["_toolreplay_websocket_base_url"] = value
+
+    return property(read, write)
 
 
 class InstrumentedOpenAI(openai.OpenAI):
@@ -70,6 +131,7 @@ class InstrumentedOpenAI(openai.OpenAI):
     """
 
     original_client: openai.OpenAI
+    websocket_base_url = _websocket_base_url()  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]  # stores what the SDK assigns
 
     def copy(self, **kwargs: Any) -> InstrumentedOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # the SDK's parameters differ between 2.x and 3.x; all are passed on
         """The SDK's `copy`, still instrumented (a new `http_client` is captured too)."""
@@ -77,17 +139,44 @@ class InstrumentedOpenAI(openai.OpenAI):
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
+    def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
+        token = replayed_operation.set(None)
+        try:
+            return cast(Any, super()).request(*args, **kwargs)
+        except Exception as error:
+            surfaced = _surfaced(error)
+            if surfaced is None:
+                raise
+            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
+
 
 class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
     """An `openai.AsyncOpenAI` whose every request is recorded and replayed by sessions."""
 
     original_client: openai.AsyncOpenAI
+    websocket_base_url = _websocket_base_url()  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]  # stores what the SDK assigns
 
     def copy(self, **kwargs: Any) -> InstrumentedAsyncOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
         """The SDK's `copy`, still instrumented."""
         return cast(InstrumentedAsyncOpenAI, _copy(self, openai.AsyncOpenAI, kwargs))
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
+
+    async def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
+        token = replayed_operation.set(None)
+        try:
+            return await cast(Any, super()).request(*args, **kwargs)
+        except Exception as error:
+            surfaced = _surfaced(error)
+            if surfaced is None:
+                raise
+            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
 
 
 class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):
@@ -98,6 +187,14 @@ class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):
     def copy(self, **kwargs: Any) -> InstrumentedAzureOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
         """The SDK's `copy`, still instrumented."""
         return cast(InstrumentedAzureOpenAI, _copy(self, openai.AzureOpenAI, kwargs))
+
+    def _configure_realtime(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        _refuse_websocket()
+        return cast(Any, super())._configure_realtime(*args, **kwargs)
+
+    def _configure_realtime_with_api_key(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_websocket()
+        return cast(Any, super())._configure_realtime_with_api_key(*args, **kwargs)
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
@@ -110,6 +207,14 @@ class InstrumentedAsyncAzureOpenAI(openai.AsyncAzureOpenAI, InstrumentedAsyncOpe
     def copy(self, **kwargs: Any) -> InstrumentedAsyncAzureOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
         """The SDK's `copy`, still instrumented."""
         return cast(InstrumentedAsyncAzureOpenAI, _copy(self, openai.AsyncAzureOpenAI, kwargs))
+
+    async def _configure_realtime(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        _refuse_websocket()
+        return await cast(Any, super())._configure_realtime(*args, **kwargs)
+
+    async def _configure_realtime_with_api_key(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_websocket()
+        return await cast(Any, super())._configure_realtime_with_api_key(*args, **kwargs)
 
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
@@ -158,6 +263,8 @@ def instrument(
             # The SDK copies every setting; the instrumented class adds only `original_client`
             # and keeps `copy`/`with_options` instrumented.
             twin.__class__ = instrumented
+            state = cast(dict[str, Any], vars(twin))
+            twin.websocket_base_url = state.pop("websocket_base_url", None)  # now the property's
             _capture(twin, cast(Any, client)._client)  # the SDK's HTTP client attribute
             twin.original_client = client
             return twin

@@ -22,6 +22,7 @@ HTTP library the replaying client uses, which the SDK maps to the same
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -60,6 +61,7 @@ __all__ = [
     "CaptureTransport",
     "RecordedTransportError",
     "http_library",
+    "replayed_operation",
 ]
 
 TRANSPORT_ERRORS = (
@@ -81,6 +83,11 @@ TRANSPORT_ERRORS = (
     "TransportError",
 )
 """The HTTP library's transport errors a recording keeps by class (most specific first)."""
+
+replayed_operation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "toolreplay_openai_replayed_operation", default=None
+)
+"""The operation the last replayed request in this context was answered from (for errors)."""
 
 _ERROR_ENVELOPE = "openai.transport_error"
 _ERROR_VERSION = 1
@@ -270,6 +277,9 @@ class _Capture:
                 "an object; re-record the call"
             )
         content = replayed_body(exchange.operation, output)
+        replayed_operation.set(
+            f"{exchange.operation} ({exchange.inputs['method']} {exchange.inputs['path']})"
+        )
         beyond: Exception | None = failure
         if beyond is None and output.get("end") == "closed_early":
             beyond = StreamReplayError(
