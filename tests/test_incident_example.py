@@ -74,7 +74,8 @@ def test_the_bundled_trace_is_complete_and_names_its_runner() -> None:
         "openai.responses.create",
     ]
     envelope = recorded_envelope(trace)
-    assert envelope["request_id"]
+    assert envelope["status"] == 200
+    assert envelope["headers"]["x-request-id"]
     body = envelope["body"]
     assert isinstance(body["created_at"], int)
     assert [item["type"] for item in body["output"]] == ["reasoning", "message"]

@@ -75,12 +75,12 @@ def test_a_file_that_is_not_a_trace_is_named(tmp_path: Path) -> None:
 def test_an_unknown_format_version_is_refused_with_what_to_do(recorded: Path) -> None:
     lines = lines_of(recorded)
     header = json.loads(lines[0])
-    header["format_version"] = 4
+    header["format_version"] = 5
     header["library_version"] = "9.0.0"
-    path = write_lines(recorded.with_name("v4.trp"), [json.dumps(header), *lines[1:]])
+    path = write_lines(recorded.with_name("v5.trp"), [json.dumps(header), *lines[1:]])
     message = str(format_error(path))
-    assert "trace format version 4 is not supported" in message
-    assert "reads version 3" in message
+    assert "trace format version 5 is not supported" in message
+    assert "reads versions 3 and 4" in message
     assert '"9.0.0"' in message
 
 

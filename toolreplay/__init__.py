@@ -14,6 +14,8 @@
 Importing this package imports neither typer, textual nor openai.
 """
 
+from typing import TYPE_CHECKING
+
 from toolreplay._version import __version__
 from toolreplay.cases import (
     CASE_NAME_PATTERN,
@@ -50,6 +52,8 @@ from toolreplay.errors import (
     DiffError,
     EffectDefinitionError,
     JsonTextError,
+    LegacyOpenAITraceError,
+    NestedEffectError,
     NonPortableValueError,
     OpenAIAdapterDependencyError,
     OverlappingEffectsError,
@@ -66,6 +70,7 @@ from toolreplay.errors import (
     SessionContextError,
     SessionError,
     SessionNestingError,
+    StreamReplayError,
     ToolReplayError,
     TraceError,
     TraceExistsError,
@@ -77,6 +82,7 @@ from toolreplay.errors import (
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
+from toolreplay.migrate import MigratedTrace, migrate_trace
 from toolreplay.patches import (
     PATCH_FILE_FORMAT_VERSION,
     OutputPatch,
@@ -106,6 +112,7 @@ from toolreplay.runtime import (
     current_session,
     effect,
     fork,
+    propagate,
     record,
     replay,
 )
@@ -149,6 +156,9 @@ __all__ = [
     "ForkSession",
     "JsonTextError",
     "JsonValue",
+    "LegacyOpenAITraceError",
+    "MigratedTrace",
+    "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "Operation",
@@ -175,7 +185,9 @@ __all__ = [
     "SessionContextError",
     "SessionEnding",
     "SessionError",
+    "SessionExecutor",
     "SessionNestingError",
+    "StreamReplayError",
     "ToolReplayError",
     "Trace",
     "TraceError",
@@ -203,10 +215,12 @@ __all__ = [
     "fingerprint",
     "fork",
     "format_path",
+    "migrate_trace",
     "parse_json_text",
     "preview",
     "promote",
     "promote_async",
+    "propagate",
     "read_case_manifest",
     "read_patches",
     "read_trace",
@@ -219,3 +233,15 @@ __all__ = [
     "verify_cases",
     "write_patches",
 ]
+
+if TYPE_CHECKING:
+    from toolreplay.runtime.executor import SessionExecutor
+
+
+def __getattr__(name: str) -> object:
+    # SessionExecutor imports concurrent.futures: only when it is asked for.
+    if name == "SessionExecutor":
+        from toolreplay.runtime.executor import SessionExecutor
+
+        return SessionExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,8 @@ __all__ = [
     "DiffError",
     "EffectDefinitionError",
     "JsonTextError",
+    "LegacyOpenAITraceError",
+    "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
@@ -43,6 +45,7 @@ __all__ = [
     "SessionContextError",
     "SessionError",
     "SessionNestingError",
+    "StreamReplayError",
     "ToolReplayError",
     "TraceError",
     "TraceExistsError",
@@ -169,10 +172,17 @@ class SessionContextError(SessionError):
 
 
 class OverlappingEffectsError(SessionError):
-    """Two instrumented effects were in flight at once in one session.
+    """An effect call overlapped another in a way a session cannot record.
 
-    Sessions are sequential: a concurrent or nested call would produce a trace
-    whose order cannot be replayed deterministically.
+    Concurrent calls on different lanes (tasks, threads) are recorded; what is
+    refused is a call nested in another (`NestedEffectError`).
+    """
+
+
+class NestedEffectError(OverlappingEffectsError):
+    """An effect was called inside the body of another effect that is still running.
+
+    Replay never runs the outer body, so the inner call could never be replayed.
     """
 
 
@@ -205,7 +215,12 @@ class ReplayMiss(ReplayContractError):
 
 
 class AmbiguousReplayMatch(ReplayContractError):
-    """The trace holds the called identity more than once, so no answer is trustworthy."""
+    """No single recorded answer belongs to the call.
+
+    Either the trace holds the identity more than once (a hand edit), or calls
+    with that effect and inputs ran concurrently in the recording and had
+    different outcomes. `operations` are the candidates.
+    """
 
     def __init__(
         self, message: str, *, identity: OperationIdentity, operations: Sequence[Operation]
@@ -343,15 +358,23 @@ class AdapterError(ToolReplayError):
 
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
-    """The OpenAI adapter needs the exact SDK version it was built for, and it is missing."""
+    """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):
-    """A request uses a field or value outside the adapter's closed request surface."""
+    """A request an instrumented client made cannot be recorded as an effect's inputs."""
 
 
 class UnsupportedResponseError(AdapterError):
-    """A recorded or received response holds something the adapter does not interpret."""
+    """A recorded response cannot be served to the SDK as it stands (edited or damaged)."""
+
+
+class StreamReplayError(AdapterError, ReplayContractError):
+    """A replayed response was read past the point where its recording ended."""
+
+
+class LegacyOpenAITraceError(AdapterError, ReplayContractError):
+    """A trace recorded by the first OpenAI adapter was replayed without being migrated."""
 
 
 # --- replayed failures ----------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from toolreplay.diff.alignment import AlignedPair, align_operations
+from toolreplay.diff.alignment import AlignedPair, align_operations, order_changes
 from toolreplay.diff.report import (
     DIFF_FORMAT_VERSION,
     DIFFERENCE_TYPES,
@@ -77,7 +77,9 @@ def diff(
     forked_from_source = target_trace.header.source_trace_id == source_trace.header.trace_id
     rows: list[AlignmentRow] = []
     differences: list[Difference] = []
-    for index, pair in enumerate(align_operations(source_ops, target_ops)):
+    aligned = align_operations(source_ops, target_ops)
+    reordered = order_changes(source_ops, target_ops, aligned)
+    for index, pair in enumerate(aligned):
         left = None if pair.source is None else source_ops[pair.source]
         right = None if pair.target is None else target_ops[pair.target]
         if left is None or right is None:
@@ -97,7 +99,7 @@ def diff(
             differences.append(Difference(kind, index, left, right, (), None))
             continue
         found, patch_id = compare_pair(left, right, target_forked_from_source=forked_from_source)
-        if pair.kind == "moved":
+        if index in reordered:
             found.insert(0, ("order_changed", []))
         fields = tuple(field for _, fields in found for field in fields)
         rows.append(

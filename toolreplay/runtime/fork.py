@@ -28,7 +28,7 @@ from toolreplay.patches import OutputPatch
 from toolreplay.portable import preview
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence
-from toolreplay.runtime.session import ReplaySession
+from toolreplay.runtime.session import ReplaySession, lane_key
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
@@ -135,6 +135,7 @@ class ForkSession(ReplaySession):
         if patch is not None:
             outcome = Returned(patch.value)
         assert self._writer is not None
+        now_ns = self._elapsed_ns()  # answered at once: a branch call starts as it ends
         try:
             self._writer.append(
                 Operation(
@@ -145,6 +146,9 @@ class ForkSession(ReplaySession):
                     origin="recorded" if patch is None else "patched",
                     patch_id=None if patch is None else patch.patch_id,
                     source_logical_operation_id=operation.logical_id,
+                    lane=self._lane_name(lane_key()),
+                    start_ns=now_ns,
+                    end_ns=now_ns,
                 )
             )
         except TraceWriteError as error:

@@ -1,4 +1,4 @@
-"""Trace format v3: the operation model, its codec, and the reader and writer of `.trp` files."""
+"""Trace format v4 (v3 read too): the operation model, its codec, the reader and the writer."""
 
 from toolreplay.trace.model import (
     TRACE_FORMAT,

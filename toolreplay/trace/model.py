@@ -14,6 +14,7 @@ from toolreplay.portable import JsonValue
 
 __all__ = [
     "EFFECT_NAME_RULE",
+    "READABLE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
     "Operation",
@@ -30,7 +31,9 @@ __all__ = [
 ]
 
 TRACE_FORMAT = "toolreplay.trace"
-TRACE_FORMAT_VERSION = 3
+TRACE_FORMAT_VERSION = 4
+READABLE_FORMAT_VERSIONS = (3, 4)
+"""Versions the reader accepts: 3 (before lanes and timing) and 4 (the one written)."""
 
 TraceMode = Literal["record", "fork"]
 
@@ -115,6 +118,13 @@ class Operation:
     replaced; `patch_id` and `source_logical_operation_id` point back at the
     patch and at the source trace's operation. `line` is where the operation was
     read from (1-based), for error messages; it is not part of its value.
+
+    How the call ran, also not part of its value (another run schedules it
+    differently): `lane` names the task or thread that made the call (`main`,
+    `task-1`, `thread-1`, ...), `start_ns` and `end_ns` are when it started and
+    completed, in monotonic nanoseconds since the session opened. All three are
+    None for an operation read from a format 3 trace (or written by a tool that
+    did not observe the call).
     """
 
     logical_id: int
@@ -125,10 +135,24 @@ class Operation:
     patch_id: str | None = None
     source_logical_operation_id: int | None = None
     line: int | None = field(default=None, compare=False)
+    lane: str | None = field(default=None, compare=False)
+    start_ns: int | None = field(default=None, compare=False)
+    end_ns: int | None = field(default=None, compare=False)
 
     @property
     def effect(self) -> str:
         return self.identity.effect
+
+    def precedes(self, other: Operation) -> bool | None:
+        """Whether this call completed before `other` started; None without timing.
+
+        Two operations of one session of which neither precedes the other were
+        in flight at the same time: their order is the scheduler's choice.
+        """
+        end, start = self.end_ns, other.start_ns
+        if end is None or start is None or self.start_ns is None or other.end_ns is None:
+            return None
+        return end < start
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +170,7 @@ class TraceHeader:
     library_version: str
     metadata: dict[str, JsonValue] = field(default_factory=dict[str, JsonValue])
     source_trace_id: str | None = None
+    format_version: int = TRACE_FORMAT_VERSION
 
     @property
     def runner(self) -> str | None:

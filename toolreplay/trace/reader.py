@@ -47,6 +47,7 @@ class Trace:
     __slots__ = (
         "_by_effect",
         "_by_identity",
+        "_lanes",
         "duplicates",
         "effects",
         "footer",
@@ -83,6 +84,7 @@ class Trace:
         self.effects = frozenset(f"{namespace}.{name}" for namespace, name in effects)
         self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
         self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
+        self._lanes: tuple[str, ...] | None = None
 
     @property
     def complete(self) -> bool:
@@ -105,6 +107,17 @@ class Trace:
                 by_effect.setdefault(key, []).append(operation)
             self._by_effect = by_effect
         return self._by_effect.get((namespace, name), ())
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes (tasks or threads) the operations ran on, in order of first appearance.
+
+        Empty when no operation carries a lane (a format 3 trace); more than one
+        when the recorded program called effects concurrently.
+        """
+        if self._lanes is None:
+            self._lanes = tuple(dict.fromkeys(op.lane for op in self.operations if op.lane))
+        return self._lanes
 
     def describe_state(self) -> str:
         """One sentence on completeness, for summaries and error messages."""
@@ -211,7 +224,7 @@ def _parse(path: Path, data: bytes) -> Trace:
             if kind == "operation":
                 if footer is not None:
                     raise InvalidLine("an operation follows the footer")
-                operation = decode_operation(obj, number)
+                operation = decode_operation(obj, number, header.format_version)
                 if operation.logical_id in seen_ids:
                     raise InvalidLine(f"logical_id {operation.logical_id} appears twice")
                 seen_ids.add(operation.logical_id)
