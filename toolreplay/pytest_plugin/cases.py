@@ -12,6 +12,7 @@ the item runs, through `verify_case`, in the order RFC 0005 §3.2 fixes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import fnmatch
 import json
@@ -107,7 +108,9 @@ class CaseSuite(pytest.Directory):
                     if not ask_hook or not ihook.pytest_ignore_collect(
                         collection_path=path, config=config
                     ):
-                        yield self._case_item(path)
+                        item = self._case_item(path)
+                        if item is not None:
+                            yield item
                     continue
                 if not session.isinitpath(path, with_parents=True) and ihook.pytest_ignore_collect(
                     collection_path=path, config=config
@@ -123,9 +126,11 @@ class CaseSuite(pytest.Directory):
                     continue
                 yield from ihook.pytest_collect_file(file_path=path, parent=self)
 
-    def _case_item(self, folder: Path) -> CaseItem:
+    def _case_item(self, folder: Path) -> CaseItem | None:
         manifest_path = folder / MANIFEST_NAME
         summary = _read_for_collection(folder)
+        if summary is None and not _looks_like_case(manifest_path):
+            return None
         name = summary.name if summary is not None else folder.name
         prefix = f"{self.nodeid}/" if self.nodeid not in ("", ".") else ""
         # The item keeps this folder as its path, so pytest looks up conftest files once
@@ -254,10 +259,15 @@ class CaseItem(pytest.Item):
             self.user_properties.append((UPDATED_PROPERTY, describe_update(self, change)))
 
     def _verify(self) -> None:
+        # Given relative to the working directory when it is below it, so that messages
+        # name the case as the user would type it.
+        folder = self.folder
+        with contextlib.suppress(ValueError):
+            folder = self.folder.relative_to(Path.cwd())
         if self.summary is not None and self.summary.runner_kind == "async":
-            asyncio.run(verify_case_async(self.folder))
+            asyncio.run(verify_case_async(folder))
         else:
-            verify_case(self.folder)
+            verify_case(folder)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.manifest_path, None, f"toolreplay case {self.name}"
@@ -268,7 +278,7 @@ class CaseItem(pytest.Item):
         style: str | None = None,
     ) -> str | TerminalRepr:
         error = excinfo.value
-        if isinstance(error, CaseError):
+        if isinstance(error, (CaseError, ReplayContractError)):
             return case_report(error, self.nodeid, self.folder, self.config)
         return super().repr_failure(excinfo, style=style)  # pyright: ignore[reportArgumentType]
 
@@ -294,7 +304,9 @@ def describe_update(item: CaseItem, change: CaseUpdate) -> str:
 # --- failure reports --------------------------------------------------------------------
 
 
-def case_report(error: CaseError, nodeid: str, folder: Path, config: pytest.Config) -> str:
+def case_report(
+    error: CaseError | ReplayContractError, nodeid: str, folder: Path, config: pytest.Config
+) -> str:
     """The short report of a case that does not hold, one kind per failure type."""
     where = _relative(folder, config)
     if isinstance(error, BehavioralRegressionError):
