@@ -12,6 +12,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,8 +223,8 @@ def test_a_behavioural_regression_shows_expected_and_actual_by_json_path(
     result.stdout.fnmatch_lines(
         [
             "*_ toolreplay case refund_needs_review _*",
-            "behavioural regression: replay was clean (every recorded call matched, no effect "
-            "ran), but the runner returned a different value",
+            "behavioural regression (BehavioralRegressionError): replay was clean (every "
+            "recorded call matched, no effect ran), but the runner returned a different value",
             "",
             "expected (case.json) != actual (returned), by JSON path:",
             '  $.decision: expected "manual_review", actual "approved"',
@@ -252,12 +256,13 @@ def test_an_integrity_failure_is_short_and_says_what_to_do(project: Project) -> 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "integrity failure: the case folder is damaged, or was edited by hand",
+            "integrity failure (CaseIntegrityError): the case folder is damaged, or was "
+            "edited by hand",
             "  case tests/cases/refund: trace trace-sha256-* has SHA-256 * but the manifest "
             "says *; the trace was changed after promotion",
             "",
-            "The application was not run against this case. Restore the folder from version "
-            "control, or promote the case again.",
+            "The case's trace was not replayed. Restore the folder from version control, or "
+            "promote the case again.",
         ]
     )
 
@@ -272,7 +277,7 @@ def test_a_manifest_that_cannot_be_read_is_still_collected_and_fails_as_integrit
     result.stdout.fnmatch_lines(
         [
             "tests/cases/refund/case.json::refund FAILED*",
-            "integrity failure: *",
+            "integrity failure (CaseIntegrityError): *",
             "  case tests/cases/refund: case.json is not valid JSON*",
         ]
     )
@@ -287,7 +292,8 @@ def test_a_broken_replay_contract_is_reported_as_such(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "replay contract broken: the application no longer makes the recorded calls",
+            "replay contract broken (ReplayContractError): the application no longer makes "
+            "the recorded calls",
             "  case refund_needs_review (tests/cases/refund): strict replay of its trace under *",
             "*crm.customer.get*",
             "No effect ran live. If the new calls are intended, record the scenario again and "
@@ -306,7 +312,7 @@ def test_an_application_error_shows_the_runners_traceback(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "application error: the runner failed under replay",
+            "application error (ApplicationExecutionError): the runner failed under replay",
             "  case refund_needs_review: *:decide raised RuntimeError: the decision table is empty",
             "",
             "the runner's traceback (innermost last):",
@@ -593,3 +599,109 @@ def test_cases_and_marked_tests_run_on_xdist_workers(
         == {"kind": "return_equals", "value": {**EXPECTED, "decision": "approved"}}
         for index in range(8)
     )
+
+
+# --- the OpenAI example, and a project that only installed the wheel ----------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def offline_environment(**extra: str) -> dict[str, str]:
+    """No credentials, no CI flag, and a proxy that goes nowhere."""
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if "API_KEY" not in key and key not in ("CI", "PYTEST_ADDOPTS", "VIRTUAL_ENV")
+    }
+    environment.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    environment.update(extra)
+    return environment
+
+
+def test_the_openai_marker_example_records_once_then_replays_offline(tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    example = tmp_path / "test_openai_refund.py"
+    shutil.copyfile(ROOT / "examples" / "pytest_marker" / "test_openai_refund.py", example)
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, example.name],
+            cwd=tmp_path,
+            env=offline_environment(PYTHONPATH=str(ROOT), **extra),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    recorded = run()
+    assert recorded.returncode == 0, recorded.stdout[-3000:]
+    assert "2 trace(s) recorded:" in recorded.stdout
+    traces = sorted(p.name for p in (tmp_path / "traces" / "test_openai_refund").iterdir())
+    assert traces == [
+        "test_a_large_refund_goes_to_manual_review.trp",
+        "test_the_async_client_is_recorded_and_replayed_the_same_way.trp",
+    ]
+    # In CI the default mode is none: the tests replay, and their provider counts stay 0.
+    replayed = run(CI="true")
+    assert replayed.returncode == 0, replayed.stdout[-3000:]
+    assert "toolreplay: --toolreplay-mode=none" in replayed.stdout
+    assert "2 passed" in replayed.stdout
+    assert "recorded" not in replayed.stdout
+
+
+def test_a_fresh_project_with_only_the_wheel_runs_its_cases_with_plain_pytest(
+    tmp_path: Path,
+) -> None:
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH; it builds the wheel and the fresh environment")
+    # The package registry stays reachable (for the wheel's dependencies and pytest).
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if "API_KEY" not in key and key not in ("CI", "PYTEST_ADDOPTS", "VIRTUAL_ENV", "PYTHONPATH")
+    }
+
+    def run(*command: str | Path, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(part) for part in command],
+            cwd=cwd,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return result
+
+    run(uv, "build", "--wheel", "--out-dir", tmp_path / "dist", cwd=ROOT)
+    (wheel,) = (tmp_path / "dist").glob("toolreplay-*.whl")
+    python = tmp_path / "venv" / "bin" / "python"
+    run(uv, "venv", "--python", sys.executable, tmp_path / "venv")
+    run(uv, "pip", "install", "--python", python, wheel, "pytest")
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "refunds.py").write_text(APP_SOURCE, encoding="utf-8")
+    promote_script = """
+import asyncio, toolreplay, refunds
+with toolreplay.record("incident.trp"):
+    expected = refunds.decide()
+toolreplay.promote("incident.trp", "tests/cases/refund_review", name="refund_review",
+                   runner="refunds:decide", expected=expected)
+with toolreplay.record("incident-async.trp"):
+    asyncio.run(refunds.decide_async())
+asyncio.run(toolreplay.promote_async("incident-async.trp", "tests/cases/refund_async",
+            name="refund_async", runner="refunds:decide_async", expected=expected))
+"""
+    run(python, "-c", promote_script, cwd=project)
+    pytest_command = tmp_path / "venv" / "bin" / "pytest"
+    collected = run(pytest_command, "--collect-only", "-q", cwd=project)
+    assert collected.stdout.splitlines()[:2] == [
+        "tests/cases/refund_async/case.json::refund_async",
+        "tests/cases/refund_review/case.json::refund_review",
+    ]
+    result = run(pytest_command, cwd=project)
+    assert "2 passed" in result.stdout

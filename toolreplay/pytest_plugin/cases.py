@@ -314,18 +314,20 @@ def case_report(
     if isinstance(error, CaseIntegrityError):
         return "\n".join(
             [
-                "integrity failure: the case folder is damaged, or was edited by hand",
+                "integrity failure (CaseIntegrityError): the case folder is damaged, or was "
+                "edited by hand",
                 *_indented(str(error)),
                 "",
-                "The application was not run against this case. Restore the folder from "
-                "version control, or promote the case again.",
+                "The case's trace was not replayed. Restore the folder from version control, "
+                "or promote the case again.",
                 f"case folder: {where}",
             ]
         )
     if isinstance(error, ReplayContractError):
         return "\n".join(
             [
-                "replay contract broken: the application no longer makes the recorded calls",
+                "replay contract broken (ReplayContractError): the application no longer makes "
+                "the recorded calls",
                 *_indented(str(error)),
                 "",
                 "No effect ran live. If the new calls are intended, record the scenario again "
@@ -337,7 +339,7 @@ def case_report(
     if isinstance(error, ApplicationExecutionError):
         cause = error.__cause__
         lines = [
-            "application error: the runner failed under replay",
+            "application error (ApplicationExecutionError): the runner failed under replay",
             *_indented(str(error)),
         ]
         if cause is not None and cause.__traceback__ is not None:
@@ -356,8 +358,8 @@ def case_report(
 def _regression_report(error: BehavioralRegressionError, nodeid: str, where: str) -> str:
     differences = error.differences
     lines = [
-        "behavioural regression: replay was clean (every recorded call matched, no effect "
-        "ran), but the runner returned a different value",
+        "behavioural regression (BehavioralRegressionError): replay was clean (every "
+        "recorded call matched, no effect ran), but the runner returned a different value",
         "",
         "expected (case.json) != actual (returned), by JSON path:",
     ]
