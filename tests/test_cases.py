@@ -9,14 +9,13 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import toolreplay
+from tests.support.case_app import APP, EXPECTED, App
 from toolreplay import (
     ApplicationExecutionError,
     BehavioralRegressionError,
@@ -25,93 +24,7 @@ from toolreplay import (
     ReplayContractError,
     ReplayMiss,
 )
-from toolreplay import cases as case_module
-
-APP = textwrap.dedent(
-    """
-    import pathlib, sys
-    import toolreplay
-
-    # A visible side effect of importing this module.
-    pathlib.Path(__file__).with_suffix(".imported").write_text("imported")
-
-    @toolreplay.effect("crm.customer.get")
-    def get_customer(customer_id: int) -> dict:
-        return {"id": customer_id, "active": True, "tier": "gold"}
-
-    @toolreplay.effect("llm.refund.decide")
-    async def decide(amount: float) -> str:
-        return "approve"
-
-    def run() -> dict:
-        customer = get_customer(42)
-        return {"decision": "approved" if customer["active"] else "rejected", "tier": RESULT_TIER}
-
-    async def run_async() -> dict:
-        verdict = await decide(1200.0)
-        return {"decision": verdict}
-
-    def needs(arg: int) -> None: ...
-
-    def returns_bytes() -> bytes:
-        get_customer(42)
-        return b"raw"
-
-    def crashes() -> None:
-        get_customer(42)
-        raise ValueError("refund pipeline exploded")
-
-    def interrupted() -> None:
-        get_customer(42)
-        raise KeyboardInterrupt
-
-    def exits() -> None:
-        get_customer(42)
-        sys.exit(4)
-
-    def different_call() -> dict:
-        get_customer(7)
-        return {}
-
-    def nests() -> dict:
-        get_customer(42)
-        with toolreplay.record(pathlib.Path(__file__).with_suffix(".nested.trp")):
-            pass
-        return {}
-
-    RESULT_TIER = "gold"
-    """
-)
-EXPECTED: dict[str, toolreplay.JsonValue] = {"decision": "approved", "tier": "gold"}
-
-
-class App:
-    """A throwaway application module in its own folder, importable under a unique name."""
-
-    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.folder = folder
-        self.name = f"case_app_{uuid.uuid4().hex[:10]}"
-        self.path = folder / f"{self.name}.py"
-        self.path.write_text(APP)
-        self.marker = self.path.with_suffix(".imported")
-        monkeypatch.syspath_prepend(str(folder))
-
-    def runner(self, function: str = "run") -> str:
-        return f"{self.name}:{function}"
-
-    def forget_import(self) -> None:
-        sys.modules.pop(self.name, None)
-        self.marker.unlink(missing_ok=True)
-
-    def record(self, path: Path, function: str = "run") -> Path:
-        import importlib
-
-        module = importlib.import_module(self.name)
-        with toolreplay.record(path):
-            result = getattr(module, function)()
-            if asyncio.iscoroutine(result):
-                asyncio.run(result)
-        return path
+from toolreplay.cases import publishing as case_module
 
 
 @pytest.fixture
@@ -351,19 +264,13 @@ def test_a_folder_given_as_the_trace_is_named_as_such(app: App, tmp_path: Path) 
     assert not (tmp_path / "c").exists()
 
 
-def test_an_unreadable_trace_is_a_promotion_error(
-    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    trace = app.record(tmp_path / "t.trp")
-    original = Path.read_bytes
-
-    def read_bytes(self: Path) -> bytes:
-        if self == trace:
-            raise PermissionError(13, "Permission denied", str(self))
-        return original(self)
-
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    with pytest.raises(PromotionError, match="cannot read the trace: Permission denied"):
+def test_an_unreadable_trace_is_a_promotion_error(app: App, tmp_path: Path) -> None:
+    # A loop of links cannot be opened, whoever runs the test (root reads a chmod 000 file).
+    trace = tmp_path / "t.trp"
+    trace.symlink_to(trace)
+    with pytest.raises(
+        PromotionError, match="cannot read the trace: Too many levels of symbolic links"
+    ):
         toolreplay.promote(trace, tmp_path / "c", name="c", runner=app.runner(), expected=1)
     assert not (tmp_path / "c").exists()
 
@@ -469,12 +376,12 @@ INTEGRITY_CASES = {
         lambda c: (c / trace_name(c)).write_bytes((c / trace_name(c)).read_bytes() + b"\n"),
         "bytes but the manifest says",
     ),
-    "missing trace": (lambda c: (c / trace_name(c)).unlink(), "is missing"),
+    "missing trace": (lambda c: (c / trace_name(c)).unlink(), "no such trace file"),
     "non-portable expectation": (
         lambda c: (c / "case.json").write_text(
             (c / "case.json").read_text().replace('"tier":"gold"}', '"tier":NaN}')
         ),
-        "expectation value: $.tier: float('nan')",
+        "$.expectation.value.tier: float('nan')",
     ),
     "huge integer": (
         lambda c: (c / "case.json").write_text(
@@ -606,7 +513,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
         "{not json",
     )
     assert bad_json.returncode == 2
-    assert "--expect-json is not valid JSON" in bad_json.stderr
+    assert "--expect-json: not valid JSON" in bad_json.stderr
     failing = cli(
         app,
         tmp_path,

@@ -17,13 +17,16 @@ Importing this package imports neither typer, textual nor openai.
 from toolreplay._version import __version__
 from toolreplay.cases import (
     CaseManifest,
+    CaseResult,
     PromotedCase,
     VerifiedCase,
+    find_cases,
     promote,
     promote_async,
     read_case_manifest,
     verify_case,
     verify_case_async,
+    verify_cases,
 )
 from toolreplay.diff import (
     AlignmentRow,
@@ -40,8 +43,10 @@ from toolreplay.errors import (
     BehavioralRegressionError,
     CaseError,
     CaseIntegrityError,
+    CaseSearchError,
     DiffError,
     EffectDefinitionError,
+    JsonTextError,
     NonPortableValueError,
     OpenAIAdapterDependencyError,
     OverlappingEffectsError,
@@ -79,6 +84,7 @@ from toolreplay.portable import (
     canonical_json,
     ensure_portable,
     fingerprint,
+    parse_json_text,
     value_differences,
 )
 from toolreplay.runtime import (
@@ -119,6 +125,8 @@ __all__ = [
     "CaseError",
     "CaseIntegrityError",
     "CaseManifest",
+    "CaseResult",
+    "CaseSearchError",
     "DiffError",
     "DiffReport",
     "Difference",
@@ -126,6 +134,7 @@ __all__ = [
     "EffectDefinitionError",
     "FieldDifference",
     "ForkSession",
+    "JsonTextError",
     "JsonValue",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
@@ -172,8 +181,10 @@ __all__ = [
     "diff",
     "effect",
     "ensure_portable",
+    "find_cases",
     "fingerprint",
     "fork",
+    "parse_json_text",
     "promote",
     "promote_async",
     "read_case_manifest",
@@ -185,5 +196,6 @@ __all__ = [
     "value_differences",
     "verify_case",
     "verify_case_async",
+    "verify_cases",
     "write_patches",
 ]

@@ -23,8 +23,10 @@ __all__ = [
     "BehavioralRegressionError",
     "CaseError",
     "CaseIntegrityError",
+    "CaseSearchError",
     "DiffError",
     "EffectDefinitionError",
+    "JsonTextError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
@@ -78,6 +80,21 @@ class NonPortableValueError(ToolReplayError, ValueError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class JsonTextError(ToolReplayError, ValueError):
+    """A text is not one portable JSON value (`toolreplay.parse_json_text`).
+
+    `reason` says why, without the location; `line` and `column` (1-based) say
+    where, when the problem is at one place of the text, else they are None.
+    """
+
+    def __init__(self, reason: str, *, line: int | None = None, column: int | None = None) -> None:
+        location = "" if line is None else f" (line {line}, column {column})"
+        super().__init__(reason + location)
+        self.reason = reason
+        self.line = line
+        self.column = column
 
 
 class EffectDefinitionError(ToolReplayError, TypeError):
@@ -245,6 +262,18 @@ class CaseIntegrityError(CaseError):
 
     Manifest and trace problems are found before any application module is imported.
     """
+
+
+class CaseSearchError(CaseError):
+    """`verify_cases` cannot search a path for cases: it is missing, or cannot be listed.
+
+    `path` is the path given; `missing` is True when nothing exists there.
+    """
+
+    def __init__(self, message: str, *, path: Path, missing: bool = False) -> None:
+        super().__init__(message)
+        self.path = path
+        self.missing = missing
 
 
 class BehavioralRegressionError(CaseError, AssertionError):

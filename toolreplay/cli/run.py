@@ -287,11 +287,12 @@ def record(
     """
     report = RunReport("record", runner=runner, paths={"trace": str(output)})
     try:
+        session = RecordSession(output, overwrite=overwrite, metadata={"runner": runner})
+        session.check_before_run()  # before the import: a refused --output runs no app code
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, None)
-        session = RecordSession(output, overwrite=overwrite, metadata={"runner": resolved.spec})
         _run(report, resolved, session)
-    except (_Refused, RunnerError) as refusal:
+    except (_Refused, RunnerError, TraceError) as refusal:
         _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
         return
     report.counts = {"operations_recorded": session.operation_count}
@@ -364,10 +365,11 @@ def fork(
     try:
         trace = read_trace(source_path)
         patches: list[OutputPatch] = read_patches(patches_path)
+        session = ForkSession(trace, output, patches)
+        session.check_before_run(trace)  # before the import: refusals run no app code
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, trace)
         report.runner = resolved.spec
-        session = ForkSession(trace, output, patches)
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError, PatchError) as refusal:
         _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)

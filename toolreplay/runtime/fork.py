@@ -36,9 +36,12 @@ from toolreplay.trace.model import (
     TraceHeader,
 )
 from toolreplay.trace.reader import Trace
-from toolreplay.trace.writer import TraceWriter
+from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
 __all__ = ["ForkSession", "fork"]
+
+
+_FORK_IF_EXISTS = "give the fork a new branch path or delete that file"
 
 
 class ForkSession(ReplaySession):
@@ -64,7 +67,13 @@ class ForkSession(ReplaySession):
         """How many patched calls the application has made so far."""
         return len(self._applied)
 
-    def _prepare(self, trace: Trace) -> None:
+    def check_before_run(self, trace: Trace) -> None:
+        """Raise what opening would raise about `trace`'s patches and the branch path.
+
+        Creates nothing: the command line calls it before importing the
+        application, so a refused patch or `--output` runs none of its code.
+        Opening the session checks again.
+        """
         self._resolve_patches(trace)
         if (
             self.branch_path.exists()
@@ -76,6 +85,10 @@ class ForkSession(ReplaySession):
                 "the fork a new path",
                 path=self.branch_path,
             )
+        check_new_trace_path(self.branch_path, if_exists=_FORK_IF_EXISTS)
+
+    def _prepare(self, trace: Trace) -> None:
+        self.check_before_run(trace)
         header = TraceHeader(
             trace_id=uuid.uuid4().hex,
             mode="fork",
@@ -83,11 +96,7 @@ class ForkSession(ReplaySession):
             metadata=dict(trace.header.metadata),
             source_trace_id=trace.header.trace_id,
         )
-        self._writer = TraceWriter(
-            self.branch_path,
-            header,
-            if_exists="give the fork a new branch path or delete that file",
-        )
+        self._writer = TraceWriter(self.branch_path, header, if_exists=_FORK_IF_EXISTS)
 
     def _resolve_patches(self, trace: Trace) -> None:
         """Every patch must name exactly one recorded call, before any application code runs."""

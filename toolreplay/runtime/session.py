@@ -46,7 +46,7 @@ from toolreplay.trace.model import (
     TraceHeader,
 )
 from toolreplay.trace.reader import Trace, read_trace
-from toolreplay.trace.writer import TraceWriter
+from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
 __all__ = [
     "PendingCall",
@@ -242,6 +242,12 @@ class Session:
         return swallowed
 
 
+_RECORD_IF_EXISTS = (
+    "choose another path or delete that file (record(..., overwrite=True) or "
+    "`toolreplay record --overwrite` replaces it on purpose)"
+)
+
+
 class RecordSession(Session):
     """Runs effect bodies and appends each completed call to a trace. See `record()`."""
 
@@ -262,6 +268,14 @@ class RecordSession(Session):
         )
         self._writer: TraceWriter | None = None
 
+    def check_before_run(self) -> None:
+        """Raise what opening would raise about the trace path, creating nothing.
+
+        The command line calls it before importing the application, so a refused
+        `--output` runs none of its code. Opening the session checks again.
+        """
+        check_new_trace_path(self.path, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS)
+
     @property
     def operation_count(self) -> int:
         """How many operations have been recorded so far."""
@@ -276,11 +290,7 @@ class RecordSession(Session):
         )
         self._check_can_open()
         self._writer = TraceWriter(
-            self.path,
-            header,
-            overwrite=self._overwrite,
-            if_exists="choose another path or delete that file (record(..., overwrite=True) "
-            "or `toolreplay record --overwrite` replaces it on purpose)",
+            self.path, header, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS
         )
         self._enter_scope()
         return self
