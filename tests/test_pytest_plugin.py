@@ -128,12 +128,14 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
     module = f"plugin_app_{uuid.uuid4().hex[:12]}"
     (pytester.path / f"{module}.py").write_text(APP_SOURCE, encoding="utf-8")
     monkeypatch.syspath_prepend(pytester.path)
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     for variable in ("CI", "APP_DECISION", "APP_CUSTOMER", "APP_RAISE"):
         monkeypatch.delenv(variable, raising=False)
     # The SVG snapshot plugin cleans up a folder of its own at every session's end,
     # which an inner session in this process must not do; the cache writes files.
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:textual-snapshot -p no:cacheprovider")
+    monkeypatch.setenv(
+        "PYTEST_ADDOPTS",
+        "-p no:textual-snapshot -p no:cacheprovider -o asyncio_default_fixture_loop_scope=function",
+    )
     return Project(pytester, module)
 
 
@@ -391,9 +393,7 @@ def test_update_in_ci_must_be_typed_on_the_command_line(
     before = (case / "case.json").read_bytes()
     monkeypatch.setenv("APP_DECISION", "approved")
     monkeypatch.setenv("CI", "true")
-    project.pytester.makeini(
-        "[pytest]\naddopts = --toolreplay-update\nasyncio_default_fixture_loop_scope = function\n"
-    )
+    project.pytester.makeini("[pytest]\naddopts = --toolreplay-update\n")
     refused = project.pytester.runpytest("tests")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(
