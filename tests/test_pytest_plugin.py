@@ -705,3 +705,15 @@ asyncio.run(toolreplay.promote_async("incident-async.trp", "tests/cases/refund_a
     ]
     result = run(pytest_command, cwd=project)
     assert "2 passed" in result.stdout
+
+
+def test_importing_toolreplay_loads_neither_pytest_nor_the_plugin() -> None:
+    probe = (
+        "import sys, toolreplay; "
+        "print(sorted(m for m in ('pytest', '_pytest', 'toolreplay.pytest_plugin') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
