@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -411,7 +411,3 @@ def ensure_rootdir_importable(config: pytest.Config) -> None:
     root = str(config.rootpath)
     if root not in sys.path:
         sys.path.append(root)
-
-
-def updated_cases(report: pytest.TestReport) -> list[str]:
-    return [cast(str, value) for key, value in report.user_properties if key == UPDATED_PROPERTY]
