@@ -55,7 +55,7 @@ COLLECT_CASES = 10_000
 COLLECT_SECONDS_TARGET = 2.0
 """pytest's own collection time for `COLLECT_CASES` cases: under this."""
 SUITE_OPERATIONS = 5
-"""Operations in the trace of each suite case."""
+"""Operations in the trace of each suite case (default of `--suite-operations`)."""
 SUITE_REPEATS = 3
 """Child pytest runs per mode, at most (and at most `--repeats`); the best is kept."""
 PYTEST_TIMEOUT = 600
