@@ -322,10 +322,15 @@ def run_pytest(suite: Path, app_folder: Path, mode: Mode) -> PytestRun:
 
 
 def measure_suite(
-    app: ModuleType, cases: int, collect_cases: int, repeats: int, directory: Path
+    app: ModuleType,
+    cases: int,
+    operations: int,
+    collect_cases: int,
+    repeats: int,
+    directory: Path,
 ) -> SuiteResult:
-    trace_path = directory / "traces" / f"suite-{SUITE_OPERATIONS}.trp"
-    expected = record_trace(app, SUITE_OPERATIONS, trace_path)
+    trace_path = directory / "traces" / f"suite-{operations}.trp"
+    expected = record_trace(app, operations, trace_path)
     suite = directory / "suite"
     names = [f"case_{index:04d}" for index in range(cases)]
     measure.progress(f"promoting {cases:,} cases ...")
@@ -336,7 +341,7 @@ def measure_suite(
                 trace_path,
                 suite / name,
                 name=name,
-                runner=runner(SUITE_OPERATIONS),
+                runner=runner(operations),
                 expected=expected,
             )
         promote = time.perf_counter() - start
@@ -363,7 +368,7 @@ def measure_suite(
     collected = [run_pytest(large, app_folder, COLLECT) for _ in range(repeats)]
     return SuiteResult(
         cases,
-        SUITE_OPERATIONS,
+        operations,
         promote,
         in_process,
         runs,
@@ -585,13 +590,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CASES",
         help=f"number of cases whose collection alone is timed (default {COLLECT_CASES})",
     )
+    parser.add_argument(
+        "--suite-operations",
+        type=int,
+        default=SUITE_OPERATIONS,
+        metavar="N",
+        help=f"operations in the trace of each suite case (default {SUITE_OPERATIONS})",
+    )
     args = parser.parse_args(argv)
     repeats: int = args.repeats
     sizes: list[int] = sorted(set(args.sizes))
     cases: int = args.suite
     collect_cases: int = args.collect
-    if repeats < 1 or sizes[0] < 1 or cases < 1 or collect_cases < 1:
-        parser.error("--repeats, --suite, --collect and every size must be at least 1")
+    suite_operations: int = args.suite_operations
+    if min(repeats, sizes[0], cases, collect_cases, suite_operations) < 1:
+        parser.error(
+            "--repeats, --suite, --collect, --suite-operations and every size must be at least 1"
+        )
 
     started = time.perf_counter()
     results: list[SizeResult] = []
@@ -599,12 +614,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         directory = Path(temporary)
         (directory / "traces").mkdir()
         app_folder = directory / "app"
-        app = write_app(app_folder, [*sizes, SUITE_OPERATIONS])
+        app = write_app(app_folder, [*sizes, suite_operations])
         try:
             for n in sizes:
                 measure.progress(f"measuring verify_case, N={n:,} ...")
                 results.append(measure_size(app, n, measure.repeats_for(n, repeats), directory))
-            suite = measure_suite(app, cases, collect_cases, min(repeats, SUITE_REPEATS), directory)
+            suite = measure_suite(
+                app,
+                cases,
+                suite_operations,
+                collect_cases,
+                min(repeats, SUITE_REPEATS),
+                directory,
+            )
         finally:
             forget_app(app_folder)
     print(report(results, suite, repeats, time.perf_counter() - started))
