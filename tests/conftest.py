@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from tests.support import crm
+from tests.support.case_app import App
 
 
 @pytest.fixture(autouse=True)
@@ -18,3 +20,11 @@ def _reset_body_calls() -> Iterator[None]:
 # Hypothesis keeps no example database: tests write nowhere but their tmp_path.
 settings.register_profile("toolreplay", database=None, deadline=None)
 settings.load_profile("toolreplay")
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
+    """A throwaway application module for promoted-case tests (`tests/support/case_app.py`)."""
+    folder = tmp_path / "app"
+    folder.mkdir()
+    return App(folder, monkeypatch)

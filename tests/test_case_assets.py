@@ -10,37 +10,16 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import toolreplay
-from tests.support.case_app import EXPECTED, App
+from tests.support.case_app import EXPECTED, App, run_cli
 
 # Generous for a loaded machine; a hang is what this bounds, not speed.
 CHILD_TIMEOUT = 60
-
-
-@pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
-    folder = tmp_path / "app"
-    folder.mkdir()
-    return App(folder, monkeypatch)
-
-
-def cli(app: App, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolreplay", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(app.folder)},
-        capture_output=True,
-        text=True,
-        timeout=CHILD_TIMEOUT,
-        check=False,
-    )
 
 
 def make_fifo(path: Path) -> None:
@@ -79,7 +58,7 @@ def test_verify_refuses_a_non_regular_or_huge_trace_asset(
     make, message = REPLACEMENTS[kind]
     make(case)
 
-    result = cli(app, tmp_path, "verify", "cases", "--format", "json")
+    result = run_cli(app, tmp_path, "verify", "cases", "--format", "json", timeout=CHILD_TIMEOUT)
 
     assert result.returncode == 1, result.stderr
     [verdict] = json.loads(result.stdout)["cases"]
@@ -93,7 +72,7 @@ def test_verify_refuses_a_non_regular_or_huge_trace_asset(
 def test_promote_refuses_a_non_regular_trace(app: App, tmp_path: Path, kind: str) -> None:
     source = tmp_path / "incident.trp"
     REPLACEMENTS[kind][0](source)
-    result = cli(
+    result = run_cli(
         app,
         tmp_path,
         "promote",
@@ -106,6 +85,7 @@ def test_promote_refuses_a_non_regular_trace(app: App, tmp_path: Path, kind: str
         app.runner(),
         "--expect-json",
         "1",
+        timeout=CHILD_TIMEOUT,
     )
     assert result.returncode == 2
     assert "incident.trp: is not a regular file (a pipe or a device?)" in result.stderr

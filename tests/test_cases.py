@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import toolreplay
-from tests.support.case_app import APP, EXPECTED, App
+from tests.support.case_app import APP, EXPECTED, App, run_cli
 from toolreplay import (
     ApplicationExecutionError,
     BehavioralRegressionError,
@@ -25,13 +25,6 @@ from toolreplay import (
     ReplayMiss,
 )
 from toolreplay.cases import publishing as case_module
-
-
-@pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
-    folder = tmp_path / "app"
-    folder.mkdir()
-    return App(folder, monkeypatch)
 
 
 @pytest.fixture
@@ -424,22 +417,10 @@ def test_a_folder_that_is_not_a_case(tmp_path: Path) -> None:
 # --- the command line -----------------------------------------------------------------
 
 
-def cli(app: App, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolreplay", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(app.folder)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     trace = app.record(tmp_path / "incident.trp")
     (tmp_path / "expected.json").write_text(json.dumps(EXPECTED))
-    result = cli(
+    result = run_cli(
         app,
         tmp_path,
         "promote",
@@ -464,7 +445,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
         "test    cases/one/test_case.py",
     ]
     assert lines[5].startswith("promoted: ")
-    second = cli(
+    second = run_cli(
         app,
         tmp_path,
         "promote",
@@ -482,7 +463,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     )
     assert json.loads(second.stdout)["case"]["trace_sha256"] == digest
 
-    refused = cli(
+    refused = run_cli(
         app,
         tmp_path,
         "promote",
@@ -498,7 +479,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     )
     assert refused.returncode == 2
     assert "already exists" in refused.stderr
-    bad_json = cli(
+    bad_json = run_cli(
         app,
         tmp_path,
         "promote",
@@ -514,7 +495,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     )
     assert bad_json.returncode == 2
     assert "--expect-json: not valid JSON" in bad_json.stderr
-    failing = cli(
+    failing = run_cli(
         app,
         tmp_path,
         "promote",
@@ -533,7 +514,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     assert not (tmp_path / "cases" / "three").exists()
     assert not (tmp_path / "cases" / "four").exists()
 
-    verified = cli(app, tmp_path, "verify", "cases")
+    verified = run_cli(app, tmp_path, "verify", "cases")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verified.stdout.splitlines() == [
         "PASS  two  (cases/nested/two)",
@@ -541,11 +522,11 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
         "2 cases held, 0 failed",
     ]
     (tmp_path / "cases" / "one" / "case.json").write_text("{}")
-    report = json.loads(cli(app, tmp_path, "verify", "cases", "--format", "json").stdout)
+    report = json.loads(run_cli(app, tmp_path, "verify", "cases", "--format", "json").stdout)
     assert (report["passed"], report["failed"]) == (1, 1)
     assert report["cases"][1]["error"]["type"] == "toolreplay.errors.CaseIntegrityError"
-    assert cli(app, tmp_path, "verify", "cases").returncode == 1
-    assert cli(app, tmp_path, "verify", "incident.trp").returncode == 2
+    assert run_cli(app, tmp_path, "verify", "cases").returncode == 1
+    assert run_cli(app, tmp_path, "verify", "incident.trp").returncode == 2
 
 
 def test_hundreds_of_cases_run_in_parallel_on_xdist(app: App, tmp_path: Path) -> None:
@@ -573,7 +554,7 @@ def test_a_failing_case_shows_its_whole_message_under_fail(app: App, tmp_path: P
     manifest = json.loads((case.directory / "case.json").read_text())
     manifest["expectation"]["value"] = {f"key_{index:02d}": index for index in range(30)}
     (case.directory / "case.json").write_text(json.dumps(manifest))
-    result = cli(app, tmp_path, "verify", "cases")
+    result = run_cli(app, tmp_path, "verify", "cases")
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith(
@@ -594,7 +575,7 @@ def test_verify_without_cases_still_answers_in_json(app: App, tmp_path: Path) ->
         (["missing"], "missing does not exist"),
         (["x" * 300], "cannot search " + "x" * 300 + " for cases: File name too long"),
     ]:
-        result = cli(app, tmp_path, "verify", *args, "--format", "json")
+        result = run_cli(app, tmp_path, "verify", *args, "--format", "json")
         assert result.returncode == 2
         assert json.loads(result.stdout) == {
             "format_version": 1,
@@ -605,18 +586,18 @@ def test_verify_without_cases_still_answers_in_json(app: App, tmp_path: Path) ->
         }
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     for args in (["x" * 300], ["loop"]):
-        text = cli(app, tmp_path, "verify", *args)
+        text = run_cli(app, tmp_path, "verify", *args)
         assert text.returncode == 2
         assert text.stdout == ""
         assert text.stderr.startswith("error: cannot search ")
         assert "Traceback" not in text.stderr
-    missing = cli(app, tmp_path, "verify", "missing")
+    missing = run_cli(app, tmp_path, "verify", "missing")
     assert missing.returncode == 2
     assert "missing does not exist" in missing.stderr  # a usage error in text mode
 
 
 def test_verify_json_of_cases_has_a_null_error(case: Path, app: App, tmp_path: Path) -> None:
-    report = json.loads(cli(app, tmp_path, "verify", str(case), "--format", "json").stdout)
+    report = json.loads(run_cli(app, tmp_path, "verify", str(case), "--format", "json").stdout)
     assert report["error"] is None
     assert (report["passed"], report["failed"]) == (1, 0)
 
@@ -626,7 +607,7 @@ def test_promote_failures_in_text_and_a_runner_that_opens_a_session(
 ) -> None:
     app.record(tmp_path / "incident.trp")
     args = ["promote", "incident.trp", "-n", "x", "-r", app.runner(), "--expect-json", "{}"]
-    failed = cli(app, tmp_path, *args, "-o", "cases/x")
+    failed = run_cli(app, tmp_path, *args, "-o", "cases/x")
     assert failed.returncode == 1
     lines = failed.stderr.splitlines()
     assert lines[0].startswith("error: BehavioralRegressionError: case x: replay succeeded")
@@ -634,7 +615,7 @@ def test_promote_failures_in_text_and_a_runner_that_opens_a_session(
     assert not (tmp_path / "cases").exists()
 
     nested = ["promote", "incident.trp", "-o", "cases/n", "-n", "n", "-r", app.runner("nests")]
-    result = cli(app, tmp_path, *nested, "--expect-json", "{}", "--format", "json")
+    result = run_cli(app, tmp_path, *nested, "--expect-json", "{}", "--format", "json")
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert document["outcome"] == "case_failed"

@@ -7,22 +7,13 @@ when it is imported, so any refusal that came after the import would leave it be
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import toolreplay
-from tests.support.case_app import EXPECTED, App
-
-
-@pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
-    folder = tmp_path / "app"
-    folder.mkdir()
-    return App(folder, monkeypatch)
+from tests.support.case_app import EXPECTED, App, run_cli
 
 
 @pytest.fixture
@@ -44,15 +35,7 @@ def workdir(app: App, tmp_path: Path) -> Path:
 
 
 def run(app: App, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolreplay", *args, "--format", "json"],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(app.folder)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(app, cwd, *args, "--format", "json")
 
 
 def promote_args(app: App, *, trace: str = "incident.trp", output: str = "cases/new") -> list[str]:

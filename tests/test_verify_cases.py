@@ -13,13 +13,6 @@ from tests.support.case_app import APP, EXPECTED, App
 from toolreplay import CaseResult, CaseSearchError
 
 
-@pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
-    folder = tmp_path / "app"
-    folder.mkdir()
-    return App(folder, monkeypatch)
-
-
 def promote(app: App, tmp_path: Path, output: Path, name: str, function: str = "run") -> Path:
     trace = app.record(tmp_path / f"{name}.trp", function)
     expected = {"decision": "approve"} if function == "run_async" else EXPECTED

@@ -16,6 +16,7 @@ Importing this package imports neither typer, textual nor openai.
 
 from toolreplay._version import __version__
 from toolreplay.cases import (
+    CASE_NAME_PATTERN,
     CaseManifest,
     CaseResult,
     PromotedCase,
@@ -29,11 +30,13 @@ from toolreplay.cases import (
     verify_cases,
 )
 from toolreplay.diff import (
+    DIFFERENCE_TYPES,
     AlignmentRow,
     Difference,
     DifferenceType,
     DiffReport,
     FieldDifference,
+    describe_trace,
     diff,
 )
 from toolreplay.errors import (
@@ -82,11 +85,15 @@ from toolreplay.portable import (
     JsonValue,
     ValueDifference,
     canonical_json,
+    copy_value,
     ensure_portable,
     fingerprint,
+    format_path,
     parse_json_text,
+    preview,
     value_differences,
 )
+from toolreplay.runners import RUNNER_PATTERN
 from toolreplay.runtime import (
     REBUILT_EXCEPTIONS,
     ForkSession,
@@ -114,8 +121,11 @@ from toolreplay.trace import (
 )
 
 __all__ = [
+    "CASE_NAME_PATTERN",
+    "DIFFERENCE_TYPES",
     "PATCH_FILE_FORMAT_VERSION",
     "REBUILT_EXCEPTIONS",
+    "RUNNER_PATTERN",
     "TRACE_FORMAT_VERSION",
     "AdapterError",
     "AlignmentRow",
@@ -177,14 +187,18 @@ __all__ = [
     "VerifiedCase",
     "__version__",
     "canonical_json",
+    "copy_value",
     "current_session",
+    "describe_trace",
     "diff",
     "effect",
     "ensure_portable",
     "find_cases",
     "fingerprint",
     "fork",
+    "format_path",
     "parse_json_text",
+    "preview",
     "promote",
     "promote_async",
     "read_case_manifest",

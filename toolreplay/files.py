@@ -80,9 +80,7 @@ def read_regular_file(path: Path, what: str, *, size: int | None = None) -> byte
     except FileNotFoundError:
         raise UnreadableFileError(f"no such {what} file", kind="missing") from None
     except OSError as error:
-        raise UnreadableFileError(
-            f"cannot read the {what}: {error.strerror or error}", kind="os_error"
-        ) from None
+        raise _os_problem(error, what) from None
     try:
         status = os.fstat(descriptor)
         if stat.S_ISDIR(status.st_mode):
@@ -99,9 +97,7 @@ def read_regular_file(path: Path, what: str, *, size: int | None = None) -> byte
         # One byte more than expected shows a file that grew after the check.
         data = _read_at_most(descriptor, None if size is None else size + 1, status.st_size + 1)
     except OSError as error:
-        raise UnreadableFileError(
-            f"cannot read the {what}: {error.strerror or error}", kind="os_error"
-        ) from None
+        raise _os_problem(error, what) from None
     finally:
         os.close(descriptor)
     if size is not None and len(data) != size:
@@ -109,6 +105,12 @@ def read_regular_file(path: Path, what: str, *, size: int | None = None) -> byte
             f"is {len(data)} bytes, not {size}", kind="wrong_size", size=len(data)
         )
     return data
+
+
+def _os_problem(error: OSError, what: str) -> UnreadableFileError:
+    return UnreadableFileError(
+        f"cannot read the {what}: {error.strerror or error}", kind="os_error"
+    )
 
 
 def _read_at_most(descriptor: int, limit: int | None, expected: int) -> bytes:

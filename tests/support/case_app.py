@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import textwrap
 import uuid
@@ -97,3 +99,18 @@ class App:
             if asyncio.iscoroutine(result):
                 asyncio.run(result)
         return path
+
+
+def run_cli(
+    app: App, cwd: Path, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python -m toolreplay ARGS` as a child process that can import `app`'s module."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolreplay", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(app.folder)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

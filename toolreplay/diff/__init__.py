@@ -14,6 +14,7 @@ from toolreplay.diff.report import (
     DiffReport,
     FieldDifference,
     compare_pair,
+    describe_trace,
 )
 from toolreplay.errors import DiffError
 from toolreplay.runtime.matching import operation_location
@@ -29,6 +30,7 @@ __all__ = [
     "DifferenceType",
     "FieldDifference",
     "align_operations",
+    "describe_trace",
     "diff",
 ]
 

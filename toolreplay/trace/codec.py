@@ -77,10 +77,7 @@ def encode_header(header: TraceHeader) -> bytes:
 def _encode_outcome(outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, Returned):
         return {"status": "ok", "value": outcome.value}
-    return {
-        "status": "error",
-        "error": {"type": outcome.error_type, "message": outcome.message, "args": outcome.args},
-    }
+    return {"status": "error", "error": outcome.to_dict()}
 
 
 def encode_operation(operation: Operation) -> bytes:

@@ -97,6 +97,10 @@ class Raised:
     args: list[JsonValue] | None
     status: Literal["error"] = field(default="error", init=False)
 
+    def to_dict(self) -> dict[str, JsonValue]:
+        """`{"type", "message", "args"}`: the `error` object of a trace line and a diff."""
+        return {"type": self.error_type, "message": self.message, "args": self.args}
+
 
 Outcome = Returned | Raised
 
