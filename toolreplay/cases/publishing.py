@@ -7,7 +7,6 @@ all, and a case that never held is never published (RFC 0005 §2).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import hashlib
@@ -308,6 +307,8 @@ def promote_any_runner(
     staged = _stage(checked, kind)
     with _discarded_on_failure(staged):
         if kind == "async":
+            import asyncio  # only for async runners: `import toolreplay` stays light
+
             asyncio.run(verify_folder_async(staged.folder, staged.destination))
         else:
             verify_folder(staged.folder, staged.destination)

@@ -8,7 +8,6 @@ report many cases at once.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
@@ -266,6 +265,8 @@ def _verify_one(folder: Path) -> CaseResult:
         manifest = read_manifest(folder, folder)
         name = manifest.name
         if manifest.runner_kind == "async":
+            import asyncio  # only for async cases: `import toolreplay` stays light
+
             verified = asyncio.run(verify_case_async(folder))
         else:
             verified = verify_case(folder)
