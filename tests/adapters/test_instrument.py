@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from toolreplay.adapters.openai import (
     effect_name,
     instrument,
 )
+from toolreplay.adapters.openai.exchange import PER_RUN_CACHE_KEY, request_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -208,3 +210,16 @@ def test_an_sdk_outside_the_range_is_refused_naming_the_range(tmp_path: Path) ->
     )
     assert "needs the openai package" in missing.stderr
     assert "uv sync --extra openai" in missing.stderr
+
+
+def test_the_agents_sdks_per_run_cache_key_is_recorded_as_a_placeholder() -> None:
+    def body_of(key: str) -> object:
+        content = json.dumps({"model": "m", "prompt_cache_key": key}).encode()
+        return request_inputs("POST", "/v1/responses", "/v1/", [], "application/json", content)[
+            "body"
+        ]
+
+    generated = "agents-sdk:run:" + "0123456789abcdef" * 2
+    assert body_of(generated) == {"model": "m", "prompt_cache_key": PER_RUN_CACHE_KEY}
+    chosen = "agents-sdk:group:" + "0123456789abcdef" * 2  # stable across runs: kept
+    assert body_of(chosen) == {"model": "m", "prompt_cache_key": chosen}
