@@ -114,9 +114,9 @@ async def run_case() -> str:
         return await decide_refund(client, MODEL)
 
 
-def with_output_text(envelope: toolreplay.JsonValue, text: str) -> Any:
+def with_output_text(recorded: toolreplay.JsonValue, text: str) -> Any:
     """A copy of a recorded response (status, headers, body) whose message says `text`."""
-    corrected: Any = copy.deepcopy(envelope)
+    corrected: Any = copy.deepcopy(recorded)
     for item in corrected["body"]["output"]:
         if item["type"] == "message":
             for part in item["content"]:

@@ -95,9 +95,9 @@ def offline_client(handler: Callable[[Any], Any]) -> Iterator[InstrumentedOpenAI
         client.close()
 
 
-def with_output_text(envelope: toolreplay.JsonValue, text: str) -> Any:
+def with_output_text(recorded: toolreplay.JsonValue, text: str) -> Any:
     """A copy of a recorded response (status, headers, body) whose message says `text`."""
-    corrected: Any = copy.deepcopy(envelope)
+    corrected: Any = copy.deepcopy(recorded)
     for item in corrected["body"]["output"]:
         if item["type"] == "message":
             for part in item["content"]:

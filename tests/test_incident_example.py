@@ -56,8 +56,8 @@ def model_call(trace: toolreplay.Trace) -> toolreplay.Operation:
     return operation
 
 
-def recorded_envelope(trace: toolreplay.Trace) -> Any:
-    """The model call's recorded output: the adapter's envelope around the Responses body."""
+def recorded_response(trace: toolreplay.Trace) -> Any:
+    """The model call's recorded output: status, headers and the Responses API body."""
     outcome = model_call(trace).outcome
     assert isinstance(outcome, toolreplay.Returned)
     return copy.deepcopy(outcome.value)
@@ -73,10 +73,10 @@ def test_the_bundled_trace_is_complete_and_names_its_runner() -> None:
         "policy.refund.get",
         "openai.responses.create",
     ]
-    envelope = recorded_envelope(trace)
-    assert envelope["status"] == 200
-    assert envelope["headers"]["x-request-id"]
-    body = envelope["body"]
+    recorded = recorded_response(trace)
+    assert recorded["status"] == 200
+    assert recorded["headers"]["x-request-id"]
+    body = recorded["body"]
     assert isinstance(body["created_at"], int)
     assert [item["type"] for item in body["output"]] == ["reasoning", "message"]
     assert body["output"][1]["content"][0]["text"] == "approve"
@@ -127,7 +127,7 @@ def test_the_cli_replays_the_bundled_incident_with_the_header_runner() -> None:
 def test_a_fork_with_manual_review_diverges_at_the_model_text(tmp_path: Path) -> None:
     source = toolreplay.read_trace(BUNDLED)
     recorded = model_call(source)
-    corrected = recorded_envelope(source)
+    corrected = recorded_response(source)
     corrected["body"]["output"][1]["content"][0]["text"] = "manual_review"
     patch = toolreplay.replace_output(
         effect="openai.responses.create",

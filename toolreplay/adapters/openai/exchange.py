@@ -25,6 +25,7 @@ from toolreplay.portable import JsonValue
 
 __all__ = [
     "EFFECT_NAMESPACE",
+    "PER_RUN_CACHE_KEY",
     "RECORDED_RESPONSE_HEADERS",
     "StreamEnd",
     "effect_name",
@@ -62,6 +63,11 @@ _SECRET_QUERY = re.compile(r"key|token|secret|sig|password|auth|credential", re.
 REDACTED = "<redacted>"
 
 _WORD = re.compile(r"[a-z]+(?:_[a-z]+)*")
+# The Agents SDK sends a fresh random `prompt_cache_key` for every run that has no
+# conversation, session or group: it only groups the run's turns for caching, and would
+# make every run a different request. It is recorded as this placeholder.
+_PER_RUN_CACHE_KEY = re.compile(r"agents-sdk:run:[0-9a-f]{32}")
+PER_RUN_CACHE_KEY = "agents-sdk:run:<per-run>"
 _JSON_TYPES = ("application/json", "+json")
 
 
@@ -123,7 +129,7 @@ def request_inputs(
         return inputs
     if content_type is None or _is_json(content_type):
         try:
-            inputs["body"] = cast(JsonValue, json.loads(content))
+            inputs["body"] = _stable(cast(JsonValue, json.loads(content)))
         except ValueError:
             if content_type is not None:
                 raise UnsupportedRequestError(
@@ -143,6 +149,15 @@ def request_inputs(
         "note": "not JSON: only this digest of the bytes is recorded, never the bytes",
     }
     return inputs
+
+
+def _stable(body: JsonValue) -> JsonValue:
+    """The body with the Agents SDK's per-run cache key replaced (see `PER_RUN_CACHE_KEY`)."""
+    if isinstance(body, dict):
+        key = body.get("prompt_cache_key")
+        if isinstance(key, str) and _PER_RUN_CACHE_KEY.fullmatch(key):
+            body["prompt_cache_key"] = PER_RUN_CACHE_KEY
+    return body
 
 
 def _media_type(content_type: str) -> str:
