@@ -20,18 +20,19 @@ import pytest
 
 from examples import openai_async_responses_approval as async_example
 from examples import openai_responses_approval as sync_example
+from examples.local_openai import LocalOpenAI
 from toolreplay.adapters.openai import InstrumentedOpenAI
 from toolreplay.pytest_plugin import TestTrace
 
 
 @pytest.fixture
-def provider() -> sync_example.LocalResponsesAPI:
+def provider() -> LocalOpenAI:
     """Stands in for the provider while recording, and counts what reaches it."""
-    return sync_example.LocalResponsesAPI("manual_review")
+    return LocalOpenAI("manual_review")
 
 
 @pytest.fixture
-def client(provider: sync_example.LocalResponsesAPI) -> Iterator[InstrumentedOpenAI]:
+def client(provider: LocalOpenAI) -> Iterator[InstrumentedOpenAI]:
     with sync_example.offline_client(provider) as instrumented:
         yield instrumented
 
@@ -39,7 +40,7 @@ def client(provider: sync_example.LocalResponsesAPI) -> Iterator[InstrumentedOpe
 @pytest.mark.toolreplay
 def test_a_large_refund_goes_to_manual_review(
     client: InstrumentedOpenAI,
-    provider: sync_example.LocalResponsesAPI,
+    provider: LocalOpenAI,
     toolreplay_session: TestTrace,
 ) -> None:
     assert sync_example.decide_refund(client, sync_example.MODEL) == "manual_review"
@@ -52,7 +53,7 @@ def test_a_large_refund_goes_to_manual_review(
 async def test_the_async_client_is_recorded_and_replayed_the_same_way(
     toolreplay_session: TestTrace,
 ) -> None:
-    provider = async_example.LocalResponsesAPI("manual_review")
+    provider = LocalOpenAI("manual_review")
     async with async_example.offline_client(provider) as client:
         decision = await async_example.decide_refund(client, async_example.MODEL)
     assert decision == "manual_review"
