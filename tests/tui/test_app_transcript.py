@@ -6,8 +6,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, settle, text_of, wait_for
 from tests.tui.support import Project, child_env
@@ -58,9 +60,9 @@ def project(recorded: Project, tmp_path: Path) -> Project:
     return Project(tmp_path, tmp_path / recorded.trace.name)
 
 
-async def edit(pilot: object, find: str, value: str) -> None:
+async def edit(pilot: Pilot[Any], find: str, value: str) -> None:
     """`tab` into the raw output, search for `find`, `enter` to edit it, type `value`."""
-    press = pilot.press  # type: ignore[attr-defined]
+    press = pilot.press
     await press("tab", "slash", *find, "enter", "enter")
     await press(*value, "enter")  # the editor starts with the old value selected
 
