@@ -361,8 +361,9 @@ def test_fork_and_diff_of_a_concurrent_trace_report_no_order_change(tmp_path: Pa
     assert [op.identity for op in first.operations] != [op.identity for op in second.operations]
 
     target = first.operations[5].identity
+    # A value no call returns (sku 0 really answers {"sku": 0, "available": 0}).
     patch = toolreplay.replace_output(
-        effect=target.effect, inputs=first.operations[5].inputs, value={"sku": 0, "available": 0}
+        effect=target.effect, inputs=first.operations[5].inputs, value={"sku": -1, "available": -1}
     )
     branch = tmp_path / "branch.trp"
     app.JITTER = random.Random(3)
