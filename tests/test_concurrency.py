@@ -406,7 +406,7 @@ KILLED_APP = textwrap.dedent(
 
     @toolreplay.effect("orders.fetch")
     def fetch(order_id: int) -> dict:
-        time.sleep(0.0005)
+        time.sleep(0.0005)  # a body that takes a moment, so the 16 threads' calls overlap
         return {"order_id": order_id, "total": order_id * 10.5}
 
     def fetched(order_id: int) -> int:
