@@ -38,7 +38,7 @@ from toolreplay.errors import (
     UnappliedPatchError,
     UnconsumedOperationsError,
 )
-from toolreplay.patches import OutputPatch, read_patches
+from toolreplay.patches import Patch, read_patches
 from toolreplay.portable import ensure_portable
 from toolreplay.runners import Runner, import_from_working_directory, load_runner
 from toolreplay.runtime.failures import qualified_name
@@ -363,7 +363,7 @@ def fork(
     )
     try:
         trace = read_trace(source_path)
-        patches: list[OutputPatch] = read_patches(patches_path)
+        patches: list[Patch] = read_patches(patches_path)
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, trace)
         report.runner = resolved.spec

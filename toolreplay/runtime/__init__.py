@@ -1,6 +1,6 @@
 """The effect runtime: `@effect`, sessions, strict matching and failure replay."""
 
-from toolreplay.runtime.effect import EffectSpec, effect
+from toolreplay.runtime.effect import EffectSpec, declared_effects, effect
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.fork import ForkSession, fork
 from toolreplay.runtime.session import (
@@ -20,6 +20,7 @@ __all__ = [
     "ReplaySession",
     "Session",
     "current_session",
+    "declared_effects",
     "effect",
     "fork",
     "record",

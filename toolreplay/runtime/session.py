@@ -440,28 +440,89 @@ class ReplaySession(Session):
         if exc is None and failure is not None:
             raise failure
 
-    def answer(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> JsonValue:
-        """The recorded output for this call, or raise its recorded failure."""
+    def answer(
+        self, namespace: str, name: str, inputs: dict[str, JsonValue]
+    ) -> JsonValue | PendingCall:
+        """The recorded output for this call, or raise its recorded failure.
+
+        A fork may return a `PendingCall` instead: the call may run live, and the
+        caller runs the body inside `running_live`.
+        """
         digest = fingerprint(inputs)
         with self._lock:
             identity = self._next_identity(namespace, name, digest)
             try:
-                operation = match_operation(self.trace, identity, inputs)
+                served = self._serve(identity, inputs)
             except ReplayContractError as error:
                 self.note_violation(error)
                 self._annotate_violation(error)
                 raise
+            if isinstance(served, PendingCall):
+                self._in_flight = served  # held until the body completes
+                return served
             self._advance_occurrence(identity)
-            self._consumed.add(operation.logical_id)
-            outcome = self._outcome_for(operation)
-        if isinstance(outcome, Raised):
-            raise rebuild_failure(outcome)
-        return copy_value(outcome.value)
+        if isinstance(served, Raised):
+            raise rebuild_failure(served)
+        return copy_value(served.value)
+
+    @contextlib.contextmanager
+    def running_live(self, call: PendingCall) -> Generator[PendingCall]:
+        """Run the body of a call `answer` let run live: set `call.result` in the block.
+
+        A return or an `Exception` is kept as the call's outcome (`_keep_live`);
+        a non-portable return value is refused as under `record()`. Whatever
+        happens, the session is free for the next call afterwards.
+        """
+        try:
+            try:
+                yield call
+            except SessionError:
+                raise
+            except Exception as error:
+                self._keep_live(call, capture_failure(error))
+                raise
+            try:
+                value = ensure_portable(call.result, what=f"output of {call.identity.effect}")
+            except NonPortableValueError as error:
+                unkept = NonPortableValueError(
+                    f"{error}. The effect ran live, but its call could not be kept: make it "
+                    "return portable JSON.",
+                    path=error.path,
+                )
+                self.note_violation(unkept)
+                raise unkept from None
+            self._keep_live(call, Returned(value))
+        finally:
+            with self._lock:
+                if self._in_flight is call:
+                    self._in_flight = None
+
+    def _keep_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        with self._lock:
+            if self._state != "open":
+                raise SessionError(
+                    f"{call.identity.effect} completed after its {self.mode} session closed, "
+                    "so it was not kept; await every effect inside the with block"
+                )
+            self._record_live(call, outcome)
+            self._advance_occurrence(call.identity)
 
     # --- what a fork changes ----------------------------------------------------------
 
     def _prepare(self, trace: Trace) -> None:
         """Runs before the session opens, after the trace is loaded."""
+
+    def _serve(
+        self, identity: OperationIdentity, inputs: dict[str, JsonValue]
+    ) -> Returned | Raised | PendingCall:
+        """The outcome for a call (called holding the lock); raises a contract error."""
+        operation = match_operation(self.trace, identity, inputs)
+        self._consumed.add(operation.logical_id)
+        return self._outcome_for(operation)
+
+    def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        """Keep a call that ran live (only a fork lets one run)."""
+        raise SessionError(f"{call.identity.effect} cannot run live in a strict replay")
 
     def _outcome_for(self, operation: Operation) -> Returned | Raised:
         """The outcome to serve for a matched operation (called holding the lock)."""

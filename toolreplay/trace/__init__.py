@@ -1,8 +1,10 @@
-"""Trace format v3: the operation model, its codec, and the reader and writer of `.trp` files."""
+"""Trace format v4: the operation model, its codec, and the reader and writer of `.trp` files."""
 
 from toolreplay.trace.model import (
+    READABLE_TRACE_FORMAT_VERSIONS,
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
+    AttemptedCall,
     Operation,
     OperationIdentity,
     Origin,
@@ -13,13 +15,16 @@ from toolreplay.trace.model import (
     TraceFooter,
     TraceHeader,
     TraceMode,
+    UnobservedOperation,
 )
 from toolreplay.trace.reader import Trace, parse_trace, read_trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = [
+    "READABLE_TRACE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
+    "AttemptedCall",
     "Operation",
     "OperationIdentity",
     "Origin",
@@ -32,6 +37,7 @@ __all__ = [
     "TraceHeader",
     "TraceMode",
     "TraceWriter",
+    "UnobservedOperation",
     "parse_trace",
     "read_trace",
 ]

@@ -1,4 +1,4 @@
-"""The one codec between trace lines and the operation model (format v3).
+"""The one codec between trace lines and the operation model (format v4, reads v3).
 
 Every line is one JSON object with a `kind` first: `header`, `operation` or
 `footer`. Decoding is strict: unknown keys, wrong types and non-portable
@@ -16,8 +16,10 @@ from typing import Any, NoReturn, cast
 from toolreplay.errors import NonPortableValueError
 from toolreplay.portable import MAX_DEPTH, JsonValue, ensure_portable
 from toolreplay.trace.model import (
+    READABLE_TRACE_FORMAT_VERSIONS,
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
+    AttemptedCall,
     Operation,
     OperationIdentity,
     Outcome,
@@ -26,6 +28,7 @@ from toolreplay.trace.model import (
     SessionEnding,
     TraceFooter,
     TraceHeader,
+    UnobservedOperation,
 )
 
 __all__ = [
@@ -44,7 +47,7 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 
 class InvalidLine(ValueError):
-    """A line that is not what format v3 allows; the reader adds file and line."""
+    """A line that is not what its format version allows; the reader adds file and line."""
 
 
 # --- encoding -------------------------------------------------------------------------
@@ -105,8 +108,18 @@ def operation_to_dict(operation: Operation) -> dict[str, Any]:
     }
 
 
+def _identity_fields(identity: OperationIdentity) -> dict[str, Any]:
+    return {
+        "namespace": identity.namespace,
+        "name": identity.name,
+        "fingerprint": identity.fingerprint,
+        "occurrence": identity.occurrence,
+    }
+
+
 def encode_footer(footer: TraceFooter) -> bytes:
     ending = footer.ending
+    attempted = footer.attempted
     return _dump(
         {
             "kind": "footer",
@@ -117,6 +130,16 @@ def encode_footer(footer: TraceFooter) -> bytes:
                 "error_type": ending.error_type,
                 "message": ending.message,
             },
+            "unobserved": [
+                {
+                    "source_logical_operation_id": item.source_logical_operation_id,
+                    **_identity_fields(item.identity),
+                }
+                for item in footer.unobserved
+            ],
+            "attempted": None
+            if attempted is None
+            else {**_identity_fields(attempted.identity), "inputs": attempted.inputs},
         }
     )
 
@@ -260,10 +283,11 @@ def decode_header(obj: dict[str, Any]) -> TraceHeader:
             f'"{TRACE_FORMAT}"'
         )
     version = obj.get("format_version")
-    if version != TRACE_FORMAT_VERSION:
+    if type(version) is not int or version not in READABLE_TRACE_FORMAT_VERSIONS:
+        readable = " and ".join(str(v) for v in READABLE_TRACE_FORMAT_VERSIONS)
         raise InvalidLine(
             f"trace format version {json.dumps(version)} is not supported; this toolreplay "
-            f"reads version {TRACE_FORMAT_VERSION}. Use the toolreplay release that wrote it "
+            f"reads versions {readable}. Use the toolreplay release that wrote it "
             f"(library_version {json.dumps(obj.get('library_version'))}), or re-record it"
         )
     what = "header"
@@ -277,6 +301,7 @@ def decode_header(obj: dict[str, Any]) -> TraceHeader:
         library_version=_str(obj, "library_version", what),
         metadata=_object(obj, "metadata", what),
         source_trace_id=_optional_str(obj, "source_trace_id", what),
+        format_version=version,
     )
 
 
@@ -322,8 +347,16 @@ def _decode_outcome(obj: dict[str, Any]) -> Outcome:
     _wrong(what, "status", '"ok" or "error"', status)
 
 
-def decode_operation(obj: dict[str, Any], line: int) -> Operation:
-    """Decode an operation line; every wrong field is an `InvalidLine` naming it."""
+_ORIGINS = {
+    3: ("recorded", "patched"),
+    4: ("recorded", "patched", "supplied", "live"),
+}
+
+
+def decode_operation(
+    obj: dict[str, Any], line: int, version: int = TRACE_FORMAT_VERSION
+) -> Operation:
+    """Decode an operation line of format `version`; a wrong field is an `InvalidLine`."""
     # The hot path of loading: one pass of plain checks for a well-formed line; any
     # doubt falls through to the checks below, which word the error.
     if obj.keys() == _OPERATION_KEYS:
@@ -365,8 +398,9 @@ def decode_operation(obj: dict[str, Any], line: int) -> Operation:
     if not _FINGERPRINT.fullmatch(fingerprint):
         _wrong(what, "fingerprint", "64 lowercase hex digits (SHA-256)", fingerprint)
     origin = obj["origin"]
-    if origin not in ("recorded", "patched"):
-        _wrong(what, "origin", '"recorded" or "patched"', origin)
+    origins = _ORIGINS[version]
+    if origin not in origins:
+        _wrong(what, "origin", " or ".join(f'"{o}"' for o in origins), origin)
     source_id = obj["source_logical_operation_id"]
     if source_id is not None:
         source_id = _count(obj, "source_logical_operation_id", what)
@@ -387,13 +421,60 @@ def decode_operation(obj: dict[str, Any], line: int) -> Operation:
     )
 
 
-_FOOTER_KEYS = frozenset({"kind", "operation_count", "digest", "ending"})
+_FOOTER_KEYS = {
+    3: frozenset({"kind", "operation_count", "digest", "ending"}),
+    4: frozenset({"kind", "operation_count", "digest", "ending", "unobserved", "attempted"}),
+}
 _ENDING_KEYS = frozenset({"status", "error_type", "message"})
+_UNOBSERVED_KEYS = frozenset(
+    {"source_logical_operation_id", "namespace", "name", "fingerprint", "occurrence"}
+)
+_ATTEMPTED_KEYS = frozenset({"namespace", "name", "fingerprint", "occurrence", "inputs"})
 
 
-def decode_footer(obj: dict[str, Any]) -> TraceFooter:
+def _decode_identity(obj: dict[str, Any], what: str) -> OperationIdentity:
+    fingerprint = _str(obj, "fingerprint", what)
+    if not _FINGERPRINT.fullmatch(fingerprint):
+        _wrong(what, "fingerprint", "64 lowercase hex digits (SHA-256)", fingerprint)
+    return OperationIdentity(
+        _str(obj, "namespace", what),
+        _str(obj, "name", what),
+        fingerprint,
+        _count(obj, "occurrence", what),
+    )
+
+
+def _decode_unobserved(obj: dict[str, Any]) -> tuple[UnobservedOperation, ...]:
+    items = obj["unobserved"]
+    if type(items) is not list:
+        _wrong("footer", "unobserved", "a list", items)
+    decoded: list[UnobservedOperation] = []
+    for index, item in enumerate(cast(list[Any], items)):
+        what = f"footer unobserved[{index}]"
+        if type(item) is not dict:
+            raise InvalidLine(f"{what} must be an object")
+        item = cast(dict[str, Any], item)
+        _expect_keys(item, what, _UNOBSERVED_KEYS)
+        decoded.append(
+            UnobservedOperation(
+                _count(item, "source_logical_operation_id", what), _decode_identity(item, what)
+            )
+        )
+    return tuple(decoded)
+
+
+def _decode_attempted(obj: dict[str, Any]) -> AttemptedCall | None:
+    if obj["attempted"] is None:
+        return None
+    what = "footer attempted"
+    attempted = _object(obj, "attempted", "footer")
+    _expect_keys(attempted, what, _ATTEMPTED_KEYS)
+    return AttemptedCall(_decode_identity(attempted, what), _object(attempted, "inputs", what))
+
+
+def decode_footer(obj: dict[str, Any], version: int = TRACE_FORMAT_VERSION) -> TraceFooter:
     what = "footer"
-    _expect_keys(obj, what, _FOOTER_KEYS)
+    _expect_keys(obj, what, _FOOTER_KEYS[version])
     ending = _object(obj, "ending", what)
     _expect_keys(ending, "footer ending", _ENDING_KEYS)
     status = ending["status"]
@@ -407,4 +488,6 @@ def decode_footer(obj: dict[str, Any]) -> TraceFooter:
             error_type=_optional_str(ending, "error_type", "footer ending"),
             message=_optional_str(ending, "message", "footer ending"),
         ),
+        unobserved=() if version == 3 else _decode_unobserved(obj),
+        attempted=None if version == 3 else _decode_attempted(obj),
     )

@@ -214,7 +214,7 @@ def _parse(path: Path, data: bytes) -> Trace:
             if kind == "operation":
                 if footer is not None:
                     raise InvalidLine("an operation follows the footer")
-                operation = decode_operation(obj, number)
+                operation = decode_operation(obj, number, header.format_version)
                 if operation.logical_id in seen_ids:
                     raise InvalidLine(f"logical_id {operation.logical_id} appears twice")
                 seen_ids.add(operation.logical_id)
@@ -222,7 +222,7 @@ def _parse(path: Path, data: bytes) -> Trace:
             elif kind == "footer":
                 if footer is not None:
                     raise InvalidLine("a second footer")
-                footer = decode_footer(obj)
+                footer = decode_footer(obj, header.format_version)
                 footer_offset = offset
             else:
                 raise InvalidLine(

@@ -16,7 +16,14 @@ from typing import BinaryIO
 
 from toolreplay.errors import TraceError, TraceExistsError
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
-from toolreplay.trace.model import Operation, SessionEnding, TraceFooter, TraceHeader
+from toolreplay.trace.model import (
+    AttemptedCall,
+    Operation,
+    SessionEnding,
+    TraceFooter,
+    TraceHeader,
+    UnobservedOperation,
+)
 
 __all__ = ["TraceWriter"]
 
@@ -51,9 +58,19 @@ class TraceWriter:
         self._write(encode_operation(operation))
         self._count += 1
 
-    def close(self, ending: SessionEnding) -> None:
-        """Write the footer (count, digest, how the session ended), sync and close."""
-        footer = TraceFooter(self._count, self._digest.hexdigest(), ending)
+    def close(
+        self,
+        ending: SessionEnding,
+        *,
+        unobserved: tuple[UnobservedOperation, ...] = (),
+        attempted: AttemptedCall | None = None,
+    ) -> None:
+        """Write the footer (count, digest, how the session ended), sync and close.
+
+        A fork's branch also lists the source operations it never called and the
+        unrecorded call it stopped at.
+        """
+        footer = TraceFooter(self._count, self._digest.hexdigest(), ending, unobserved, attempted)
         try:
             self._file.write(encode_footer(footer))
             self._file.flush()
