@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import toolreplay
+from toolreplay.protocol import RunDocument
 
 APP = Path(__file__).parent / "support" / "refund_app.py"
 DECIDE_INPUTS = {"amount": 1200.0, "tier": "gold"}
@@ -41,6 +42,7 @@ def protocol(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     document = json.loads(result.stdout)  # stdout is exactly one JSON document
     assert document["protocol"] == "toolreplay.run"
     assert document["protocol_version"] == 1
+    assert RunDocument.from_json(result.stdout).to_dict() == document  # the typed reader agrees
     return document
 
 

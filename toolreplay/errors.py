@@ -33,6 +33,8 @@ __all__ = [
     "PatchFileError",
     "PatchTargetError",
     "PromotionError",
+    "ProtocolError",
+    "ProtocolVersionError",
     "ReplayContractError",
     "ReplayMiss",
     "ReplayedEffectError",
@@ -243,6 +245,25 @@ class DiffError(ToolReplayError):
 
 class RunnerError(ToolReplayError):
     """A `module:callable` runner cannot be resolved or called without arguments."""
+
+
+class ProtocolError(ToolReplayError, ValueError):
+    """A run-protocol document (`toolreplay.protocol`) cannot be read.
+
+    The message names the command's document and the field at fault (`$.error.type`).
+    """
+
+
+class ProtocolVersionError(ProtocolError):
+    """A run-protocol document has a version this Tool Replay does not read.
+
+    `version` is the document's, `supported` the one this version reads.
+    """
+
+    def __init__(self, message: str, *, version: object, supported: int) -> None:
+        super().__init__(message)
+        self.version = version
+        self.supported = supported
 
 
 # --- promoted cases -------------------------------------------------------------------

@@ -7,20 +7,24 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from toolreplay_tui.model.runreport import describe_result, headline
-from toolreplay_tui.model.runs import (
-    RunHandle,
-    fork_request,
-    parse_document,
-    promote_request,
-    replay_request,
-    run,
-)
+from toolreplay_tui.model.runs import RunClient, RunHandle, RunRequest, RunResult, parse_document
 
 import toolreplay
 from tests.tui.support import DECIDE_INPUTS, RUNNER, Project, child_env, verify_promoted
+
+
+def run(request: RunRequest) -> RunResult:
+    """Run a request to the end, as the debugger's worker thread does."""
+    return RunHandle(request).wait()
+
+
+def project_client(project: Project, **options: Any) -> RunClient:
+    """Requests running in the project folder, with the test environment."""
+    return RunClient(cwd=project.root, env=child_env(), **options)
 
 
 def write_fix(project: Project, value: object, name: str = "fix.json") -> Path:
@@ -29,7 +33,8 @@ def write_fix(project: Project, value: object, name: str = "fix.json") -> Path:
 
 
 def test_argv_of_each_command(tmp_path: Path) -> None:
-    replay = replay_request(tmp_path / "t.trp", python="py")
+    client = RunClient(python="py")
+    replay = client.replay(tmp_path / "t.trp")
     assert replay.argv == (
         "py",
         "-m",
@@ -39,7 +44,7 @@ def test_argv_of_each_command(tmp_path: Path) -> None:
         "--format",
         "json",
     )
-    fork = fork_request(Path("s.trp"), Path("p.json"), Path("b.trp"), runner="m:f", python="py")
+    fork = client.fork(Path("s.trp"), Path("p.json"), Path("b.trp"), runner="m:f")
     assert fork.argv[3:] == (
         "fork",
         "s.trp",
@@ -52,13 +57,8 @@ def test_argv_of_each_command(tmp_path: Path) -> None:
         "--format",
         "json",
     )
-    promote = promote_request(
-        Path("b.trp"),
-        Path("tests/cases/x"),
-        name="x",
-        runner="m:f",
-        expect_file=Path("e.json"),
-        python="py",
+    promote = client.promote(
+        Path("b.trp"), Path("tests/cases/x"), name="x", runner="m:f", expect_file=Path("e.json")
     )
     assert promote.command == "promote"
     assert promote.argv[3:] == (
@@ -82,7 +82,7 @@ def test_a_real_fork_in_a_child_process(project: Project) -> None:
         project, {"decision": "manual_review", "reason": "over 1000", "confidence": 1.0}
     )
     branch = project.root / "branch.trp"
-    result = run(fork_request(project.trace, fix, branch, cwd=project.root, env=child_env()))
+    result = run(project_client(project).fork(project.trace, fix, branch))
     assert result.ok, (result.error, result.stderr)
     assert result.exit_code == 0
     assert result.runner == RUNNER  # from the trace header
@@ -99,9 +99,7 @@ def test_a_real_fork_in_a_child_process(project: Project) -> None:
 
 def test_a_fork_that_leaves_the_recording_reports_the_miss_and_candidates(project: Project) -> None:
     fix = write_fix(project, {"decision": "escalate", "reason": "x", "confidence": 0.5})
-    result = run(
-        fork_request(project.trace, fix, project.root / "b.trp", cwd=project.root, env=child_env())
-    )
+    result = run(project_client(project).fork(project.trace, fix, project.root / "b.trp"))
     assert result.outcome == "replay_contract_error"
     assert result.exit_code == 1
     error = result.error
@@ -126,9 +124,7 @@ def test_a_miss_with_candidates(project: Project) -> None:
         "    get_customer(42); refund_policy('eu'); return decide(999.0, 'gold')\n",
         encoding="utf-8",
     )
-    result = run(
-        replay_request(project.trace, runner="other:main", cwd=project.root, env=child_env())
-    )
+    result = run(project_client(project).replay(project.trace, runner="other:main"))
     assert result.outcome == "replay_contract_error"
     assert result.error is not None
     assert result.error.candidates
@@ -138,6 +134,10 @@ def test_a_miss_with_candidates(project: Project) -> None:
     texts = [line.text for line in describe_result(result)]
     assert "nearest recorded calls" in texts
     assert any("$.amount: recorded 1200.0, called 999.0" in text for text in texts)
+    # The message's own list of nearest calls is not printed a second time.
+    assert sum("$.amount: recorded 1200.0, called 999.0" in text for text in texts) == 1
+    assert not any(text.startswith("Nearest recorded calls of") for text in texts)
+    assert any(text.startswith("What to do:") for text in texts)  # the rest of the message
 
 
 def test_unapplied_patch_and_unconsumed_operations(project: Project) -> None:
@@ -147,21 +147,17 @@ def test_unapplied_patch_and_unconsumed_operations(project: Project) -> None:
     )
     fix = write_fix(project, {"decision": "manual_review"})
     forked = run(
-        fork_request(
+        project_client(project).fork(
             project.trace,
             fix,
             project.root / "b.trp",
             runner="partial:main",
-            cwd=project.root,
-            env=child_env(),
         )
     )
     assert forked.error is not None
     assert forked.error.type == "toolreplay.errors.UnappliedPatchError"
     assert len(forked.error.patch_ids) == 1
-    replayed = run(
-        replay_request(project.trace, runner="partial:main", cwd=project.root, env=child_env())
-    )
+    replayed = run(project_client(project).replay(project.trace, runner="partial:main"))
     assert replayed.error is not None
     assert len(replayed.error.operations) == 2
     assert "recorded operations never called" in [line.text for line in describe_result(replayed)]
@@ -170,11 +166,9 @@ def test_unapplied_patch_and_unconsumed_operations(project: Project) -> None:
 def test_an_application_error_keeps_the_traceback_and_a_refusal_says_nothing_ran(
     project: Project,
 ) -> None:
-    crashed = run(
-        replay_request(project.trace, runner="tuiapp:crashes", cwd=project.root, env=child_env())
-    )
+    crashed = run(project_client(project).replay(project.trace, runner="tuiapp:crashes"))
     assert crashed.outcome in ("application_error", "replay_contract_error")
-    refused = run(replay_request(project.root / "nope.trp", cwd=project.root, env=child_env()))
+    refused = run(project_client(project).replay(project.root / "nope.trp"))
     assert refused.refused
     assert refused.exit_code == 2
     assert refused.error is not None
@@ -182,9 +176,7 @@ def test_an_application_error_keeps_the_traceback_and_a_refusal_says_nothing_ran
 
 
 def test_timeout_kills_the_child_and_says_so(project: Project) -> None:
-    request = replay_request(
-        project.trace, runner="tuiapp:sleepy", cwd=project.root, env=child_env(), timeout=1.5
-    )
+    request = project_client(project, timeout=1.5).replay(project.trace, runner="tuiapp:sleepy")
     started = time.monotonic()
     result = run(request)
     assert time.monotonic() - started < 30
@@ -195,9 +187,7 @@ def test_timeout_kills_the_child_and_says_so(project: Project) -> None:
 
 
 def test_cancel_kills_the_process_group(project: Project) -> None:
-    request = replay_request(
-        project.trace, runner="tuiapp:sleepy", cwd=project.root, env=child_env(), timeout=120
-    )
+    request = project_client(project, timeout=120).replay(project.trace, runner="tuiapp:sleepy")
     handle = RunHandle(request)
     results = []
     waiter = threading.Thread(target=lambda: results.append(handle.wait()))
@@ -223,13 +213,13 @@ def test_cancel_kills_the_process_group(project: Project) -> None:
 
 
 def test_cancel_before_start() -> None:
-    handle = RunHandle(replay_request(Path("x.trp")))
+    handle = RunHandle(RunClient().replay(Path("x.trp")))
     handle.cancel()
     assert handle.wait().outcome == "cancelled"
 
 
 def test_a_child_that_cannot_start_or_prints_no_document(tmp_path: Path) -> None:
-    missing = replay_request(Path("x.trp"), python=str(tmp_path / "no-python"))
+    missing = RunClient(python=str(tmp_path / "no-python")).replay(Path("x.trp"))
     result = run(missing)
     assert result.outcome == "not_started"
     assert result.message is not None
@@ -242,6 +232,33 @@ def test_a_child_that_cannot_start_or_prints_no_document(tmp_path: Path) -> None
     assert other.outcome == "no_document"
     empty = parse_document("replay", "", exit_code=-9)
     assert "printed nothing" in (empty.message or "")
+
+
+def test_a_document_of_another_version_or_shape_is_not_read(tmp_path: Path) -> None:
+    newer = {"protocol": "toolreplay.run", "protocol_version": 2, "outcome": "ok"}
+    result = parse_document("replay", json.dumps(newer), exit_code=0)
+    assert result.outcome == "no_document"
+    assert result.message is not None
+    assert "protocol_version 2" in result.message
+    assert "reads version 1" in result.message
+    promoted = parse_document("promote", json.dumps({"format_version": 7}), exit_code=0)
+    assert promoted.outcome == "no_document"
+    assert "format_version 7" in (promoted.message or "")
+    broken = {
+        "protocol": "toolreplay.run",
+        "protocol_version": 1,
+        "command": "replay",
+        "outcome": "ok",
+        "runner": None,
+        "return_value": None,
+        "return_value_portable": True,
+        "error": None,
+        "paths": {},
+        "counts": {"operations_consumed": "three"},
+    }
+    unreadable = parse_document("replay", json.dumps(broken), exit_code=0)
+    assert unreadable.outcome == "no_document"
+    assert "$.counts" in (unreadable.message or "")
 
 
 def test_parse_a_promote_document() -> None:
@@ -283,19 +300,17 @@ def test_a_real_promote_in_a_child_process(
 ) -> None:
     fix = write_fix(project, {"decision": "manual_review", "reason": "r", "confidence": 1.0})
     branch = project.root / "branch.trp"
-    forked = run(fork_request(project.trace, fix, branch, cwd=project.root, env=child_env()))
+    forked = run(project_client(project).fork(project.trace, fix, branch))
     assert forked.ok
     expected = project.root / "expected.json"
     expected.write_text(json.dumps(forked.return_value), encoding="utf-8")
     result = run(
-        promote_request(
+        project_client(project).promote(
             branch,
             Path("tests/cases/refund_review"),
             name="refund_review",
             runner=RUNNER,
             expect_file=expected,
-            cwd=project.root,
-            env=child_env(),
         )
     )
     assert result.ok, result.error

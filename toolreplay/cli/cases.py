@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -34,17 +34,18 @@ from toolreplay.errors import (
     TraceError,
 )
 from toolreplay.portable import JsonValue
+from toolreplay.protocol import (
+    CaseVerification,
+    ErrorSummary,
+    PromoteDocument,
+    PublishedCase,
+    VerifyDocument,
+)
 from toolreplay.runners import import_from_working_directory, load_runner
-from toolreplay.runtime.failures import qualified_name
 
 __all__ = ["promote", "verify"]
 
-VERIFY_FORMAT_VERSION = 1
 _DETAIL_LINES = 20  # lines of a failure's message shown under its FAIL line
-
-
-def _error(error: BaseException) -> dict[str, Any]:
-    return {"type": qualified_name(type(error)), "message": str(error)}
 
 
 def _expected_value(expect_json: str | None, expect_file: Path | None) -> JsonValue:
@@ -117,21 +118,20 @@ def promote(
     except ToolReplayError as failed:  # the case does not hold, or the runner misused sessions
         status, error = 1, failed
     if output_format is OutputFormat.json:
-        document: dict[str, Any] = {
-            "format_version": 1,
-            "outcome": "ok" if case else ("invalid_arguments" if status == 2 else "case_failed"),
-            "case": None
+        document = PromoteDocument(
+            outcome="ok" if case else ("invalid_arguments" if status == 2 else "case_failed"),
+            case=None
             if case is None
-            else {
-                "directory": str(case.directory),
-                "name": case.name,
-                "trace_path": str(case.trace_path),
-                "trace_sha256": case.trace_sha256,
-                "test_path": str(case.test_path),
-            },
-            "error": None if error is None else _error(error),
-        }
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+            else PublishedCase(
+                directory=str(case.directory),
+                name=case.name,
+                trace_path=str(case.trace_path),
+                trace_sha256=case.trace_sha256,
+                test_path=str(case.test_path),
+            ),
+            error=None if error is None else ErrorSummary.from_exception(error),
+        )
+        sys.stdout.write(document.to_json() + "\n")
     elif case is not None:
         out = Output()
         out.fields(
@@ -218,14 +218,7 @@ def verify(
         cases = _discover(paths)
     except _NothingToVerify as nothing:
         if output_format is OutputFormat.json:
-            document: dict[str, Any] = {
-                "format_version": VERIFY_FORMAT_VERSION,
-                "passed": 0,
-                "failed": 0,
-                "cases": [],
-                "error": nothing.message,
-            }
-            sys.stdout.write(json.dumps(document, indent=2) + "\n")
+            sys.stdout.write(VerifyDocument(error=nothing.message).to_json() + "\n")
             raise typer.Exit(2) from None
         if nothing.missing is not None:
             raise typer.BadParameter(nothing.message, param_hint="PATH") from None
@@ -239,22 +232,18 @@ def verify(
             results.append((folder, name, error))
     failed = sum(1 for _, _, error in results if error is not None)
     if output_format is OutputFormat.json:
-        document = {
-            "format_version": VERIFY_FORMAT_VERSION,
-            "passed": len(results) - failed,
-            "failed": failed,
-            "cases": [
-                {
-                    "path": str(folder),
-                    "name": name,
-                    "outcome": "failed" if error else "passed",
-                    "error": None if error is None else _error(error),
-                }
+        verified = VerifyDocument(
+            cases=tuple(
+                CaseVerification(
+                    path=str(folder),
+                    name=name,
+                    outcome="failed" if error else "passed",
+                    error=None if error is None else ErrorSummary.from_exception(error),
+                )
                 for folder, name, error in results
-            ],
-            "error": None,
-        }
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+            )
+        )
+        sys.stdout.write(verified.to_json() + "\n")
     else:
         out = Output()
         for folder, name, error in results:

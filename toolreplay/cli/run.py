@@ -16,78 +16,31 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import traceback
 from collections.abc import Generator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 import typer
 
 from toolreplay.cli.output import FormatOption, OutputFormat, application_output_to_stderr
 from toolreplay.errors import (
-    AmbiguousReplayMatch,
     NonPortableValueError,
     PatchError,
     ReplayContractError,
-    ReplayMiss,
     RunnerError,
     SessionError,
     ToolReplayError,
     TraceError,
-    UnappliedPatchError,
-    UnconsumedOperationsError,
 )
 from toolreplay.patches import Patch, read_patches
 from toolreplay.portable import ensure_portable
+from toolreplay.protocol import ErrorReport, RunDocument
 from toolreplay.runners import Runner, import_from_working_directory, load_runner
-from toolreplay.runtime.failures import qualified_name
 from toolreplay.runtime.fork import ForkSession
 from toolreplay.runtime.session import RecordSession, ReplaySession
-from toolreplay.trace.model import Operation, OperationIdentity
 from toolreplay.trace.reader import Trace, read_trace
 
-__all__ = ["RUN_PROTOCOL", "RUN_PROTOCOL_VERSION", "fork", "record", "replay"]
-
-RUN_PROTOCOL = "toolreplay.run"
-RUN_PROTOCOL_VERSION = 1
-
-Outcome = Literal[
-    "ok",
-    "application_error",
-    "application_exit",
-    "replay_contract_error",
-    "session_error",
-    "invalid_arguments",
-]
-
-
-@dataclass
-class RunReport:
-    """Everything the protocol document says about one run."""
-
-    command: str
-    runner: str | None = None
-    paths: dict[str, str | None] = field(default_factory=dict[str, str | None])
-    outcome: Outcome = "ok"
-    return_value: Any = None
-    return_value_portable: bool = True
-    error: dict[str, Any] | None = None
-    counts: dict[str, int] = field(default_factory=dict[str, int])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "protocol": RUN_PROTOCOL,
-            "protocol_version": RUN_PROTOCOL_VERSION,
-            "command": self.command,
-            "outcome": self.outcome,
-            "runner": self.runner,
-            "return_value": self.return_value,
-            "return_value_portable": self.return_value_portable,
-            "error": self.error,
-            "paths": self.paths,
-            "counts": self.counts,
-        }
+__all__ = ["fork", "record", "replay"]
 
 
 class _Refused(Exception):
@@ -97,61 +50,7 @@ class _Refused(Exception):
         self.error = error
 
 
-def _identity_dict(identity: OperationIdentity) -> dict[str, Any]:
-    return {
-        "effect": identity.effect,
-        "namespace": identity.namespace,
-        "name": identity.name,
-        "fingerprint": identity.fingerprint,
-        "occurrence": identity.occurrence,
-    }
-
-
-def _operation_dict(operation: Operation) -> dict[str, Any]:
-    return {
-        "logical_id": operation.logical_id,
-        "line": operation.line,
-        **_identity_dict(operation.identity),
-        "inputs": operation.inputs,
-    }
-
-
-def _error_dict(error: BaseException, *, with_traceback: bool = False) -> dict[str, Any]:
-    detail: dict[str, Any] = {
-        "type": qualified_name(type(error)),
-        "message": str(error),
-        "notes": list(getattr(error, "__notes__", [])),
-        "identity": None,
-        "inputs": None,
-        "candidates": [],
-        "operations": [],
-        "patch_ids": [],
-    }
-    contract = error
-    if not isinstance(error, (ReplayMiss, AmbiguousReplayMatch)) and isinstance(
-        error.__cause__, (ReplayMiss, AmbiguousReplayMatch)
-    ):
-        contract = error.__cause__  # a swallowed miss, reported on exit
-    if isinstance(contract, ReplayMiss):
-        detail["identity"] = _identity_dict(contract.identity)
-        detail["inputs"] = contract.inputs
-        detail["candidates"] = [_operation_dict(op) for op in contract.candidates]
-    elif isinstance(contract, AmbiguousReplayMatch):
-        detail["identity"] = _identity_dict(contract.identity)
-        detail["operations"] = [_operation_dict(op) for op in contract.operations]
-    if isinstance(error, UnconsumedOperationsError):
-        detail["operations"] = [_operation_dict(op) for op in error.operations]
-    if isinstance(error, UnappliedPatchError):
-        detail["patch_ids"] = list(error.patch_ids)
-    if isinstance(error, SystemExit):
-        code = error.code
-        detail["exit_code"] = code if isinstance(code, int) else (0 if code is None else 1)
-    if with_traceback:
-        detail["traceback"] = "".join(traceback.format_exception(error))
-    return detail
-
-
-def _run(report: RunReport, runner: Runner, session: RecordSession | ReplaySession) -> None:
+def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySession) -> None:
     """Open the session, call the runner, and fill in the report's outcome."""
     try:
         session.__enter__()
@@ -162,18 +61,21 @@ def _run(report: RunReport, runner: Runner, session: RecordSession | ReplaySessi
             with _closing(session):
                 value = runner()
         except ReplayContractError as error:
-            report.outcome, report.error = "replay_contract_error", _error_dict(error)
+            report.outcome, report.error = (
+                "replay_contract_error",
+                ErrorReport.from_exception(error),
+            )
             return
         except (SessionError, NonPortableValueError) as error:
-            report.outcome, report.error = "session_error", _error_dict(error)
+            report.outcome, report.error = "session_error", ErrorReport.from_exception(error)
             return
         except SystemExit as error:
             report.outcome = "application_exit"
-            report.error = _error_dict(error)
+            report.error = ErrorReport.from_exception(error)
             return
         except Exception as error:
             report.outcome = "application_error"
-            report.error = _error_dict(error, with_traceback=True)
+            report.error = ErrorReport.from_exception(error, with_traceback=True)
             return
     try:
         report.return_value = ensure_portable(value)
@@ -192,7 +94,7 @@ def _closing(session: RecordSession | ReplaySession) -> Generator[None]:
     session.__exit__(None, None, None)
 
 
-def _kept(report: RunReport) -> str | None:
+def _kept(report: RunDocument) -> str | None:
     """Where a failed record or fork left its trace, if it left one."""
     if report.command == "record":
         trace = report.paths.get("trace")
@@ -208,9 +110,9 @@ def _kept(report: RunReport) -> str | None:
     return None
 
 
-def _emit(report: RunReport, output_format: OutputFormat, summary: list[str]) -> None:
+def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) -> None:
     if output_format is OutputFormat.json:
-        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(report.to_json() + "\n")
     elif report.outcome == "ok":
         for line in summary:
             sys.stdout.write(line + "\n")
@@ -221,12 +123,12 @@ def _emit(report: RunReport, output_format: OutputFormat, summary: list[str]) ->
         sys.stdout.write(f"returned {shown}\n")
     else:
         assert report.error is not None
-        captured = report.error.get("traceback")
+        captured = report.error.traceback
         if report.outcome == "application_error" and captured:
             sys.stderr.write(captured if captured.endswith("\n") else captured + "\n")
-        sys.stderr.write(f"error: {report.outcome}: {report.error['type']}: ")
-        sys.stderr.write(report.error["message"] + "\n")
-        for note in report.error["notes"]:
+        sys.stderr.write(f"error: {report.outcome}: {report.error.type}: ")
+        sys.stderr.write(report.error.message + "\n")
+        for note in report.error.notes:
             sys.stderr.write(note + "\n")
         if report.outcome != "invalid_arguments":
             kept = _kept(report)
@@ -237,9 +139,9 @@ def _emit(report: RunReport, output_format: OutputFormat, summary: list[str]) ->
     raise typer.Exit(status)
 
 
-def _refuse(report: RunReport, error: BaseException, output_format: OutputFormat) -> None:
+def _refuse(report: RunDocument, error: BaseException, output_format: OutputFormat) -> None:
     report.outcome = "invalid_arguments"
-    report.error = _error_dict(error)
+    report.error = ErrorReport.from_exception(error)
     _emit(report, output_format, [])
 
 
@@ -285,7 +187,7 @@ def record(
     kept; 2 when the command was refused before the application ran (bad runner
     or output path), nothing being written.
     """
-    report = RunReport("record", runner=runner, paths={"trace": str(output)})
+    report = RunDocument("record", runner=runner, paths={"trace": str(output)})
     try:
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, None)
@@ -314,7 +216,7 @@ def replay(
     error); 2 when the command was refused before the application ran (bad
     trace or runner). Replay never writes a file.
     """
-    report = RunReport("replay", runner=runner, paths={"trace": str(trace_path)})
+    report = RunDocument("replay", runner=runner, paths={"trace": str(trace_path)})
     try:
         trace = read_trace(trace_path)
         with application_output_to_stderr():  # the import may print
@@ -356,7 +258,7 @@ def fork(
     failure being kept; 2 when the command was refused before the application
     ran (bad trace, patch file, runner or output path), nothing being written.
     """
-    report = RunReport(
+    report = RunDocument(
         "fork",
         runner=runner,
         paths={"source": str(source_path), "patches": str(patches_path), "branch": None},

@@ -40,15 +40,7 @@ from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.model.runreport import headline
-from toolreplay_tui.model.runs import (
-    DEFAULT_TIMEOUT,
-    RunHandle,
-    RunRequest,
-    RunResult,
-    fork_request,
-    promote_request,
-    replay_request,
-)
+from toolreplay_tui.model.runs import DEFAULT_TIMEOUT, RunClient, RunHandle, RunRequest, RunResult
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
@@ -112,9 +104,7 @@ class ToolReplayApp(App[None]):
             self.trace_file, None if workdir is None else self._absolute(Path(workdir))
         )
         self.runner = runner
-        self.env = env
-        self.python = python
-        self.run_timeout = run_timeout
+        self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
         self.trace: Trace | None = None
@@ -414,16 +404,7 @@ class ToolReplayApp(App[None]):
         except (OSError, PatchError) as error:
             self._changed(f"cannot write the fork's patch file: {error}", error=True)
             return
-        request = fork_request(
-            self.trace_file,
-            paths.patches,
-            paths.branch,
-            runner=runner,
-            python=self.python,
-            cwd=self.cwd,
-            env=self.env,
-            timeout=self.run_timeout,
-        )
+        request = self.runs.fork(self.trace_file, paths.patches, paths.branch, runner=runner)
         self._fork_context = (paths.branch, patches, runner)
         noun = "patch" if len(patches) == 1 else "patches"
         title = (
@@ -437,14 +418,7 @@ class ToolReplayApp(App[None]):
             return
 
         def start(runner: str) -> None:
-            request = replay_request(
-                self.trace_file,
-                runner=runner,
-                python=self.python,
-                cwd=self.cwd,
-                env=self.env,
-                timeout=self.run_timeout,
-            )
+            request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
                 RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}")
             )
@@ -526,17 +500,7 @@ class ToolReplayApp(App[None]):
         except OSError as error:
             self._changed(f"cannot write the expected value: {error}", error=True)
             return None
-        return promote_request(
-            branch,
-            folder,
-            name=name,
-            runner=runner,
-            expect_file=expect_file,
-            python=self.python,
-            cwd=self.cwd,
-            env=self.env,
-            timeout=self.run_timeout,
-        )
+        return self.runs.promote(branch, folder, name=name, runner=runner, expect_file=expect_file)
 
     def promote_finished(self, result: RunResult) -> None:
         self.last_promote = result

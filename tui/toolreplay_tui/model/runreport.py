@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolreplay.portable import JsonValue, preview, value_differences
+from toolreplay.protocol import ReportedOperation
 from toolreplay_tui.model.jsontext import format_json
-from toolreplay_tui.model.runs import RunOperation, RunResult
+from toolreplay_tui.model.runs import RunResult
 
 __all__ = ["STDERR_TAIL", "ReportLine", "describe_result", "headline"]
 
@@ -48,11 +49,11 @@ def headline(result: RunResult) -> str:
 
 
 def _operation_lines(
-    operations: Sequence[RunOperation], called: JsonValue | None, limit: int = 10
+    operations: Sequence[ReportedOperation], called: JsonValue | None, limit: int = 10
 ) -> list[ReportLine]:
     lines: list[ReportLine] = []
     for operation in operations[:limit]:
-        where = f"#{operation.logical_id}" if operation.logical_id is not None else "#?"
+        where = f"#{operation.logical_id}"
         if operation.line is not None:
             where += f", line {operation.line}"
         lines.append(
@@ -70,6 +71,20 @@ def _operation_lines(
     if len(operations) > limit:
         lines.append(ReportLine("dim", f"  ... and {len(operations) - limit} more"))
     return lines
+
+
+def _without_candidates(message: list[str]) -> list[str]:
+    """A miss's message without its list of nearest calls, which the report shows
+    itself (with each one's differing inputs) under "nearest recorded calls"."""
+    kept: list[str] = []
+    skipping = False
+    for line in message:
+        if line.startswith("Nearest recorded calls of "):
+            skipping = True
+        elif not (skipping and line.startswith("  ")):
+            skipping = False
+            kept.append(line)
+    return kept
 
 
 def describe_result(result: RunResult) -> list[ReportLine]:
@@ -104,7 +119,10 @@ def describe_result(result: RunResult) -> list[ReportLine]:
     if error is not None:
         lines.append(ReportLine("title", "error"))
         lines.append(ReportLine("error", f"{error.type}"))
-        lines += [ReportLine("text", line) for line in error.message.splitlines()]
+        message = error.message.splitlines()
+        if error.candidates:
+            message = _without_candidates(message)
+        lines += [ReportLine("text", line) for line in message]
         if error.identity is not None:
             lines.append(ReportLine("title", "missing call"))
             lines.append(

@@ -27,22 +27,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from toolreplay.errors import ProtocolError
 from toolreplay.portable import JsonValue
+from toolreplay.protocol import (
+    ErrorReport,
+    PromoteDocument,
+    PromoteOutcome,
+    PublishedCase,
+    RunDocument,
+    RunOutcome,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "CaseInfo",
+    "ClientOutcome",
     "Command",
-    "RunError",
+    "RunClient",
     "RunHandle",
-    "RunIdentity",
-    "RunOperation",
     "RunRequest",
     "RunResult",
-    "fork_request",
     "parse_document",
-    "promote_request",
-    "replay_request",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -50,7 +54,7 @@ DEFAULT_TIMEOUT = 300.0
 
 Command = Literal["replay", "fork", "promote"]
 
-CLIENT_OUTCOMES = ("cancelled", "timed_out", "no_document", "not_started")
+ClientOutcome = Literal["cancelled", "timed_out", "no_document", "not_started"]
 """Outcomes the client adds to the protocol's: the run was cancelled, ran past its
 timeout, printed no readable document (it crashed), or could not be started."""
 
@@ -66,144 +70,80 @@ class RunRequest:
     timeout: float = DEFAULT_TIMEOUT
 
 
-def _base(python: str | None) -> list[str]:
-    return [python or sys.executable, "-m", "toolreplay"]
-
-
-def replay_request(
-    trace: Path,
-    *,
-    runner: str | None = None,
-    python: str | None = None,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> RunRequest:
-    """`toolreplay replay TRACE [--runner R] --format json`."""
-    argv = [*_base(python), "replay", str(trace)]
-    if runner:
-        argv += ["--runner", runner]
-    argv += ["--format", "json"]
-    return RunRequest("replay", tuple(argv), cwd, env, timeout)
-
-
-def fork_request(
-    source: Path,
-    patches: Path,
-    branch: Path,
-    *,
-    runner: str | None = None,
-    python: str | None = None,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> RunRequest:
-    """`toolreplay fork SOURCE --patches FILE --output BRANCH [--runner R] --format json`."""
-    argv = [*_base(python), "fork", str(source), "--patches", str(patches), "--output", str(branch)]
-    if runner:
-        argv += ["--runner", runner]
-    argv += ["--format", "json"]
-    return RunRequest("fork", tuple(argv), cwd, env, timeout)
-
-
-def promote_request(
-    trace: Path,
-    output: Path,
-    *,
-    name: str,
-    runner: str,
-    expect_file: Path,
-    python: str | None = None,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> RunRequest:
-    """`toolreplay promote TRACE --output DIR --name N --runner R --expect-file F --format json`."""
-    argv = [
-        *_base(python),
-        "promote",
-        str(trace),
-        "--output",
-        str(output),
-        "--name",
-        name,
-        "--runner",
-        runner,
-        "--expect-file",
-        str(expect_file),
-        "--format",
-        "json",
-    ]
-    return RunRequest("promote", tuple(argv), cwd, env, timeout)
-
-
 @dataclass(frozen=True, slots=True)
-class RunIdentity:
-    """The identity of a call, as the protocol reports it."""
+class RunClient:
+    """Makes the requests of one debugging session, all with the same interpreter
+    (`python -m toolreplay`, default this one), folder, environment and timeout."""
 
-    effect: str
-    fingerprint: str
-    occurrence: int
+    python: str | None = None
+    cwd: Path | None = None
+    env: Mapping[str, str] | None = None
+    timeout: float = DEFAULT_TIMEOUT
+
+    def _request(self, command: Command, *arguments: str) -> RunRequest:
+        argv = (self.python or sys.executable, "-m", "toolreplay", command, *arguments)
+        return RunRequest(command, (*argv, "--format", "json"), self.cwd, self.env, self.timeout)
+
+    def replay(self, trace: Path, *, runner: str | None = None) -> RunRequest:
+        """`toolreplay replay TRACE [--runner R] --format json`."""
+        return self._request("replay", str(trace), *_runner_option(runner))
+
+    def fork(
+        self, source: Path, patches: Path, branch: Path, *, runner: str | None = None
+    ) -> RunRequest:
+        """`toolreplay fork SOURCE --patches FILE --output BRANCH [--runner R] --format json`."""
+        return self._request(
+            "fork",
+            str(source),
+            "--patches",
+            str(patches),
+            "--output",
+            str(branch),
+            *_runner_option(runner),
+        )
+
+    def promote(
+        self, trace: Path, output: Path, *, name: str, runner: str, expect_file: Path
+    ) -> RunRequest:
+        """`toolreplay promote TRACE --output DIR --name N --runner R --expect-file F --format
+        json`."""
+        return self._request(
+            "promote",
+            str(trace),
+            "--output",
+            str(output),
+            "--name",
+            name,
+            *_runner_option(runner),
+            "--expect-file",
+            str(expect_file),
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class RunOperation:
-    """A recorded operation the protocol names (a candidate, an unconsumed one)."""
-
-    logical_id: int | None
-    line: int | None
-    effect: str
-    occurrence: int
-    fingerprint: str
-    inputs: JsonValue
-
-
-@dataclass(frozen=True, slots=True)
-class RunError:
-    """The protocol's error object (RFC 0004 §4.6), or promote's `{type, message}`."""
-
-    type: str
-    message: str
-    notes: tuple[str, ...] = ()
-    identity: RunIdentity | None = None
-    inputs: JsonValue = None
-    candidates: tuple[RunOperation, ...] = ()
-    operations: tuple[RunOperation, ...] = ()
-    patch_ids: tuple[str, ...] = ()
-    traceback: str | None = None
-    exit_code: int | None = None
-
-    @property
-    def short_type(self) -> str:
-        return self.type.rpartition(".")[2]
-
-
-@dataclass(frozen=True, slots=True)
-class CaseInfo:
-    """The case folder `toolreplay promote` published."""
-
-    directory: str
-    name: str
-    trace_path: str
-    trace_sha256: str
-    test_path: str
+def _runner_option(runner: str | None) -> tuple[str, ...]:
+    return ("--runner", runner) if runner else ()
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """How a child-process run ended. `ok` only when the command succeeded."""
+    """How a child-process run ended. `ok` only when the command succeeded.
+
+    The fields after `exit_code` come from the command's document
+    (`toolreplay.protocol`); a promote's `{type, message}` error is an
+    `ErrorReport` with only those two set.
+    """
 
     command: Command
-    outcome: str
+    outcome: RunOutcome | PromoteOutcome | ClientOutcome
     exit_code: int | None
     argv: tuple[str, ...] = ()
     runner: str | None = None
     return_value: JsonValue = None
     return_value_portable: bool = True
-    error: RunError | None = None
+    error: ErrorReport | None = None
     paths: Mapping[str, str | None] = field(default_factory=dict[str, str | None])
     counts: Mapping[str, int] = field(default_factory=dict[str, int])
-    case: CaseInfo | None = None
+    case: PublishedCase | None = None
     stderr: str = ""
     elapsed: float = 0.0
     message: str | None = None  # what the client saw when there is no document
@@ -221,78 +161,9 @@ class RunResult:
         return self.paths.get("branch")
 
 
-# --- parsing the document -----------------------------------------------------------
-
-
-def _str(value: object, default: str = "") -> str:
-    return value if isinstance(value, str) else default
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return cast(list[Any], value) if isinstance(value, list) else []
-
-
-def _identity(value: object) -> RunIdentity | None:
-    data = _dict(value)
-    if not data:
-        return None
-    return RunIdentity(
-        effect=_str(data.get("effect")),
-        fingerprint=_str(data.get("fingerprint")),
-        occurrence=_int(data.get("occurrence")) or 0,
-    )
-
-
-def _operation(value: object) -> RunOperation:
-    data = _dict(value)
-    return RunOperation(
-        logical_id=_int(data.get("logical_id")),
-        line=_int(data.get("line")),
-        effect=_str(data.get("effect")),
-        occurrence=_int(data.get("occurrence")) or 0,
-        fingerprint=_str(data.get("fingerprint")),
-        inputs=cast(JsonValue, data.get("inputs")),
-    )
-
-
-def _error(value: object) -> RunError | None:
-    data = _dict(value)
-    if not data:
-        return None
-    traceback = data.get("traceback")
-    return RunError(
-        type=_str(data.get("type"), "unknown error"),
-        message=_str(data.get("message")),
-        notes=tuple(_str(note) for note in _list(data.get("notes"))),
-        identity=_identity(data.get("identity")),
-        inputs=cast(JsonValue, data.get("inputs")),
-        candidates=tuple(_operation(item) for item in _list(data.get("candidates"))),
-        operations=tuple(_operation(item) for item in _list(data.get("operations"))),
-        patch_ids=tuple(_str(item) for item in _list(data.get("patch_ids"))),
-        traceback=traceback if isinstance(traceback, str) else None,
-        exit_code=_int(data.get("exit_code")),
-    )
-
-
-def _case(value: object) -> CaseInfo | None:
-    data = _dict(value)
-    if not data:
-        return None
-    return CaseInfo(
-        directory=_str(data.get("directory")),
-        name=_str(data.get("name")),
-        trace_path=_str(data.get("trace_path")),
-        trace_sha256=_str(data.get("trace_sha256")),
-        test_path=_str(data.get("test_path")),
-    )
+def _is_object(data: object) -> bool:
+    """A non-empty JSON object: something that claims to be a document."""
+    return isinstance(data, dict) and len(cast(dict[str, object], data)) > 0
 
 
 def parse_document(
@@ -304,7 +175,7 @@ def parse_document(
     argv: Sequence[str] = (),
     elapsed: float = 0.0,
 ) -> RunResult:
-    """Read what a child printed. Never raises: no document is outcome `no_document`."""
+    """Read what a child printed. Never raises: no readable document is `no_document`."""
     base: dict[str, Any] = {
         "command": command,
         "exit_code": exit_code,
@@ -313,11 +184,10 @@ def parse_document(
         "elapsed": elapsed,
     }
     try:
-        document: object = json.loads(stdout)
+        data: object = json.loads(stdout)
     except (json.JSONDecodeError, RecursionError, ValueError):
-        document = None
-    data = _dict(document)
-    if not data:
+        data = None
+    if not _is_object(data):
         shown = stdout.strip()[:200]
         what = f"it printed {shown!r}" if shown else "it printed nothing on stdout"
         return RunResult(
@@ -326,38 +196,30 @@ def parse_document(
             message=f"the child process exited with status {exit_code} and {what}; "
             "its stderr says why",
         )
-    if command == "promote":
-        outcome = _str(data.get("outcome"), "no_document")
+    try:
+        if command == "promote":
+            promoted = PromoteDocument.from_dict(data)
+            error = promoted.error
+            return RunResult(
+                **base,
+                outcome=promoted.outcome,
+                case=promoted.case,
+                error=None if error is None else ErrorReport(error.type, error.message),
+            )
+        document = RunDocument.from_dict(data)
+    except ProtocolError as error:
         return RunResult(
-            **base,
-            outcome=outcome,
-            case=_case(data.get("case")),
-            error=_error(data.get("error")),
+            **base, outcome="no_document", message=f"the child printed no readable result: {error}"
         )
-    if data.get("protocol") != "toolreplay.run":
-        return RunResult(
-            **base,
-            outcome="no_document",
-            message="the child printed a JSON document that is not the toolreplay.run protocol",
-        )
-    paths = {
-        key: (item if isinstance(item, str) else None)
-        for key, item in _dict(data.get("paths")).items()
-    }
-    counts = {
-        key: number
-        for key, item in _dict(data.get("counts")).items()
-        if (number := _int(item)) is not None
-    }
     return RunResult(
         **base,
-        outcome=_str(data.get("outcome"), "no_document"),
-        runner=data.get("runner") if isinstance(data.get("runner"), str) else None,
-        return_value=cast(JsonValue, data.get("return_value")),
-        return_value_portable=data.get("return_value_portable") is not False,
-        error=_error(data.get("error")),
-        paths=paths,
-        counts=counts,
+        outcome=document.outcome,
+        runner=document.runner,
+        return_value=document.return_value,
+        return_value_portable=document.return_value_portable,
+        error=document.error,
+        paths=document.paths,
+        counts=document.counts,
     )
 
 
@@ -493,8 +355,3 @@ class RunHandle:
             argv=request.argv,
             elapsed=elapsed,
         )
-
-
-def run(request: RunRequest) -> RunResult:
-    """Run `request` to the end (blocking); see `RunHandle`."""
-    return RunHandle(request).wait()
