@@ -390,3 +390,59 @@ def test_every_patch_kind_round_trips_through_a_version_2_file(tmp_path: Path) -
     }
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert toolreplay.read_patches(tmp_path / "old.json") == [manual_review()]
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    environment["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "toolreplay", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_command_line_reports_the_stop_and_forks_through(source: Path, tmp_path: Path) -> None:
+    first = toolreplay.write_patches(tmp_path / "first.json", [manual_review()])
+    stopped = run_cli(
+        "fork", str(source), "-p", str(first), "-o", "stopped.trp", "--allow-unobserved",
+        "-f", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert stopped.returncode == 1, stopped.stderr
+    document = json.loads(stopped.stdout)
+    assert document["protocol_version"] == 2
+    error = document["error"]
+    assert (error["identity"]["effect"], error["identity"]["occurrence"]) == ("review.queue.add", 0)
+    assert error["inputs"] == {"order_id": "o-7", "reason": "the model asked for a review"}
+    assert error["candidates"] == []
+    footer = toolreplay.read_trace(tmp_path / "stopped.trp").footer
+    assert footer is not None
+    assert footer.attempted is not None
+
+    both = toolreplay.write_patches(tmp_path / "both.json", [manual_review(), queued(), notified()])
+    done = run_cli(
+        "fork", str(source), "-p", str(both), "-o", "done.trp", "--allow-unobserved",
+        "-f", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["return_value"]["decision"] == "manual_review"
+    assert document["counts"] == {
+        "operations_in_trace": 4,
+        "operations_consumed": 2,
+        "operations_patched": 3,
+        "operations_live": 0,
+        "operations_unobserved": 2,
+        "patches": 3,
+    }
+    refused = run_cli(
+        "fork", str(source), "-p", str(both), "-o", "refused.trp", "--live", "kb.",
+        "-f", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "live effect 'kb.'" in json.loads(refused.stdout)["error"]["message"]
+    assert not (tmp_path / "refused.trp").exists()

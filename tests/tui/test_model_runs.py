@@ -235,18 +235,18 @@ def test_a_child_that_cannot_start_or_prints_no_document(tmp_path: Path) -> None
 
 
 def test_a_document_of_another_version_or_shape_is_not_read(tmp_path: Path) -> None:
-    newer = {"protocol": "toolreplay.run", "protocol_version": 2, "outcome": "ok"}
+    newer = {"protocol": "toolreplay.run", "protocol_version": 3, "outcome": "ok"}
     result = parse_document("replay", json.dumps(newer), exit_code=0)
     assert result.outcome == "no_document"
     assert result.message is not None
-    assert "protocol_version 2" in result.message
-    assert "reads version 1" in result.message
+    assert "protocol_version 3" in result.message
+    assert "reads version 2" in result.message
     promoted = parse_document("promote", json.dumps({"format_version": 7}), exit_code=0)
     assert promoted.outcome == "no_document"
     assert "format_version 7" in (promoted.message or "")
     broken = {
         "protocol": "toolreplay.run",
-        "protocol_version": 1,
+        "protocol_version": 2,
         "command": "replay",
         "outcome": "ok",
         "runner": None,

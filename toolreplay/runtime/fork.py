@@ -116,12 +116,18 @@ class ForkSession(ReplaySession):
         self._supplies: dict[OperationIdentity, Patch] = {}
         self._applied: set[str] = set()
         self._attempted: AttemptedCall | None = None
+        self._live_count = 0
         self._writer: TraceWriter | None = None
 
     @property
     def patched_count(self) -> int:
         """How many patched or supplied calls the application has made so far."""
         return len(self._applied)
+
+    @property
+    def live_count(self) -> int:
+        """How many calls ran live so far (`live=`)."""
+        return self._live_count
 
     @property
     def attempted(self) -> AttemptedCall | None:
@@ -260,6 +266,7 @@ class ForkSession(ReplaySession):
 
     def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
         self._append(call.identity, call.inputs, outcome, "live", None, None)
+        self._live_count += 1
 
     def _append(
         self,
