@@ -7,9 +7,7 @@ from toolreplay_tui.model.jsonpaths import (
     PathError,
     get_at,
     json_lines,
-    path_text,
     set_at,
-    walk,
 )
 
 from toolreplay import JsonValue
@@ -20,26 +18,6 @@ VALUE = {
     "empty": {},
     "nested": {"deep": [True, 2.5]},
 }
-
-
-def test_walk_yields_every_value_in_document_order() -> None:
-    nodes = list(walk(VALUE))
-    assert [path_text(node.path) for node in nodes] == [
-        "$",
-        "$.decision",
-        "$.items",
-        "$.items[0]",
-        "$.items[1]",
-        '$.items[1]["a key"]',
-        "$.empty",
-        "$.nested",
-        "$.nested.deep",
-        "$.nested.deep[0]",
-        "$.nested.deep[1]",
-    ]
-    assert nodes[2].is_container
-    assert not nodes[1].is_container
-    assert nodes[5].depth == 3
 
 
 def test_get_at_reads_and_names_what_is_missing() -> None:

@@ -38,7 +38,7 @@ def test_set_replace_and_remove_one_patch_per_identity(tmp_path: Path) -> None:
     replaced = pending.set(decide, {"decision": "deny"})
     assert len(pending) == 1
     assert pending.get(decide.identity) == replaced
-    assert pending.value_for(decide) == {"decision": "deny"}
+    assert replaced.value == {"decision": "deny"}
     assert pending.remove(decide.identity) == replaced
     assert pending.remove(decide.identity) is None
     assert len(pending) == 0

@@ -74,18 +74,17 @@ def test_stepping_without_a_filter_searches_for_the_last_query(tmp_path: Path) -
     assert rows.step(0) == 3
     assert rows.step(3) == 0  # wraps
     assert rows.step(2, forward=False) == 0
-    assert rows.position_of(3) == 3
+    assert rows.index_at(3) == 3
 
 
 def test_positions_map_back_to_trace_indices(tmp_path: Path) -> None:
     loaded = trace(tmp_path)
     rows = OperationRows(loaded.operations)
     rows.apply_filter("effect:crm")
-    assert rows.position_of(3) == 1
-    assert rows.position_of(2) is None
+    assert rows.index_at(1) == 3
     assert rows.nearest_position(2) == 1
     assert rows.nearest_position(4) == 1
-    assert rows.operation_at(1) is loaded.operations[3]
+    assert rows.row(1).logical_id == loaded.operations[3].logical_id
 
 
 def test_matches_on_inputs(tmp_path: Path) -> None:

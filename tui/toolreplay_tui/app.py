@@ -8,19 +8,17 @@ line (`toolreplay_tui.model.runs`), comparisons through `toolreplay.diff`.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shlex
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import work
-from textual.app import App, SuspendNotSupported
+from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.screen import Screen
 
 from toolreplay import (
@@ -35,6 +33,16 @@ from toolreplay import (
     read_trace,
 )
 from toolreplay.runners import RUNNER_PATTERN
+from toolreplay_tui.external_editor import edit_externally
+from toolreplay_tui.messages import (
+    Notice,
+    OutputEditRequested,
+    PatchEdited,
+    PatchRemovalRequested,
+    PromoteFinished,
+    RunFinished,
+    RunStarted,
+)
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
@@ -72,7 +80,21 @@ class ForkRecord:
 
 
 class ToolReplayApp(App[None]):
-    """The incident debugger for one trace."""
+    """The incident debugger for one trace.
+
+    Screens watch `trace`, `load_error`, `runner` and `notice` (set anew on every
+    change of the session's state) and tell the app what to change with the
+    messages of `toolreplay_tui.messages`.
+    """
+
+    trace: var[Trace | None] = var[Trace | None](None, always_update=True)
+    """The trace, once it is loaded (in a worker thread)."""
+    load_error: var[str | None] = var[str | None](None)
+    """Why the trace cannot be opened, if it cannot."""
+    runner: var[str | None] = var[str | None](None)
+    """The `module:callable` given (or asked for), overriding the trace header's."""
+    notice: var[Notice] = var(Notice(), always_update=True)
+    """What changed last: screens repaint and show its text in their status line."""
 
     CSS_PATH = "app.tcss"
     TITLE = "Tool Replay"
@@ -107,8 +129,6 @@ class ToolReplayApp(App[None]):
         self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
-        self.trace: Trace | None = None
-        self.load_error: str | None = None
         self.rows: OperationRows | None = None
         self.effect_width = 6
         self.last_fork: ForkRecord | None = None
@@ -158,12 +178,10 @@ class ToolReplayApp(App[None]):
 
     def _load_failed(self, message: str) -> None:
         self.load_error = message
-        if self.browse.is_mounted:
-            self.browse.show_header()
 
     def _loaded(self, trace: Trace, rows: OperationRows, effect_width: int) -> None:
-        self.trace, self.rows, self.effect_width = trace, rows, effect_width
-        self.browse.trace_loaded(rows, effect_width)
+        self.rows, self.effect_width = rows, effect_width
+        self.trace = trace  # last: watchers read the rows
         self.refresh_bindings()
 
     # --- status ----------------------------------------------------------------------
@@ -195,9 +213,7 @@ class ToolReplayApp(App[None]):
         return text
 
     def _changed(self, message: str | None = None, *, error: bool = False) -> None:
-        if self.browse.is_mounted:
-            self.browse.refresh_view()
-            self.browse.show_status(message, error=error)
+        self.notice = Notice(message, error)
         self.refresh_bindings()
 
     # --- patches ---------------------------------------------------------------------
@@ -213,21 +229,35 @@ class ToolReplayApp(App[None]):
         )
         return patch
 
-    def remove_patch(self, operation: Operation) -> bool:
-        removed = self.pending.remove(operation.identity)
-        if removed is not None:
+    def on_patch_edited(self, message: PatchEdited) -> None:
+        self.set_patch(message.operation, message.value)
+
+    def on_patch_removal_requested(self, message: PatchRemovalRequested) -> None:
+        removed = self.pending.remove(message.operation.identity)
+        if removed is None:
+            self._changed("no pending patch on this operation", error=True)
+        else:
             self._changed(f"removed patch {removed.patch_id}")
-        return removed is not None
+
+    def on_output_edit_requested(self, message: OutputEditRequested) -> None:
+        if message.external:
+            self.edit_output_externally(message.operation)
+        else:
+            self.edit_output(message.operation)
+
+    def _editable_text(self, operation: Operation) -> str:
+        """What an editor starts from: the pending or recorded output (`null` for a
+        call that raised and has no patch yet)."""
+        patch = self.pending.get(operation.identity)
+        if patch is None and isinstance(operation.outcome, Raised):
+            return "null"
+        return format_json(output_of(operation, patch))
 
     def edit_output(
         self, operation: Operation, text: str | None = None, problem: str | None = None
     ) -> None:
         if text is None:
-            patch = self.pending.get(operation.identity)
-            if patch is None and isinstance(operation.outcome, Raised):
-                text = "null"
-            else:
-                text = format_json(output_of(operation, patch))
+            text = self._editable_text(operation)
 
         def edited(result: Edited | None) -> None:
             if result is not None:
@@ -237,49 +267,18 @@ class ToolReplayApp(App[None]):
 
     def edit_output_externally(self, operation: Operation) -> None:
         """`E`: edit the output in `$VISUAL`/`$EDITOR`, the app suspended meanwhile."""
-        patch = self.pending.get(operation.identity)
-        start = (
-            "null"
-            if patch is None and isinstance(operation.outcome, Raised)
-            else format_json(output_of(operation, patch))
-        )
-        try:
-            path = self.workspace.write_text("edit", ".json", start + "\n")
-        except OSError as error:
-            self._changed(f"cannot write the file to edit: {error}", error=True)
+        start = self._editable_text(operation)
+        edit = edit_externally(self, self.workspace, start, self.path_label)
+        if edit.text is None:
+            self._changed(edit.problem, error=True)
             return
-        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        argv = [*shlex.split(command), str(path)]
-        try:
-            try:
-                with self.suspend():
-                    completed = subprocess.run(argv, check=False)
-            except SuspendNotSupported:
-                if not self.is_headless:
-                    raise
-                completed = subprocess.run(argv, check=False, capture_output=True)
-        except (OSError, SuspendNotSupported) as error:
-            self._changed(f"cannot run the editor {command!r}: {error}", error=True)
-            return
-        if completed.returncode != 0:
-            self._changed(
-                f"the editor exited with status {completed.returncode}; nothing changed", error=True
-            )
-            return
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            self._changed(f"cannot read {self.path_label(path)}: {error}", error=True)
-            return
-        with contextlib.suppress(OSError):
-            path.unlink()  # our own scratch file: what it held is now in `text`
-        if text.strip() == start.strip():
+        if edit.text.strip() == start.strip():
             self._changed("the editor left the output unchanged")
             return
-        parsed = parse_portable(text, what="the output")
+        parsed = parse_portable(edit.text, what="the output")
         if parsed.problem is not None:
             # Keep what was typed: finish it in the built-in editor.
-            self.edit_output(operation, text, f"not saved: {parsed.problem.describe()}")
+            self.edit_output(operation, edit.text, f"not saved: {parsed.problem.describe()}")
             return
         self.set_patch(operation, parsed.value)
 
@@ -347,10 +346,10 @@ class ToolReplayApp(App[None]):
 
     # --- runs ------------------------------------------------------------------------
 
-    def track_run(self, handle: RunHandle) -> None:
+    def on_run_started(self, message: RunStarted) -> None:
         """Remember a started run, so that quitting kills its child."""
         self._runs = [run for run in self._runs if not run.finished]
-        self._runs.append(handle)
+        self._runs.append(message.handle)
 
     def cancel_runs(self) -> None:
         for handle in self._runs:
@@ -371,7 +370,6 @@ class ToolReplayApp(App[None]):
         def chosen(value: str | None) -> None:
             if value:
                 self.runner = value
-                self.browse.show_header()
                 then(value)
 
         self.push_screen(
@@ -411,7 +409,7 @@ class ToolReplayApp(App[None]):
             f"fork {self.trace_label} with {len(patches)} {noun} into "
             f"{self.path_label(paths.branch)}, runner {runner}"
         )
-        self.push_screen(RunScreen(request, title))
+        self.push_screen(RunScreen(request, title), self._after_run)
 
     def action_replay(self) -> None:
         if self.trace is None:
@@ -420,18 +418,27 @@ class ToolReplayApp(App[None]):
         def start(runner: str) -> None:
             request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
-                RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}")
+                RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}"),
+                self._after_run,
             )
 
         self._with_runner(start)
 
-    def run_finished(self, request: RunRequest, result: RunResult) -> None:
-        """A replay or fork ended (the run screen calls this)."""
+    def on_run_finished(self, message: RunFinished) -> None:
+        """A replay or fork ended."""
+        request, result = message.request, message.result
         self.last_run = result
         if request.command == "fork" and self._fork_context is not None:
             branch, patches, runner = self._fork_context
             self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
         self._changed()
+
+    def _after_run(self, then: Literal["diff", "promote"] | None) -> None:
+        """The run screen closed, with the next step the user chose there."""
+        if then == "diff":
+            self.action_diff()
+        elif then == "promote":
+            self.action_promote()
 
     def can_diff(self) -> bool:
         fork = self.last_fork
@@ -502,7 +509,8 @@ class ToolReplayApp(App[None]):
             return None
         return self.runs.promote(branch, folder, name=name, runner=runner, expect_file=expect_file)
 
-    def promote_finished(self, result: RunResult) -> None:
+    def on_promote_finished(self, message: PromoteFinished) -> None:
+        result = message.result
         self.last_promote = result
         if result.ok and result.case is not None:
             self._changed(f"promoted to {result.case.directory}")

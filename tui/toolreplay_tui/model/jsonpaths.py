@@ -1,4 +1,4 @@
-"""Portable JSON values by JSON path: walk them, read a path, set a path in a copy.
+"""Portable JSON values by JSON path: read a path, set a path in a copy.
 
 A path is a tuple of segments (`str` for an object key, `int` for a list index),
 rendered with `toolreplay.portable.format_path` (`$.output[0].text`). The pretty
@@ -10,7 +10,6 @@ can move through a large value and the selected value can be edited in place.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -18,7 +17,6 @@ from toolreplay.portable import JsonValue, copy_value, format_path
 
 __all__ = [
     "JsonLine",
-    "JsonNode",
     "JsonPath",
     "PathError",
     "find_line",
@@ -26,7 +24,6 @@ __all__ = [
     "json_lines",
     "path_text",
     "set_at",
-    "walk",
 ]
 
 JsonPath = tuple[str | int, ...]
@@ -37,44 +34,9 @@ class PathError(LookupError):
     """A path that does not exist in a value."""
 
 
-@dataclass(frozen=True, slots=True)
-class JsonNode:
-    """One value inside a larger one: its path, the value, and how deep it is."""
-
-    path: JsonPath
-    value: JsonValue
-    depth: int
-
-    @property
-    def is_container(self) -> bool:
-        return isinstance(self.value, dict | list)
-
-    @property
-    def text_path(self) -> str:
-        return path_text(self.path)
-
-
 def path_text(path: JsonPath) -> str:
     """`$`, `$.decision`, `$.output[0]["a key"]`."""
     return format_path(path)
-
-
-def walk(value: JsonValue) -> Iterator[JsonNode]:
-    """Every value inside `value`, the root first, in document order (pre-order).
-
-    Containers are yielded before their members; object keys keep their order.
-    """
-    stack: list[tuple[JsonPath, JsonValue, int]] = [((), value, 0)]
-    while stack:
-        path, item, depth = stack.pop()
-        yield JsonNode(path, item, depth)
-        if isinstance(item, dict):
-            members = list(item.items())
-            for key, member in reversed(members):
-                stack.append(((*path, key), member, depth + 1))
-        elif isinstance(item, list):
-            for index in range(len(item) - 1, -1, -1):
-                stack.append(((*path, index), item[index], depth + 1))
 
 
 def _step(container: JsonValue, segment: str | int, path: JsonPath, upto: int) -> JsonValue:

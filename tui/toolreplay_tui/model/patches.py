@@ -64,11 +64,6 @@ class PendingPatches:
     def get(self, identity: OperationIdentity) -> OutputPatch | None:
         return self._patches.get(identity)
 
-    @property
-    def unsaved(self) -> bool:
-        """True when there are changes a patch file does not hold yet."""
-        return self.dirty
-
     def set(self, operation: Operation, value: JsonValue) -> OutputPatch:
         """Add (or replace) the patch making `operation` return `value`.
 
@@ -93,15 +88,6 @@ class PendingPatches:
         if patch is not None:
             self.dirty = True
         return patch
-
-    def clear(self) -> None:
-        if self._patches:
-            self.dirty = True
-        self._patches.clear()
-
-    def value_for(self, operation: Operation) -> JsonValue | None:
-        patch = self._patches.get(operation.identity)
-        return None if patch is None else patch.value
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write every pending patch to a new patch file (never over an existing one).

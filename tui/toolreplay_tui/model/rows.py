@@ -102,20 +102,6 @@ class OperationRows:
     def index_at(self, position: int) -> int:
         return self._visible[position]
 
-    def operation_at(self, position: int) -> Operation:
-        return self.operations[self._visible[position]]
-
-    def position_of(self, index: int) -> int | None:
-        """The visible position of the operation at trace index `index`, if it is shown."""
-        if isinstance(self._visible, range):
-            return index if 0 <= index < len(self._visible) else None
-        from bisect import bisect_left
-
-        found = bisect_left(self._visible, index)
-        if found < len(self._visible) and self._visible[found] == index:
-            return found
-        return None
-
     def nearest_position(self, index: int) -> int:
         """The visible position at or after trace index `index` (the last one if none)."""
         from bisect import bisect_left

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -14,15 +14,18 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
 from toolreplay import TRACE_FORMAT_VERSION, Operation, Trace
-from toolreplay_tui.context import blink_cursors, debugger
+from toolreplay_tui.context import debugger
+from toolreplay_tui.messages import (
+    Notice,
+    OutputEditRequested,
+    PatchEdited,
+    PatchRemovalRequested,
+)
 from toolreplay_tui.model.jsonpaths import PathError, set_at
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
-
-if TYPE_CHECKING:
-    from toolreplay_tui.app import ToolReplayApp
 
 __all__ = ["BrowseScreen"]
 
@@ -74,10 +77,6 @@ class BrowseScreen(Screen[None]):
     # --- access ----------------------------------------------------------------------
 
     @property
-    def tr_app(self) -> ToolReplayApp:
-        return debugger(self)
-
-    @property
     def operations(self) -> OperationList:
         return self.query_one("#operations", OperationList)
 
@@ -86,7 +85,7 @@ class BrowseScreen(Screen[None]):
         return self.query_one("#detail", DetailPane)
 
     def current_operation(self) -> Operation | None:
-        trace = self.tr_app.trace
+        trace = debugger(self).trace
         index = self.operations.current_index
         if trace is None or index is None:
             return None
@@ -95,15 +94,20 @@ class BrowseScreen(Screen[None]):
     # --- loading and refreshing ------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.query_one("#filter", FilterInput).cursor_blink = blink_cursors(self)
+        app = debugger(self)
+        self.query_one("#filter", FilterInput).cursor_blink = app.blink_cursors
         self.query_one("#list-pane").border_title = "operations"
         self.detail.border_title = "detail"
         self.operations.focus()
         self.show_header()
         self.show_status()
+        self.watch(app, "trace", self._trace_changed)
+        self.watch(app, "load_error", self.show_header, init=False)
+        self.watch(app, "runner", self.show_header, init=False)
+        self.watch(app, "notice", self._notice_changed, init=False)
 
     def show_header(self) -> None:
-        app = self.tr_app
+        app = debugger(self)
         header = self.query_one("#trace-header", Static)
         problem = app.load_error
         if problem is not None:
@@ -119,26 +123,29 @@ class BrowseScreen(Screen[None]):
             return
         header.update(describe_header(app.trace_label, trace, app.runner_spec()))
 
-    def trace_loaded(self, rows: OperationRows, effect_width: int) -> None:
+    def _trace_changed(self, trace: Trace | None) -> None:
+        app = debugger(self)
+        if trace is None or app.rows is None:
+            return
         self.show_header()
         listing = self.operations
-        listing.set_rows(rows, self.tr_app.pending, effect_width=effect_width)
+        listing.set_rows(app.rows, app.pending, effect_width=app.effect_width)
         self.query_one("#list-header", Static).update(Text(listing.header_text(), style="bold"))
         self.show_status()
 
-    def refresh_view(self) -> None:
-        """Pending patches changed: repaint the list, the detail and the status line."""
+    def _notice_changed(self, notice: Notice) -> None:
+        """The session changed: repaint the list, the detail and the status line."""
         self.operations.refresh()
         self.show_detail()
-        self.show_status()
+        self.show_status(notice.text, error=notice.error)
 
     def show_detail(self) -> None:
         operation = self.current_operation()
-        patch = None if operation is None else self.tr_app.pending.get(operation.identity)
+        patch = None if operation is None else debugger(self).pending.get(operation.identity)
         self.detail.show(operation, patch)
 
     def show_status(self, message: str | None = None, *, error: bool = False) -> None:
-        status = self.tr_app.status_text()
+        status = debugger(self).status_text()
         if message is not None:
             status.append("  ·  ")
             status.append(message, style="bold red" if error else "bold")
@@ -157,13 +164,13 @@ class BrowseScreen(Screen[None]):
     def on_detail_pane_value_edited(self, event: DetailPane.ValueEdited) -> None:
         event.stop()
         operation = event.operation
-        current = output_of(operation, self.tr_app.pending.get(operation.identity))
+        current = output_of(operation, debugger(self).pending.get(operation.identity))
         try:
             value = set_at(current, event.path, event.value)
         except PathError as error:
             self.show_status(str(error), error=True)
             return
-        self.tr_app.set_patch(operation, value)
+        self.post_message(PatchEdited(operation, value))
 
     def on_detail_pane_problem(self, event: DetailPane.Problem) -> None:
         event.stop()
@@ -175,7 +182,7 @@ class BrowseScreen(Screen[None]):
         field = self.query_one("#filter", FilterInput)
         in_values = isinstance(self.focused, ValueView)
         self._filter_target = "values" if in_values else "list"
-        rows = self.tr_app.rows
+        rows = debugger(self).rows
         if in_values:
             field.border_title = (
                 "search the output (text or JSON path): enter searches, escape cancels"
@@ -218,7 +225,7 @@ class BrowseScreen(Screen[None]):
             self.operations.focus()
 
     def _apply_filter(self, query: str) -> None:
-        rows = self.tr_app.rows
+        rows = debugger(self).rows
         if rows is None:
             return
         if not query:
@@ -233,14 +240,13 @@ class BrowseScreen(Screen[None]):
         debugger(self).call_from_thread(self._filtered, query, indices)
 
     def _filtered(self, query: str, indices: list[int] | None) -> None:
-        rows = self.tr_app.rows
+        rows = debugger(self).rows
         if rows is None:
             return
         keep = self.operations.current_index
         count = rows.apply_filter(query, indices)
-        self.operations.set_rows(
-            rows, self.tr_app.pending, effect_width=self.tr_app.effect_width, index=keep
-        )
+        app = debugger(self)
+        self.operations.set_rows(rows, app.pending, effect_width=app.effect_width, index=keep)
         if rows.filtered:
             self.show_status(
                 f"filter {query!r}: {count} of {len(rows.operations)} operations "
@@ -250,7 +256,7 @@ class BrowseScreen(Screen[None]):
             self.show_status()
 
     def action_clear_filter(self) -> None:
-        rows = self.tr_app.rows
+        rows = debugger(self).rows
         if rows is not None and rows.filtered:
             self._filtered("", None)
 
@@ -263,7 +269,7 @@ class BrowseScreen(Screen[None]):
                     f"nothing in this output matches {self._value_query!r}", error=True
                 )
             return
-        rows = self.tr_app.rows
+        rows = debugger(self).rows
         if rows is None:
             return
         found = rows.step(self.operations.cursor, forward=forward)
@@ -310,20 +316,17 @@ class BrowseScreen(Screen[None]):
     def action_edit(self) -> None:
         operation = self.current_operation()
         if operation is not None:
-            self.tr_app.edit_output(operation)
+            self.post_message(OutputEditRequested(operation))
 
     def action_external_edit(self) -> None:
         operation = self.current_operation()
         if operation is not None:
-            self.tr_app.edit_output_externally(operation)
+            self.post_message(OutputEditRequested(operation, external=True))
 
     def action_remove_patch(self) -> None:
         operation = self.current_operation()
-        if operation is None:
-            return
-        removed = self.tr_app.remove_patch(operation)
-        if not removed:
-            self.show_status("no pending patch on this operation", error=True)
+        if operation is not None:
+            self.post_message(PatchRemovalRequested(operation))
 
 
 def describe_header(label: str, trace: Trace, runner: str | None) -> Text:

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from toolreplay_tui.context import blink_cursors
+from toolreplay_tui.context import debugger
 
 __all__ = ["ConfirmScreen", "PromptScreen"]
 
@@ -71,7 +71,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         field = self.query_one("#prompt-input", Input)
-        field.cursor_blink = blink_cursors(self)
+        field.cursor_blink = debugger(self).blink_cursors
         field.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

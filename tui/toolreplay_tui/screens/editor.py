@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from toolreplay import JsonValue, Operation, Returned
-from toolreplay_tui.context import blink_cursors, debugger
+from toolreplay_tui.context import debugger
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.screens.dialogs import ConfirmScreen
 
@@ -74,7 +74,7 @@ class EditorScreen(Screen[Edited | None]):
 
     def on_mount(self) -> None:
         area = self.text_area
-        area.cursor_blink = blink_cursors(self)
+        area.cursor_blink = debugger(self).blink_cursors
         area.indent_width = 2
         area.focus()
         if self.initial_problem is not None:

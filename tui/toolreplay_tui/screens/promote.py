@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,13 +14,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Static, TextArea
 
 from toolreplay.runners import RUNNER_PATTERN
-from toolreplay_tui.context import blink_cursors, debugger
+from toolreplay_tui.context import debugger
+from toolreplay_tui.messages import PromoteFinished
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.model.promotion import PromoteDefaults, case_folder
 from toolreplay_tui.widgets.run_panel import RunPanel
-
-if TYPE_CHECKING:
-    from toolreplay_tui.app import ToolReplayApp
 
 __all__ = ["PromoteScreen"]
 
@@ -70,15 +68,11 @@ class PromoteScreen(Screen[None]):
         yield Footer()
 
     @property
-    def tr_app(self) -> ToolReplayApp:
-        return debugger(self)
-
-    @property
     def panel(self) -> RunPanel:
         return self.query_one("#promote-run", RunPanel)
 
     def on_mount(self) -> None:
-        blink = blink_cursors(self)
+        blink = debugger(self).blink_cursors
         for field in self.query(Input):
             field.cursor_blink = blink
         self.query_one("#promote-expected", TextArea).cursor_blink = blink
@@ -135,14 +129,16 @@ class PromoteScreen(Screen[None]):
             self._problem(f"expected value: {where.describe()}")
             return
         self._problem(None)
-        request = self.tr_app.promote_request(self.branch, Path(folder), name, runner, parsed.value)
+        request = debugger(self).promote_request(
+            self.branch, Path(folder), name, runner, parsed.value
+        )
         if request is None:
             return
         self.panel.start(request, f"promote to {folder}")
 
     def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
         event.stop()
-        self.tr_app.promote_finished(event.result)
+        self.post_message(PromoteFinished(event.result))
 
     def action_close(self) -> None:
         if self.panel.running:

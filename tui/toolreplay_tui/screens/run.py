@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -11,17 +11,18 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from toolreplay_tui.context import debugger
-from toolreplay_tui.model.runs import RunRequest, RunResult
+from toolreplay_tui.messages import RunFinished
+from toolreplay_tui.model.runs import RunRequest
 from toolreplay_tui.widgets.run_panel import RunPanel
-
-if TYPE_CHECKING:
-    from toolreplay_tui.app import ToolReplayApp
 
 __all__ = ["RunScreen"]
 
 
-class RunScreen(ModalScreen[RunResult | None]):
-    """Runs one request; `escape`/`ctrl+c` cancel it (killing the child), then close."""
+class RunScreen(ModalScreen[Literal["diff", "promote"] | None]):
+    """Runs one request; `escape`/`ctrl+c` cancel it (killing the child), then close.
+
+    Closes with the next step chosen here (`d` diff, `p` promote), or None.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Cancel / close", id="run.close"),
@@ -45,23 +46,19 @@ class RunScreen(ModalScreen[RunResult | None]):
     def panel(self) -> RunPanel:
         return self.query_one("#run-panel", RunPanel)
 
-    @property
-    def tr_app(self) -> ToolReplayApp:
-        return debugger(self)
-
     def on_mount(self) -> None:
         self.panel.start(self.request, self.request.command)
 
     def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
         event.stop()
-        self.tr_app.run_finished(self.request, event.result)
+        self.post_message(RunFinished(self.request, event.result))
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "diff":
-            return True if self.tr_app.can_diff() and not self.panel.running else None
+            return True if debugger(self).can_diff() and not self.panel.running else None
         if action == "promote":
-            return True if self.tr_app.can_promote() and not self.panel.running else None
+            return True if debugger(self).can_promote() and not self.panel.running else None
         return True
 
     def action_cancel(self) -> None:
@@ -71,12 +68,10 @@ class RunScreen(ModalScreen[RunResult | None]):
         if self.panel.running:
             self.panel.cancel()
             return
-        self.dismiss(self.panel.result)
+        self.dismiss(None)
 
     def action_diff(self) -> None:
-        self.dismiss(self.panel.result)
-        self.tr_app.action_diff()
+        self.dismiss("diff")
 
     def action_promote(self) -> None:
-        self.dismiss(self.panel.result)
-        self.tr_app.action_promote()
+        self.dismiss("promote")

@@ -12,6 +12,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from toolreplay_tui.context import debugger
+from toolreplay_tui.messages import RunStarted
 from toolreplay_tui.model.runreport import ReportLine, describe_result
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
 
@@ -64,7 +65,7 @@ class RunPanel(VerticalScroll):
     def start(self, request: RunRequest, label: str) -> None:
         """Start the child process; `label` says what runs (`fork refund.trp`)."""
         self.handle = RunHandle(request)
-        debugger(self).track_run(self.handle)
+        self.post_message(RunStarted(self.handle))
         self.result = None
         self._label = label
         self._frame = 0
