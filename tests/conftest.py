@@ -18,3 +18,8 @@ def _reset_body_calls() -> Iterator[None]:
 # Hypothesis keeps no example database: tests write nowhere but their tmp_path.
 settings.register_profile("toolreplay", database=None, deadline=None)
 settings.load_profile("toolreplay")
+
+# tests/cases/ is where the README's walk (and `toolreplay promote`) put the cases a
+# user promotes in this checkout: theirs, not this suite's, so a plain run leaves them
+# out. `uv run pytest tests/cases/<name>` runs one by name (git ignores the folder too).
+collect_ignore = ["cases"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -41,8 +43,12 @@ class Demo:
         assert match, f"the server did not start: {first!r} {self.process.stderr}"
         self.url = match.group(0)
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, **headers: str
+    ) -> tuple[int, Any]:
         request = urllib.request.Request(self.url + path, data=body, method=method)
+        for name, value in headers.items():
+            request.add_header(name.replace("_", "-"), value)
         if body is not None:
             request.add_header("Content-Type", "application/json")
         try:
@@ -51,8 +57,12 @@ class Demo:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
 
-    def act(self, action: str, body: bytes | None = b"{}") -> tuple[int, Any]:
-        return self.request("POST", f"/api/actions/{action}", body)
+    def act(self, action: str, body: bytes | None = b"{}", **headers: str) -> tuple[int, Any]:
+        return self.request("POST", f"/api/actions/{action}", body, **headers)
+
+    @property
+    def host(self) -> str:
+        return self.url.removeprefix("http://")
 
     def raw(self, head: str, body: bytes = b"") -> tuple[int, Any]:
         """Send exactly these bytes, close the sending side, and read the whole answer."""
@@ -175,7 +185,7 @@ def test_bad_requests_get_json_errors_and_the_server_keeps_serving(demo: Demo) -
 
 
 def test_bodies_that_do_not_match_their_length_run_nothing(demo: Demo) -> None:
-    post = "POST /api/actions/replay HTTP/1.1\nHost: demo\nContent-Type: application/json\n"
+    post = f"POST /api/actions/replay HTTP/1.1\nHost: {demo.host}\nContent-Type: application/json\n"
     assert demo.raw(post + "Content-Length: -1\n") == (
         400,
         {"error": {"status": 400, "message": "Content-Length is negative"}},
@@ -225,6 +235,74 @@ def test_a_failed_step_shows_no_path_and_can_be_retried(
         "OSError: [Errno 28] No space left on device: '<scenario>/incident.trp'"
     )
     assert scenario.state()["results"] == {}  # nothing stale is shown as recorded
+
+
+def test_requests_from_other_sites_or_to_other_hosts_are_refused(demo: Demo) -> None:
+    own = demo.url
+    refused = [
+        demo.act("replay", Origin="https://evil.example"),
+        demo.act("replay", Origin="null"),  # a sandboxed frame, a data: URL
+        demo.act("replay", Origin=own.replace("127.0.0.1", "localhost")),  # another origin
+        demo.act("replay", Sec_Fetch_Site="cross-site"),
+        demo.act("replay", Sec_Fetch_Site="same-site"),  # another port of this machine
+        demo.act("replay", Host="evil.example"),  # DNS rebinding: a name that resolves here
+        demo.request("GET", "/api/state", Host="evil.example"),
+        demo.request("GET", "/", Host=f"evil.example:{own.rsplit(':', 1)[1]}"),
+        demo.request("PUT", "/api/actions/replay", b"{}", Origin="https://evil.example"),
+    ]
+    assert [status for status, _ in refused] == [403] * len(refused)
+    assert "only this page may call the demo" in refused[0][1]["error"]["message"]
+    assert "is not this server" in refused[5][1]["error"]["message"]
+    no_host = demo.raw("GET /api/state HTTP/1.1\nConnection: close\n")
+    assert no_host[0] == 403
+    status, state = demo.request("GET", "/api/state")
+    assert (status, state["completed"]) == (200, [])  # nothing refused ran
+
+    # The page itself, as a browser sends it, at either name of the address.
+    status, state = demo.act("replay", Origin=own, Sec_Fetch_Site="same-origin")
+    assert (status, state["completed"]) == (200, ["replay"])
+    localhost = own.replace("127.0.0.1", "localhost").removeprefix("http://")
+    status, state = demo.request("GET", "/api/state", Host=localhost, Sec_Fetch_Site="none")
+    assert (status, state["completed"]) == (200, ["replay"])
+
+
+def test_a_deeply_nested_body_is_a_bad_request(demo: Demo) -> None:
+    deep = b"[" * 2000 + b"]" * 2000
+    assert demo.act("replay", deep) == (
+        400,
+        {"error": {"status": 400, "message": "the body is nested too deeply"}},
+    )
+    status, state = demo.request("GET", "/api/state")
+    assert (status, state["completed"]) == (200, [])
+
+
+def test_a_burst_of_500_connections_is_queued_not_dropped(demo: Demo) -> None:
+    # With the server stopped, the kernel completes handshakes only while the listen
+    # backlog has room; the rest of the SYNs are dropped and retried seconds later.
+    host, port = demo.host.split(":")
+    demo.process.send_signal(signal.SIGSTOP)
+    connections: list[socket.socket] = []
+    try:
+        for _ in range(500):
+            connection = socket.socket()
+            connection.setblocking(False)
+            connection.connect_ex((host, int(port)))
+            connections.append(connection)
+        pending = set(connections)
+        deadline = time.monotonic() + 20  # a bound on waiting, not a speed target
+        while pending and time.monotonic() < deadline:
+            _, writable, _ = select.select([], list(pending), [], 1)
+            pending -= set(writable)
+        established = [
+            c for c in connections if c.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+        ]
+        assert (len(pending), len(established)) == (0, 500)
+    finally:
+        for connection in connections:
+            connection.close()
+        demo.process.send_signal(signal.SIGCONT)
+    status, _ = demo.request("GET", "/api/state")
+    assert status == 200
 
 
 def test_the_server_binds_loopback_only(demo: Demo) -> None:

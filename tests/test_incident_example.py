@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,42 @@ def test_a_fork_with_manual_review_diverges_at_the_model_text(tmp_path: Path) ->
 
     text = run("-m", "toolreplay", "diff", BUNDLED_ARG, str(branch))
     assert f'{MODEL_TEXT}: source "approve", target "manual_review"' in text.stdout
+
+
+def test_a_case_promoted_into_the_checkout_runs_by_name_not_with_the_suite(
+    tmp_path: Path,
+) -> None:
+    # A copy of this checkout's test configuration, holding the case the README's walk
+    # promotes into tests/cases/: the suite leaves it out; naming it runs it.
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "tests").mkdir()
+    for name in ("__init__.py", "conftest.py"):
+        shutil.copy(ROOT / "tests" / name, tmp_path / "tests" / name)
+    shutil.copytree(ROOT / "tests" / "support", tmp_path / "tests" / "support")
+    replayed = run_json("replay", BUNDLED_ARG)
+    name = "refund_over_limit_needs_review"
+    toolreplay.promote(
+        BUNDLED,
+        tmp_path / "tests" / "cases" / name,
+        name=name,
+        runner=str(replayed["runner"]),
+        expected=replayed["return_value"],
+    )
+
+    def pytest_in_copy(*args: str) -> subprocess.CompletedProcess[str]:
+        env = offline_env() | {"PYTHONPATH": str(ROOT)}  # where examples.incident lives
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    suite = pytest_in_copy()
+    assert suite.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, suite.stdout
+    named = pytest_in_copy(f"tests/cases/{name}")
+    assert named.returncode == pytest.ExitCode.OK, named.stdout
+    assert "1 passed" in named.stdout

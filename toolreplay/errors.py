@@ -47,6 +47,7 @@ __all__ = [
     "TraceExistsError",
     "TraceFormatError",
     "TraceNotFoundError",
+    "TraceWriteError",
     "UnappliedPatchError",
     "UnconsumedOperationsError",
     "UnsupportedRequestError",
@@ -104,6 +105,19 @@ class TraceNotFoundError(TraceError, FileNotFoundError):
 
 class TraceExistsError(TraceError, FileExistsError):
     """Recording would overwrite an existing trace and the caller did not ask for that."""
+
+
+class TraceWriteError(TraceError):
+    """The operating system refused to write a trace (a full disk, a file size limit).
+
+    `reason` is its explanation (`No space left on device`). The line being
+    written was taken back out of the file, so the trace still reads, holding
+    every operation written before; the original `OSError` is `__cause__`.
+    """
+
+    def __init__(self, message: str, *, path: Path, reason: str) -> None:
+        super().__init__(message, path=path)
+        self.reason = reason
 
 
 class TraceFormatError(TraceError):

@@ -72,6 +72,7 @@ RunOutcome = Literal[
     "application_exit",
     "replay_contract_error",
     "session_error",
+    "storage_error",
     "invalid_arguments",
 ]
 PromoteOutcome = Literal["ok", "invalid_arguments", "case_failed"]

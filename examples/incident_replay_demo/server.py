@@ -6,6 +6,12 @@ real Tool Replay API (see `scenario.py`); nothing is simulated in the page. The
 server binds 127.0.0.1 only, keeps its scenario in a temporary folder removed
 on exit, and needs no API key: the model's answer on the day of the incident is
 served by a local transport, and every later step refuses any provider call.
+
+Binding loopback is not enough on its own: any web page the same browser has
+open can send requests to 127.0.0.1, and a name that resolves to it (DNS
+rebinding) makes them look same-origin. So every request is answered with 403
+unless its Host is this server's own address and, when the browser says where
+the request comes from (Origin, Sec-Fetch-Site), that is this page.
 """
 
 from __future__ import annotations
@@ -41,10 +47,18 @@ class DemoServer(ThreadingHTTPServer):
     """The HTTP server, holding the one scenario it serves."""
 
     daemon_threads = True
+    # The listen backlog: socketserver's default of 5 makes a burst of connections
+    # wait for the kernel to retry their SYNs, seconds each.
+    request_queue_size = 1024
 
     def __init__(self, port: int, scenario: DemoScenario) -> None:
         super().__init__((HOST, port), _Handler)
         self.scenario = scenario
+
+    def own_hosts(self) -> frozenset[str]:
+        """The Host values that name this server: the address the page is opened at."""
+        port = self.server_address[1]
+        return frozenset({f"{HOST}:{port}", f"localhost:{port}"})
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -74,7 +88,28 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": {"status": status, "message": message}})
 
+    def _refused_cross_site(self) -> bool:
+        """Answer 403 to a request that does not come from this server's own page."""
+        server = cast(DemoServer, self.server)
+        host = self.headers.get("Host")
+        origin = self.headers.get("Origin")
+        site = self.headers.get("Sec-Fetch-Site")
+        if host not in server.own_hosts():
+            address = f"http://{HOST}:{server.server_address[1]}"
+            reason = f"the Host {host!r} is not this server; open {address}"
+        elif origin is not None and origin != f"http://{host}":
+            reason = f"requests from {origin!r} are refused: only this page may call the demo"
+        elif site not in (None, "same-origin", "none"):
+            reason = f"{site} requests are refused: only this page may call the demo"
+        else:
+            return False
+        self.close_connection = True  # a body, if any, is not read
+        self._error(HTTPStatus.FORBIDDEN, reason)
+        return True
+
     def do_GET(self) -> None:
+        if self._refused_cross_site():
+            return
         if self.path == "/api/state":
             self._json(HTTPStatus.OK, self.scenario.state())
             return
@@ -86,6 +121,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, (STATIC / name).read_bytes(), content_type)
 
     def do_POST(self) -> None:
+        if self._refused_cross_site():
+            return
         prefix = "/api/actions/"
         if not self.path.startswith(prefix):
             self._error(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
@@ -105,6 +142,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(HTTPStatus.OK, state)
 
     def do_PUT(self) -> None:
+        if self._refused_cross_site():
+            return
         self._error(HTTPStatus.METHOD_NOT_ALLOWED, "use GET for pages and state, POST for actions")
 
     do_DELETE = do_PATCH = do_PUT
@@ -137,6 +176,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise DemoError(400, "the body is not valid JSON") from None
+        except RecursionError:
+            raise DemoError(400, "the body is nested too deeply") from None
         if not isinstance(body, dict):
             raise DemoError(400, "the body must be a JSON object")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import toolreplay
 from toolreplay import JsonValue
@@ -50,6 +51,7 @@ def main() -> dict[str, JsonValue]:
 
 def sleepy() -> None:
     print("sleeping in the runner", file=sys.stderr, flush=True)
+    Path("sleepy.started").touch()  # support.SLEEPY_STARTED: the line above was printed
     time.sleep(120)  # a runner that hangs: the tests cancel it or let the timeout kill it
 
 

@@ -16,6 +16,10 @@ import toolreplay
 APP_SOURCE = Path(__file__).parent / "incident_app.py"
 APP_MODULE = "tuiapp"
 RUNNER = f"{APP_MODULE}:main"
+# A run killed at its timeout on a loaded machine may not have reached the runner yet:
+# timeout tests try these in turn until the child says it got there (SLEEPY_STARTED).
+RUN_TIMEOUTS = (1.5, 4.0, 10.0, 25.0)
+SLEEPY_STARTED = "sleepy.started"  # what incident_app.sleepy creates in its project folder
 DECIDE_INPUTS = {"amount": 1200.0, "tier": "gold"}
 
 

@@ -16,11 +16,23 @@ ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = ROOT / "examples" / "incident" / "refund.trp"
 
 
+def listing(folder: Path) -> list[tuple[str, int, int]]:
+    """Every file below `folder`: its relative path, size and modification time."""
+    return sorted(
+        (str(path.relative_to(folder)), path.stat().st_size, path.stat().st_mtime_ns)
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    )
+
+
 @pilot_test
 async def test_the_bundled_incident_is_fixed_and_promoted_in_under_a_dozen_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = INCIDENT.read_bytes()
+    # A user following the README may have left forks in examples/incident/.toolreplay/;
+    # this walk works in tmp_path and must leave that folder exactly as it found it.
+    folder_before = listing(INCIDENT.parent)
     environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     environment["PYTHONPATH"] = str(ROOT)  # the runner lives in examples.incident
     app = ToolReplayApp(
@@ -72,4 +84,4 @@ async def test_the_bundled_incident_is_fixed_and_promoted_in_under_a_dozen_keys(
     assert isinstance(verified.returned, dict)
     assert verified.returned["decision"] == "manual_review"
     assert INCIDENT.read_bytes() == before  # the bundled trace is never written
-    assert not (INCIDENT.parent / ".toolreplay").exists()
+    assert listing(INCIDENT.parent) == folder_before

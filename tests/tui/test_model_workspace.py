@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from toolreplay_tui.model.workspace import Workspace, display_path
+
+import toolreplay
 
 
 def test_the_working_folder_sits_next_to_the_trace(tmp_path: Path) -> None:
@@ -57,3 +60,34 @@ def test_write_new_skips_a_file_that_appears_meanwhile(tmp_path: Path) -> None:
 def test_display_path_is_relative_inside_the_base(tmp_path: Path) -> None:
     assert display_path(tmp_path / "a" / "b.trp", tmp_path) == "a/b.trp"
     assert display_path(Path("/elsewhere/x.trp"), tmp_path) == "/elsewhere/x.trp"
+
+
+def test_write_new_takes_the_next_number_when_a_library_error_says_taken(
+    tmp_path: Path,
+) -> None:
+    # write_patches reports a taken path as PatchFileError raised from FileExistsError.
+    workspace = Workspace(tmp_path / "refund.trp")
+    patch = toolreplay.replace_output(effect="llm.decide", inputs={"q": 1}, value="review")
+    calls: list[Path] = []
+
+    def write(path: Path) -> Path:
+        calls.append(path)
+        if len(calls) == 1:
+            path.write_text("someone else's")  # appeared between choosing and writing
+        return toolreplay.write_patches(path, [patch])
+
+    written = workspace.write_new("patches", ".json", write)
+    assert [p.name for p in calls] == ["refund-patches-1.json", "refund-patches-2.json"]
+    assert written == calls[1]
+    assert calls[0].read_text() == "someone else's"
+    assert toolreplay.read_patches(written) == [patch]
+
+
+def test_write_new_lets_any_other_error_through(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "refund.trp")
+
+    def write(path: Path) -> Path:
+        return toolreplay.write_patches(path / "inside-a-missing-folder.json", [])
+
+    with pytest.raises(toolreplay.PatchFileError, match="does not exist"):
+        workspace.write_new("patches", ".json", write)

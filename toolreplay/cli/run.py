@@ -6,7 +6,8 @@ application's own output goes to stderr, at the file-descriptor level, so
 nothing it prints (or a child process of it) can corrupt that document.
 
 Exit status: 0 when the run succeeded, 1 when it ran and failed (application
-error or exit, replay contract error, session error), 2 when it was refused
+error or exit, replay contract error, session error) or its trace could not be
+written (storage error: a full disk), 2 when it was refused
 before the application ran (bad runner, trace, patch file or paths); a refused
 command writes no file.
 """
@@ -17,6 +18,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -32,6 +34,7 @@ from toolreplay.errors import (
     SessionError,
     ToolReplayError,
     TraceError,
+    TraceWriteError,
 )
 from toolreplay.patches import Patch, read_patches
 from toolreplay.portable import ensure_portable
@@ -58,26 +61,44 @@ def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySes
     except (ToolReplayError, OSError) as error:
         raise _Refused(error) from error
     with application_output_to_stderr():
-        try:
-            with _closing(session):
-                value = runner()
-        except ReplayContractError as error:
-            report.outcome, report.error = (
-                "replay_contract_error",
-                ErrorReport.from_exception(error),
+        _call(report, runner, session)
+    storage = session.write_error
+    if storage is not None:
+        # Not the application's failure, whatever it raised after: the disk's.
+        ended = report.error
+        report.outcome, report.error = "storage_error", ErrorReport.from_exception(storage)
+        if ended is not None and (ended.type, ended.message) != (
+            report.error.type,
+            report.error.message,
+        ):
+            report.error = replace(
+                report.error,
+                notes=(
+                    *report.error.notes,
+                    f"The run then ended on {ended.type}: {ended.message}",
+                ),
             )
-            return
-        except (SessionError, NonPortableValueError) as error:
-            report.outcome, report.error = "session_error", ErrorReport.from_exception(error)
-            return
-        except SystemExit as error:
-            report.outcome = "application_exit"
-            report.error = ErrorReport.from_exception(error)
-            return
-        except Exception as error:
-            report.outcome = "application_error"
-            report.error = ErrorReport.from_exception(error, with_traceback=True)
-            return
+
+
+def _call(report: RunDocument, runner: Runner, session: RecordSession | ReplaySession) -> None:
+    """Call the runner in the opened session and classify how it ended."""
+    try:
+        with _closing(session):
+            value = runner()
+    except ReplayContractError as error:
+        report.outcome, report.error = "replay_contract_error", ErrorReport.from_exception(error)
+        return
+    except (SessionError, NonPortableValueError) as error:
+        report.outcome, report.error = "session_error", ErrorReport.from_exception(error)
+        return
+    except SystemExit as error:
+        report.outcome = "application_exit"
+        report.error = ErrorReport.from_exception(error)
+        return
+    except Exception as error:
+        report.outcome = "application_error"
+        report.error = ErrorReport.from_exception(error, with_traceback=True)
+        return
     try:
         report.return_value = ensure_portable(value)
     except NonPortableValueError:
@@ -141,7 +162,8 @@ def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) 
 
 
 def _refuse(report: RunDocument, error: BaseException, output_format: OutputFormat) -> None:
-    report.outcome = "invalid_arguments"
+    # A trace that cannot be created for lack of space is no bad argument.
+    report.outcome = "storage_error" if isinstance(error, TraceWriteError) else "invalid_arguments"
     report.error = ErrorReport.from_exception(error)
     _emit(report, output_format, [])
 

@@ -28,6 +28,7 @@ from toolreplay.errors import (
     ReplayContractError,
     ToolReplayError,
     TraceError,
+    TraceWriteError,
     UnappliedPatchError,
 )
 from toolreplay.patches import Patch
@@ -232,8 +233,8 @@ class ForkSession(ReplaySession):
             return super()._serve(identity, inputs)
         supply = self._supplies.get(identity)
         if supply is not None:
-            self._applied.add(supply.patch_id)
             self._append(identity, inputs, supply.outcome, "supplied", supply.patch_id, None)
+            self._applied.add(supply.patch_id)
             return supply.outcome
         if _matches_live(identity.effect, self.live):
             return PendingCall(identity, inputs)
@@ -253,7 +254,6 @@ class ForkSession(ReplaySession):
         outcome: Returned | Raised = operation.outcome
         if patch is not None:
             outcome = patch.outcome
-            self._applied.add(patch.patch_id)
         self._append(
             operation.identity,
             operation.inputs,
@@ -262,6 +262,8 @@ class ForkSession(ReplaySession):
             None if patch is None else patch.patch_id,
             operation.logical_id,
         )
+        if patch is not None:
+            self._applied.add(patch.patch_id)
         return outcome
 
     def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
@@ -278,17 +280,23 @@ class ForkSession(ReplaySession):
         source_id: int | None,
     ) -> None:
         assert self._writer is not None
-        self._writer.append(
-            Operation(
-                logical_id=self._writer.operation_count,
-                identity=identity,
-                inputs=inputs,
-                outcome=outcome,
-                origin=origin,
-                patch_id=patch_id,
-                source_logical_operation_id=source_id,
+        try:
+            self._writer.append(
+                Operation(
+                    logical_id=self._writer.operation_count,
+                    identity=identity,
+                    inputs=inputs,
+                    outcome=outcome,
+                    origin=origin,
+                    patch_id=patch_id,
+                    source_logical_operation_id=source_id,
+                )
             )
-        )
+        except TraceWriteError as error:
+            # The call is not answered: the branch must hold what the application saw.
+            self._note_write_error(error)
+            self.note_violation(error)
+            raise
 
     def _annotate_violation(self, error: ReplayContractError) -> None:
         error.add_note(self._branch_note())
@@ -334,11 +342,10 @@ class ForkSession(ReplaySession):
             for op in self.trace.operations
             if op.logical_id not in self._consumed
         )
+        ending = session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
         with self._lock:  # a late call on another thread must not write after the footer
-            self._writer.close(
-                session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p)))),
-                unobserved=unobserved,
-                attempted=self._attempted,
+            self._close_trace(
+                self._writer, ending, error, unobserved=unobserved, attempted=self._attempted
             )
 
     def _branch_note(self) -> str:

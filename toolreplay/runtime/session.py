@@ -34,16 +34,20 @@ from toolreplay.errors import (
     SessionError,
     SessionNestingError,
     ToolReplayError,
+    TraceWriteError,
 )
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
 from toolreplay.runtime.failures import capture_failure, rebuild_failure, session_ending
 from toolreplay.runtime.matching import match_operation, unconsumed_operations
 from toolreplay.trace.model import (
+    AttemptedCall,
     Operation,
     OperationIdentity,
     Raised,
     Returned,
+    SessionEnding,
     TraceHeader,
+    UnobservedOperation,
 )
 from toolreplay.trace.reader import Trace, read_trace
 from toolreplay.trace.writer import TraceWriter
@@ -152,6 +156,39 @@ class Session:
         # The first contract violation raised into the application. If the
         # application swallows it, leaving the session still fails.
         self._violation: ToolReplayError | None = None
+        self._write_error: TraceWriteError | None = None
+
+    @property
+    def write_error(self) -> TraceWriteError | None:
+        """The first failure to write this session's trace (record, fork's branch), if any."""
+        return self._write_error
+
+    def _close_trace(
+        self,
+        writer: TraceWriter,
+        ending: SessionEnding,
+        error: BaseException | None,
+        *,
+        unobserved: tuple[UnobservedOperation, ...] = (),
+        attempted: AttemptedCall | None = None,
+    ) -> None:
+        """Close the trace this session writes, without ever replacing `error`.
+
+        `error` is the exception the session ends with. A footer that cannot be
+        written is added to it as a note (RFC 0001 §5.2); with no such error, the
+        `TraceWriteError` is raised.
+        """
+        try:
+            writer.close(ending, unobserved=unobserved, attempted=attempted)
+        except TraceWriteError as failure:
+            self._note_write_error(failure)
+            if error is None:
+                raise
+            error.add_note(f"Tool Replay could not finish the trace: {failure}")
+
+    def _note_write_error(self, failure: TraceWriteError) -> None:
+        if self._write_error is None:
+            self._write_error = failure
 
     # --- scope ------------------------------------------------------------------------
 
@@ -303,7 +340,8 @@ class RecordSession(Session):
         elif failure is None and exc is None:
             failure = self._swallowed_violation()
         assert self._writer is not None
-        self._writer.close(session_ending(exc or failure, local_paths=[self.path]))
+        ending = exc or failure
+        self._close_trace(self._writer, session_ending(ending, local_paths=[self.path]), ending)
         if exc is None and failure is not None:
             raise failure
 
@@ -388,6 +426,12 @@ class RecordSession(Session):
                     )
                 )
                 self._advance_occurrence(call.identity)
+            except TraceWriteError as error:
+                # The application was told the call failed; if it carries on,
+                # the trace lacks a call it made (5.1).
+                self._note_write_error(error)
+                self.note_violation(error)
+                raise
             finally:
                 if self._in_flight is call:
                     self._in_flight = None
@@ -517,8 +561,10 @@ class ReplaySession(Session):
     ) -> Returned | Raised | PendingCall:
         """The outcome for a call (called holding the lock); raises a contract error."""
         operation = match_operation(self.trace, identity, inputs)
+        # First: a fork's branch write may fail, and then the call did not happen.
+        outcome = self._outcome_for(operation)
         self._consumed.add(operation.logical_id)
-        return self._outcome_for(operation)
+        return outcome
 
     def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
         """Keep a call that ran live (only a fork lets one run)."""

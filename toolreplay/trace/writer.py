@@ -2,9 +2,14 @@
 
 A recording is written in place rather than to a temporary sibling: the trace
 of a process that is killed mid-run is the incident most worth keeping, so each
-completed operation must already be at the target path. Each line goes out in
-one `write` and is flushed to the operating system at once; a crash can only
-tear the line being written, which the reader detects.
+completed operation must already be at the target path. Each line goes to the
+operating system in one unbuffered `write`; a crash can only tear the line
+being written, which the reader detects.
+
+A write that fails (a full disk, a file size limit) is undone: the file is cut
+back to the end of the last complete line, so every operation acknowledged
+before stays readable and the failed one never appears. If even that fails,
+the writer refuses every further line rather than write after a partial one.
 """
 
 from __future__ import annotations
@@ -12,9 +17,8 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import BinaryIO
 
-from toolreplay.errors import TraceError, TraceExistsError
+from toolreplay.errors import TraceError, TraceExistsError, TraceWriteError
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -29,11 +33,13 @@ __all__ = ["TraceWriter"]
 
 
 class TraceWriter:
-    """Appends a trace to `path`, one flushed line at a time.
+    """Appends a trace to `path`, one line per `write` to the operating system.
 
     The file is created when the writer is constructed: an existing file is an
     error unless `overwrite=True` (`if_exists` says what to do instead), a
-    directory or a missing parent folder is an error either way.
+    directory or a missing parent folder is an error either way. A header that
+    cannot be written leaves no file behind. A line that cannot be written
+    raises `TraceWriteError` and is taken back out of the file.
     """
 
     def __init__(
@@ -45,17 +51,24 @@ class TraceWriter:
         if_exists: str = "choose another path or delete that file",
     ) -> None:
         self.path = Path(path)
-        self._file = _create(self.path, overwrite=overwrite, if_exists=if_exists)
+        self._descriptor: int | None = _create(self.path, overwrite=overwrite, if_exists=if_exists)
         self._digest = hashlib.sha256()
         self._count = 0
-        self._write(encode_header(header))
+        self._size = 0  # bytes of complete lines: where an undone write cuts back to
+        self._broken: TraceWriteError | None = None
+        try:
+            self._write(encode_header(header), what="the header")
+        except BaseException:
+            self._discard()
+            raise
 
     @property
     def operation_count(self) -> int:
         return self._count
 
     def append(self, operation: Operation) -> None:
-        self._write(encode_operation(operation))
+        """Write one operation; on failure nothing of it stays in the file."""
+        self._write(encode_operation(operation), what=f"operation {operation.logical_id}")
         self._count += 1
 
     def close(
@@ -68,23 +81,84 @@ class TraceWriter:
         """Write the footer (count, digest, how the session ended), sync and close.
 
         A fork's branch also lists the source operations it never called and the
-        unrecorded call it stopped at.
+        unrecorded call it stopped at. The file is closed whatever happens. A
+        footer that cannot be written is undone, leaving a readable incomplete
+        trace, and raises `TraceWriteError`.
         """
+        descriptor = self._descriptor
+        if descriptor is None:
+            return
         footer = TraceFooter(self._count, self._digest.hexdigest(), ending, unobserved, attempted)
         try:
-            self._file.write(encode_footer(footer))
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            self._write(encode_footer(footer), what="the footer")
+            try:
+                os.fsync(descriptor)
+            except OSError as error:
+                raise self._failure("sync the trace to disk", error) from error
         finally:
-            self._file.close()
+            self._descriptor = None
+            os.close(descriptor)
 
-    def _write(self, line: bytes) -> None:
-        self._file.write(line)
-        self._file.flush()
+    def _write(self, line: bytes, *, what: str) -> None:
+        descriptor = self._descriptor
+        if descriptor is None:
+            raise TraceError(f"{self.path}: the trace is already closed", path=self.path)
+        if self._broken is not None:
+            raise TraceWriteError(
+                f"{self.path}: {what} was not written: an earlier write to this trace "
+                f"failed and could not be undone ({self._broken.reason}), so nothing more "
+                f"is appended after it. The {self._count} operations before it are kept.",
+                path=self.path,
+                reason=self._broken.reason,
+            )
+        try:
+            view = memoryview(line)
+            while view:  # one write normally; a short write is continued, not repeated
+                view = view[os.write(descriptor, view) :]
+        except BaseException as error:
+            self._undo(descriptor)
+            if isinstance(error, OSError):
+                raise self._failure(f"write {what}", error) from error
+            raise
+        self._size += len(line)
         self._digest.update(line)
 
+    def _undo(self, descriptor: int) -> None:
+        """Cut the file back to its last complete line, or refuse every later write."""
+        try:
+            os.ftruncate(descriptor, self._size)
+            os.lseek(descriptor, self._size, os.SEEK_SET)
+        except OSError as error:
+            self._broken = TraceWriteError(
+                f"{self.path}: cannot take back a partly written line: {error.strerror}",
+                path=self.path,
+                reason=error.strerror or str(error),
+            )
 
-def _create(path: Path, *, overwrite: bool, if_exists: str) -> BinaryIO:
+    def _failure(self, action: str, error: OSError) -> TraceWriteError:
+        reason = error.strerror or str(error)
+        kept = (
+            "it was taken back out, so the trace reads as before"
+            if self._broken is None
+            else "it could not be taken back out, so nothing more is appended"
+        )
+        return TraceWriteError(
+            f"{self.path}: cannot {action}: {reason}; {kept}. The {self._count} "
+            "operations written before are kept. Free space (or raise the file size "
+            "limit) and run again.",
+            path=self.path,
+            reason=reason,
+        )
+
+    def _discard(self) -> None:
+        """Remove a file whose header never made it: a retry must not find it taken."""
+        descriptor, self._descriptor = self._descriptor, None
+        if descriptor is not None:
+            os.close(descriptor)
+        self.path.unlink(missing_ok=True)
+
+
+def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
     if path.is_dir():
         raise TraceError(
             f"{path}: is a directory; give the path of a .trp file to record into", path=path
@@ -93,9 +167,13 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> BinaryIO:
         raise TraceError(
             f"{path}: the folder {path.parent} does not exist; create it first", path=path
         )
+    # Exclusive creation: no check-then-open race with another recorder. The mode
+    # is that of any new file (the umask applies); unbuffered, so a failed write
+    # is never retried behind the writer's back.
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags |= os.O_TRUNC if overwrite else os.O_EXCL
     try:
-        # Exclusive creation: no check-then-open race with another recorder.
-        return path.open("wb" if overwrite else "xb")
+        return os.open(path, flags, 0o666)
     except FileExistsError:
         raise TraceExistsError(
             f"{path}: a trace already exists here, and traces are never overwritten "

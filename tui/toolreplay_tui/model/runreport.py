@@ -31,6 +31,7 @@ _OUTCOMES = {
     "session_error": "failed: the application misused the session",
     "application_error": "failed: the application raised",
     "application_exit": "failed: the application exited",
+    "storage_error": "failed: its trace could not be written (a full disk?)",
     "invalid_arguments": "was refused before the application ran (nothing was written)",
     "case_failed": "failed: the case does not hold (nothing was written)",
     "cancelled": "was cancelled: the child process was killed",

@@ -43,6 +43,14 @@ class ForkPaths:
     branch: Path
 
 
+def _taken_meanwhile(error: BaseException) -> bool:
+    """The error says the path was taken: it, or what it was raised from, is a FileExistsError."""
+    return any(
+        isinstance(candidate, FileExistsError)
+        for candidate in (error, error.__cause__, error.__context__)
+    )
+
+
 class Workspace:
     """Numbered, never-overwritten files in one folder, named after a trace."""
 
@@ -104,15 +112,17 @@ class Workspace:
         """Call `write(path)` on the next free path, again on the next if it now exists.
 
         `write` must create its file exclusively and raise `FileExistsError` (or an
-        error whose `__cause__`/`__context__` is one) if it is taken.
+        error whose `__cause__`/`__context__` is one, as `toolreplay.write_patches`'s
+        `PatchFileError` is) if it is taken. Any other error propagates.
         """
         self.ensure()
         for _ in range(_MAX_TRIES):
             path = self.next_path(kind, suffix)
             try:
                 return write(path)
-            except FileExistsError:
-                continue
+            except Exception as error:
+                if not _taken_meanwhile(error):
+                    raise
         raise FileExistsError(f"{self.root}: no free file name left after {_MAX_TRIES} tries")
 
     def write_text(self, kind: str, suffix: str, text: str) -> Path:
