@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from toolreplay import JsonValue, Operation
+from toolreplay import JsonValue, Operation, Patch
 
 if TYPE_CHECKING:
     from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Notice",
     "OutputEditRequested",
+    "PatchChangeRequested",
     "PatchEdited",
     "PatchRemovalRequested",
     "PromoteFinished",
@@ -44,6 +45,15 @@ class PatchEdited(Message):
         super().__init__()
         self.operation = operation
         self.value = value
+
+
+class PatchChangeRequested(Message):
+    """From the patches list: `edit` or `remove` `patch`, or `undo` the last removal."""
+
+    def __init__(self, change: str, patch: Patch | None) -> None:
+        super().__init__()
+        self.change = change
+        self.patch = patch
 
 
 class PatchRemovalRequested(Message):

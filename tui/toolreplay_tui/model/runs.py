@@ -91,7 +91,9 @@ class RunClient:
     def fork(
         self, source: Path, patches: Path, branch: Path, *, runner: str | None = None
     ) -> RunRequest:
-        """`toolreplay fork SOURCE --patches FILE --output BRANCH [--runner R] --format json`."""
+        """`toolreplay fork SOURCE --patches FILE --output BRANCH --allow-unobserved
+        [--runner R] --format json`: the debugger lets a fork leave the recording's path
+        (the diff shows what it skipped)."""
         return self._request(
             "fork",
             str(source),
@@ -99,6 +101,7 @@ class RunClient:
             str(patches),
             "--output",
             str(branch),
+            "--allow-unobserved",
             *_runner_option(runner),
         )
 
