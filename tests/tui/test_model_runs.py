@@ -60,6 +60,7 @@ def test_argv_of_each_command(tmp_path: Path) -> None:
         "p.json",
         "--output",
         "b.trp",
+        "--allow-unobserved",
         "--runner",
         "m:f",
         "--format",

@@ -20,6 +20,7 @@ from toolreplay import (
     JsonValue,
     Operation,
     OperationIdentity,
+    OutputPatch,
     Patch,
     Trace,
     read_patches,
@@ -69,7 +70,7 @@ class PendingPatches:
         self._patches: dict[OperationIdentity, Patch] = {}
         self.dirty = False
         self.saved_path: Path | None = None
-        self._removed: Patch | None = None
+        self._removed: tuple[int, Patch] | None = None
 
     def __len__(self) -> int:
         return len(self._patches)
@@ -83,7 +84,7 @@ class PendingPatches:
     def get(self, identity: OperationIdentity) -> Patch | None:
         return self._patches.get(identity)
 
-    def set(self, operation: Operation, value: JsonValue) -> Patch:
+    def set(self, operation: Operation, value: JsonValue) -> OutputPatch:
         """Add (or replace) the patch making `operation` return `value`.
 
         Raises what `toolreplay.replace_output` raises for a value that is not
@@ -95,7 +96,8 @@ class PendingPatches:
             occurrence=operation.identity.occurrence,
             value=value,
         )
-        return self.put(patch)
+        self.put(patch)
+        return patch
 
     def put(self, patch: Patch) -> Patch:
         """Add `patch`, replacing any pending patch on the same call."""
@@ -111,11 +113,11 @@ class PendingPatches:
         inputs: dict[str, JsonValue],
         occurrence: int,
         value: JsonValue,
-    ) -> Patch:
+    ) -> OutputPatch:
         """Give a call the trace does not hold the output `value` (`supply_output`)."""
-        return self.put(
-            supply_output(effect=effect, inputs=inputs, occurrence=occurrence, value=value)
-        )
+        patch = supply_output(effect=effect, inputs=inputs, occurrence=occurrence, value=value)
+        self.put(patch)
+        return patch
 
     def supply_failure(
         self, effect: str, inputs: dict[str, JsonValue], occurrence: int, error: str
@@ -144,18 +146,23 @@ class PendingPatches:
 
     def remove(self, identity: OperationIdentity) -> Patch | None:
         """Drop the patch on `identity`; returns it, or None. `undo_remove` brings it back."""
-        patch = self._patches.pop(identity, None)
-        if patch is not None:
-            self.dirty = True
-            self._removed = patch
+        if identity not in self._patches:
+            return None
+        position = list(self._patches).index(identity)
+        patch = self._patches.pop(identity)
+        self.dirty = True
+        self._removed = (position, patch)
         return patch
 
     def undo_remove(self) -> Patch | None:
         """Restore the patch removed last (unless its call has another patch since)."""
-        patch, self._removed = self._removed, None
-        if patch is None or patch.identity in self._patches:
+        removed, self._removed = self._removed, None
+        if removed is None or removed[1].identity in self._patches:
             return None
-        self._patches[patch.identity] = patch
+        position, patch = removed
+        items = list(self._patches.items())
+        items.insert(position, (patch.identity, patch))  # back where it was listed
+        self._patches = dict(items)
         self.dirty = True
         return patch
 

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
-from toolreplay import TRACE_FORMAT_VERSION, Operation, Trace
+from toolreplay import Operation, Trace
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import (
     Notice,
@@ -335,7 +335,7 @@ def describe_header(label: str, trace: Trace, runner: str | None) -> Text:
     """`refund.trp · format v3 · 3 operations · complete · record · runner m:f`."""
     text = Text()
     text.append(label, style="bold")
-    text.append(f"  ·  format v{TRACE_FORMAT_VERSION}  ·  {len(trace)} operations  ·  ")
+    text.append(f"  ·  format v{trace.header.format_version}  ·  {len(trace)} operations  ·  ")
     footer = trace.footer
     if footer is None:
         text.append("incomplete (no footer: the recording did not close)", style="bold yellow")
