@@ -8,9 +8,10 @@ line (`toolreplay_tui.model.runs`), comparisons through `toolreplay.diff`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -51,7 +52,14 @@ from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.model.runreport import headline
-from toolreplay_tui.model.runs import DEFAULT_TIMEOUT, RunClient, RunHandle, RunRequest, RunResult
+from toolreplay_tui.model.runs import (
+    DEFAULT_TIMEOUT,
+    RunClient,
+    RunHandle,
+    RunRequest,
+    RunResult,
+    WarmRunner,
+)
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
@@ -129,6 +137,7 @@ class ToolReplayApp(App[None]):
         python: str | None = None,
         run_timeout: float = DEFAULT_TIMEOUT,
         blink_cursors: bool = True,
+        warm_runs: bool = True,
     ) -> None:
         super().__init__()
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
@@ -139,6 +148,12 @@ class ToolReplayApp(App[None]):
         )
         self.runner = runner
         self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
+        # Forks and replays fork a warm child that has imported the application once.
+        self.warm = (
+            WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
+            if warm_runs
+            else None
+        )
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
         self.rows: OperationRows | None = None
@@ -196,6 +211,24 @@ class ToolReplayApp(App[None]):
         self.rows, self.effect_width = rows, effect_width
         self.trace = trace  # last: watchers read the rows
         self.refresh_bindings()
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Start the warm runner on the runner spec (in a thread), so forks start fast."""
+        spec = self.runner_spec()
+        if self.warm is None or spec is None:
+            return
+        if self.warm.runner != spec:
+            self.warm.runner = spec
+            self.runs = replace(self.runs, warm=self.warm)
+            self._start_warm()
+
+    @work(thread=True, exclusive=True, group="warm")
+    def _start_warm(self) -> None:
+        warm = self.warm
+        if warm is not None:
+            with contextlib.suppress(OSError):  # runs go cold when it cannot start
+                warm.warm_up()
 
     # --- status ----------------------------------------------------------------------
 
@@ -508,6 +541,11 @@ class ToolReplayApp(App[None]):
         for handle in self._runs:
             handle.cancel()
         self._runs.clear()
+        if self.warm is not None:
+            self.warm.close()
+
+    def on_unmount(self) -> None:
+        self.cancel_runs()  # no child outlives the debugger
 
     def _with_runner(self, then: Callable[[str], None]) -> None:
         spec = self.runner_spec()
@@ -547,6 +585,7 @@ class ToolReplayApp(App[None]):
         self._with_runner(self._start_fork)
 
     def _start_fork(self, runner: str) -> None:
+        self._warm_up()
         patches = tuple(self.pending)
         try:
             self.workspace.ensure()
