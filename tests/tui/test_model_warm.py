@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+
 import pytest
 from toolreplay_tui.model.runs import RunClient, RunHandle, RunResult, WarmRunner
 
