@@ -12,7 +12,7 @@ from toolreplay.cli.output import FormatOption, Output, OutputFormat
 from toolreplay.errors import TraceError
 from toolreplay.portable import preview
 from toolreplay.trace.codec import operation_to_dict
-from toolreplay.trace.model import TRACE_FORMAT, TRACE_FORMAT_VERSION, Operation, Raised
+from toolreplay.trace.model import TRACE_FORMAT, Operation, Raised
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = ["SHOW_FORMAT_VERSION", "show", "trace_summary"]
@@ -30,7 +30,7 @@ def trace_summary(trace: Trace, *, limit: int | None = None) -> dict[str, Any]:
         "format_version": SHOW_FORMAT_VERSION,
         "path": str(trace.path),
         "trace_format": TRACE_FORMAT,
-        "trace_format_version": TRACE_FORMAT_VERSION,
+        "trace_format_version": trace.header.format_version,
         "trace_id": trace.header.trace_id,
         "mode": trace.header.mode,
         "library_version": trace.header.library_version,
@@ -108,7 +108,7 @@ def show(
             ("trace", str(trace.path)),
             (
                 "format",
-                f"{TRACE_FORMAT} v{TRACE_FORMAT_VERSION}, written by toolreplay "
+                f"{TRACE_FORMAT} v{header.format_version}, written by toolreplay "
                 f"{header.library_version}",
             ),
             ("trace id", header.trace_id),

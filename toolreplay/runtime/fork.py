@@ -14,6 +14,7 @@ source and say which outcomes a patch set. The source is only read.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import uuid
@@ -217,11 +218,14 @@ class ForkSession(ReplaySession):
             effect not in declared_effects()
         ):
             known = sorted(declared_effects() | {op.effect for op in trace.operations})
+            close = difflib.get_close_matches(effect, known, n=3)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
             shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
             raise PatchTargetError(
                 f"patch {patch.patch_id} ({patch.kind}) supplies {effect}, an unknown effect: "
                 f"the source trace records no call of it and no @effect of that name is "
-                f"declared in this process. Check the name; known effects: {shown or 'none'}.",
+                f"declared in this process. Check the name: {hint}known effects: "
+                f"{shown or 'none'}.",
                 patch_id=patch.patch_id,
             )
 
