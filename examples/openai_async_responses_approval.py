@@ -2,7 +2,7 @@
 
 Run it with `uv run python examples/openai_async_responses_approval.py`. Offline,
 and no API key is needed: the recording is served by a local
-`httpx.MockTransport` answering like the Responses API; replay, the fork and the
+`MockTransport` (examples/local_openai) answering like the Responses API; replay, the fork and the
 promoted case use a client whose transport fails on any request it is given,
 and counts them. Everything is written to a temporary folder. It needs the
 OpenAI extra (`uv sync --extra openai`).
@@ -37,12 +37,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-import openai
+if __package__ in (None, ""):  # run as a script: the repository root holds `examples`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import openai  # after the path is set
 from openai import AsyncOpenAI
 
 import toolreplay
-from toolreplay.adapters.openai import EFFECT_NAME, InstrumentedAsyncOpenAI, instrument
+from examples.local_openai import HTTP, LocalOpenAI
+from toolreplay.adapters.openai import InstrumentedAsyncOpenAI, instrument
+
+EFFECT_NAME = "openai.responses.create"
 
 MODEL = "gpt-5-mini"
 MAX_OUTPUT_TOKENS = 256
@@ -72,78 +77,7 @@ async def decide_refund(client: InstrumentedAsyncOpenAI, model: str) -> str:
     return DECISIONS.get(response.output_text.strip(), "manual_review")
 
 
-# --- local stand-ins for the provider -------------------------------------------------
-
-
-def responses_body(text: str) -> dict[str, Any]:
-    """A body shaped like what the Responses API returns for the call above."""
-    return {
-        "id": "resp_0d7a2c9e4b1f6a3c0068a1f4d1e2f3a4",
-        "object": "response",
-        "created_at": 1767225600,
-        "status": "completed",
-        "background": False,
-        "billing": {"payer": "developer"},
-        "completed_at": 1767225601,
-        "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "max_output_tokens": MAX_OUTPUT_TOKENS,
-        "max_tool_calls": None,
-        "model": "gpt-5-mini-2025-08-07",
-        "output": [
-            {"id": "rs_0d7a2c9e4b1f6a3c0068a1f4d2b3c4d5", "type": "reasoning", "summary": []},
-            {
-                "id": "msg_0d7a2c9e4b1f6a3c0068a1f4d3c4d5e6",
-                "type": "message",
-                "status": "completed",
-                "content": [
-                    {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
-                ],
-                "role": "assistant",
-            },
-        ],
-        "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "prompt_cache_key": None,
-        "prompt_cache_retention": "in_memory",
-        "reasoning": {"effort": "minimal", "summary": None},
-        "safety_identifier": None,
-        "service_tier": "default",
-        "store": True,
-        "temperature": 1.0,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
-        "tool_choice": "auto",
-        "tools": [],
-        "top_logprobs": 0,
-        "top_p": 1.0,
-        "truncation": "disabled",
-        "usage": {
-            "input_tokens": 58,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 9,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 67,
-        },
-        "user": None,
-        "metadata": {},
-    }
-
-
-class LocalResponsesAPI:
-    """A transport handler that answers every request like the Responses API, and counts."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.calls = 0
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.calls += 1
-        return httpx.Response(
-            200,
-            json=responses_body(self.text),
-            headers={"x-request-id": "req_8b3e2d1c0f9a48e7b6a5c4d3e2f1a0b9"},
-        )
+# --- local stand-ins for the provider (examples/local_openai) -------------------------
 
 
 class ExplodingProvider:
@@ -152,17 +86,17 @@ class ExplodingProvider:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: Any) -> Any:
         self.calls += 1
         raise RuntimeError(f"no provider in this run, yet {request.method} {request.url} was sent")
 
 
 @asynccontextmanager
 async def offline_client(
-    handler: Callable[[httpx.Request], httpx.Response],
+    handler: Callable[[Any], Any],
 ) -> AsyncIterator[InstrumentedAsyncOpenAI]:
     """An instrumented `AsyncOpenAI` client whose only transport is `handler`."""
-    http_client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    http_client = HTTP.AsyncClient(transport=HTTP.MockTransport(handler))
     client = AsyncOpenAI(api_key="sk-offline-demo", http_client=http_client, max_retries=0)
     try:
         yield instrument(client)
@@ -180,9 +114,9 @@ async def run_case() -> str:
         return await decide_refund(client, MODEL)
 
 
-def with_output_text(envelope: toolreplay.JsonValue, text: str) -> Any:
-    """A copy of a recorded response envelope whose message says `text` instead."""
-    corrected: Any = copy.deepcopy(envelope)
+def with_output_text(recorded: toolreplay.JsonValue, text: str) -> Any:
+    """A copy of a recorded response (status, headers, body) whose message says `text`."""
+    corrected: Any = copy.deepcopy(recorded)
     for item in corrected["body"]["output"]:
         if item["type"] == "message":
             for part in item["content"]:
@@ -200,7 +134,7 @@ async def offline_demo() -> None:
         source = Path(folder) / "incident.trp"
         branch = Path(folder) / "corrected.trp"
 
-        provider = LocalResponsesAPI("approve")
+        provider = LocalOpenAI("approve")
         async with offline_client(provider) as client:
             with toolreplay.record(source):
                 decision = await decide_refund(client, MODEL)
@@ -214,7 +148,8 @@ async def offline_demo() -> None:
         print(f"replayed decision: {decision}")
         print(f"provider calls during replay: {exploding.calls}")
 
-        # The fork replaces the whole recorded response envelope, found in the trace.
+        # The fork replaces the whole recorded response (status, headers, body), found in
+        # the trace under the endpoint's effect name.
         operation = toolreplay.read_trace(source).operations[0]
         assert operation.effect == EFFECT_NAME
         assert isinstance(operation.outcome, toolreplay.Returned)
@@ -285,7 +220,7 @@ async def live_record() -> int:
     trace = Path.cwd() / f"openai-async-approval-{time.strftime('%Y%m%d-%H%M%S')}.trp"
     calls = 0
 
-    async def count(request: httpx.Request) -> None:
+    async def count(request: Any) -> None:
         nonlocal calls
         calls += 1
 

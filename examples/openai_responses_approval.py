@@ -2,7 +2,7 @@
 
 Run it with `uv run python examples/openai_responses_approval.py` (the same as
 `--offline-demo`). Offline, and no API key is needed: the recording is served by
-a local `httpx.MockTransport` answering like the Responses API, and replay and
+a local `MockTransport` (examples/local_openai) answering like the Responses API, and replay and
 the fork use a client whose transport fails on any request it is given, and
 counts them. Everything is written to a temporary folder. It needs the OpenAI
 extra (`uv sync --extra openai`).
@@ -33,12 +33,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-import openai
+if __package__ in (None, ""):  # run as a script: the repository root holds `examples`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import openai  # after the path is set
 from openai import OpenAI
 
 import toolreplay
-from toolreplay.adapters.openai import EFFECT_NAME, InstrumentedOpenAI, instrument
+from examples.local_openai import HTTP, LocalOpenAI
+from toolreplay.adapters.openai import InstrumentedOpenAI, instrument
+
+EFFECT_NAME = "openai.responses.create"
 
 MODEL = "gpt-5-mini"
 MAX_OUTPUT_TOKENS = 256
@@ -65,78 +70,7 @@ def decide_refund(client: InstrumentedOpenAI, model: str) -> str:
     return DECISIONS.get(response.output_text.strip(), "manual_review")
 
 
-# --- local stand-ins for the provider -------------------------------------------------
-
-
-def responses_body(text: str) -> dict[str, Any]:
-    """A body shaped like what the Responses API returns for the call above."""
-    return {
-        "id": "resp_0c4e6b1f2a9d7e3b0068a1f3c2d4e5f6",
-        "object": "response",
-        "created_at": 1767225600,
-        "status": "completed",
-        "background": False,
-        "billing": {"payer": "developer"},
-        "completed_at": 1767225601,
-        "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "max_output_tokens": MAX_OUTPUT_TOKENS,
-        "max_tool_calls": None,
-        "model": "gpt-5-mini-2025-08-07",
-        "output": [
-            {"id": "rs_0c4e6b1f2a9d7e3b0068a1f3c31b2c3d", "type": "reasoning", "summary": []},
-            {
-                "id": "msg_0c4e6b1f2a9d7e3b0068a1f3c3a4b5c6",
-                "type": "message",
-                "status": "completed",
-                "content": [
-                    {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
-                ],
-                "role": "assistant",
-            },
-        ],
-        "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "prompt_cache_key": None,
-        "prompt_cache_retention": "in_memory",
-        "reasoning": {"effort": "minimal", "summary": None},
-        "safety_identifier": None,
-        "service_tier": "default",
-        "store": True,
-        "temperature": 1.0,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
-        "tool_choice": "auto",
-        "tools": [],
-        "top_logprobs": 0,
-        "top_p": 1.0,
-        "truncation": "disabled",
-        "usage": {
-            "input_tokens": 58,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 9,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 67,
-        },
-        "user": None,
-        "metadata": {},
-    }
-
-
-class LocalResponsesAPI:
-    """A transport handler that answers every request like the Responses API, and counts."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.calls = 0
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.calls += 1
-        return httpx.Response(
-            200,
-            json=responses_body(self.text),
-            headers={"x-request-id": "req_5f0d1c2b3a4e49f8a7b6c5d4e3f2a1b0"},
-        )
+# --- local stand-ins for the provider (examples/local_openai.py) ---------------------
 
 
 class ExplodingProvider:
@@ -145,17 +79,15 @@ class ExplodingProvider:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: Any) -> Any:
         self.calls += 1
         raise RuntimeError(f"no provider in this run, yet {request.method} {request.url} was sent")
 
 
 @contextmanager
-def offline_client(
-    handler: Callable[[httpx.Request], httpx.Response],
-) -> Iterator[InstrumentedOpenAI]:
+def offline_client(handler: Callable[[Any], Any]) -> Iterator[InstrumentedOpenAI]:
     """An instrumented `OpenAI` client whose only transport is `handler`."""
-    http_client = httpx.Client(transport=httpx.MockTransport(handler))
+    http_client = HTTP.Client(transport=HTTP.MockTransport(handler))
     client = OpenAI(api_key="sk-offline-demo", http_client=http_client, max_retries=0)
     try:
         yield instrument(client)
@@ -163,9 +95,9 @@ def offline_client(
         client.close()
 
 
-def with_output_text(envelope: toolreplay.JsonValue, text: str) -> Any:
-    """A copy of a recorded response envelope whose message says `text` instead."""
-    corrected: Any = copy.deepcopy(envelope)
+def with_output_text(recorded: toolreplay.JsonValue, text: str) -> Any:
+    """A copy of a recorded response (status, headers, body) whose message says `text`."""
+    corrected: Any = copy.deepcopy(recorded)
     for item in corrected["body"]["output"]:
         if item["type"] == "message":
             for part in item["content"]:
@@ -182,7 +114,7 @@ def offline_demo() -> None:
         source = Path(folder) / "incident.trp"
         branch = Path(folder) / "corrected.trp"
 
-        provider = LocalResponsesAPI("approve")
+        provider = LocalOpenAI("approve")
         with offline_client(provider) as client, toolreplay.record(source):
             decision = decide_refund(client, MODEL)
         print(f"recorded decision: {decision} (the model answered 'approve')")
@@ -194,7 +126,8 @@ def offline_demo() -> None:
         print(f"replayed decision: {decision}")
         print(f"provider calls during replay: {exploding.calls}")
 
-        # The fork replaces the whole recorded response envelope, found in the trace.
+        # The fork replaces the whole recorded response (status, headers, body), found in
+        # the trace under the endpoint's effect name.
         operation = toolreplay.read_trace(source).operations[0]
         assert operation.effect == EFFECT_NAME
         assert isinstance(operation.outcome, toolreplay.Returned)
@@ -234,7 +167,7 @@ def live_record() -> int:
     trace = Path.cwd() / f"openai-approval-{time.strftime('%Y%m%d-%H%M%S')}.trp"
     calls = 0
 
-    def count(request: httpx.Request) -> None:
+    def count(request: Any) -> None:
         nonlocal calls
         calls += 1
 

@@ -30,7 +30,9 @@ def test_openai_benchmark_runs_and_prints_its_tables() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    for column in ("replay/floor", "record/bare", "vcrpy/adapter", "vcrpy replay"):
+    for column in ("replay/floor", "record/floor", "vcrpy/adapter", "vcrpy replay"):
         assert column in result.stdout
+    for workload in ("responses+tools", "chat", "stream50"):
+        assert workload in result.stdout
     assert "targets" in result.stdout
-    assert "[SKIP] adapter replay vs vcrpy replay at N=1,000" in result.stdout
+    assert "[SKIP] replay vs vcrpy replay at N=1,000" in result.stdout

@@ -56,8 +56,8 @@ def model_call(trace: toolreplay.Trace) -> toolreplay.Operation:
     return operation
 
 
-def recorded_envelope(trace: toolreplay.Trace) -> Any:
-    """The model call's recorded output: the adapter's envelope around the Responses body."""
+def recorded_response(trace: toolreplay.Trace) -> Any:
+    """The model call's recorded output: status, headers and the Responses API body."""
     outcome = model_call(trace).outcome
     assert isinstance(outcome, toolreplay.Returned)
     return copy.deepcopy(outcome.value)
@@ -75,9 +75,10 @@ def test_the_bundled_trace_is_complete_and_names_its_runner() -> None:
         "billing.refund.create",
         "notify.customer",
     ]
-    envelope = recorded_envelope(trace)
-    assert envelope["request_id"]
-    body = envelope["body"]
+    recorded = recorded_response(trace)
+    assert recorded["status"] == 200
+    assert recorded["headers"]["x-request-id"]
+    body = recorded["body"]
     assert isinstance(body["created_at"], int)
     assert [item["type"] for item in body["output"]] == ["reasoning", "message"]
     assert body["output"][1]["content"][0]["text"] == "approve"
@@ -140,7 +141,7 @@ REVIEW_NOTICE = {
 def test_a_fork_with_manual_review_goes_to_review_with_supplied_answers(tmp_path: Path) -> None:
     source = toolreplay.read_trace(BUNDLED)
     recorded = model_call(source)
-    corrected = recorded_envelope(source)
+    corrected = recorded_response(source)
     corrected["body"]["output"][1]["content"][0]["text"] = "manual_review"
     patch = toolreplay.replace_output(
         effect="openai.responses.create",

@@ -43,6 +43,7 @@ from toolreplay.errors import (
     DiffError,
     EffectDefinitionError,
     ForkOptionError,
+    LegacyOpenAITraceError,
     NonPortableValueError,
     OpenAIAdapterDependencyError,
     OverlappingEffectsError,
@@ -59,6 +60,7 @@ from toolreplay.errors import (
     SessionContextError,
     SessionError,
     SessionNestingError,
+    StreamReplayError,
     ToolReplayError,
     TraceError,
     TraceExistsError,
@@ -70,6 +72,7 @@ from toolreplay.errors import (
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
+from toolreplay.migrate import MigratedTrace, migrate_trace
 from toolreplay.patches import (
     PATCH_FILE_FORMAT_VERSION,
     ErrorPatch,
@@ -142,6 +145,8 @@ __all__ = [
     "ForkOptionError",
     "ForkSession",
     "JsonValue",
+    "LegacyOpenAITraceError",
+    "MigratedTrace",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "Operation",
@@ -170,6 +175,7 @@ __all__ = [
     "SessionEnding",
     "SessionError",
     "SessionNestingError",
+    "StreamReplayError",
     "ToolReplayError",
     "Trace",
     "TraceError",
@@ -195,6 +201,7 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "fork",
+    "migrate_trace",
     "promote",
     "promote_async",
     "read_case_manifest",

@@ -26,6 +26,7 @@ __all__ = [
     "DiffError",
     "EffectDefinitionError",
     "ForkOptionError",
+    "LegacyOpenAITraceError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
@@ -42,6 +43,7 @@ __all__ = [
     "SessionContextError",
     "SessionError",
     "SessionNestingError",
+    "StreamReplayError",
     "ToolReplayError",
     "TraceError",
     "TraceExistsError",
@@ -330,15 +332,23 @@ class AdapterError(ToolReplayError):
 
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
-    """The OpenAI adapter needs the exact SDK version it was built for, and it is missing."""
+    """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):
-    """A request uses a field or value outside the adapter's closed request surface."""
+    """A request an instrumented client made cannot be recorded as an effect's inputs."""
 
 
 class UnsupportedResponseError(AdapterError):
-    """A recorded or received response holds something the adapter does not interpret."""
+    """A recorded response cannot be served to the SDK as it stands (edited or damaged)."""
+
+
+class StreamReplayError(AdapterError, ReplayContractError):
+    """A replayed response was read past the point where its recording ended."""
+
+
+class LegacyOpenAITraceError(AdapterError, ReplayContractError):
+    """A trace recorded by the first OpenAI adapter was replayed without being migrated."""
 
 
 # --- replayed failures ----------------------------------------------------------------

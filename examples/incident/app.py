@@ -18,10 +18,12 @@ never sent to a provider.
 
 from __future__ import annotations
 
-import httpx
+from typing import Any
+
 import openai
 
 import toolreplay
+from examples.local_openai import HTTP
 from toolreplay import JsonValue
 from toolreplay.adapters.openai import InstrumentedOpenAI, instrument
 
@@ -131,18 +133,18 @@ def decide_refund(client: InstrumentedOpenAI) -> dict[str, JsonValue]:
     }
 
 
-def _refuse(request: httpx.Request) -> httpx.Response:
-    raise httpx.ConnectError(
+def _refuse(request: Any) -> Any:
+    raise HTTP.ConnectError(
         "the incident only replays offline: no request may reach a provider", request=request
     )
 
 
-def openai_client(transport: httpx.BaseTransport | None = None) -> InstrumentedOpenAI:
+def openai_client(transport: Any = None) -> InstrumentedOpenAI:
     """The instrumented client; without a transport, one that refuses every request."""
     return instrument(
         openai.OpenAI(
             api_key=OFFLINE_KEY,
-            http_client=httpx.Client(transport=transport or httpx.MockTransport(_refuse)),
+            http_client=HTTP.Client(transport=transport or HTTP.MockTransport(_refuse)),
             max_retries=0,
         )
     )

@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 import toolreplay
 from examples.incident import app
+from examples.local_openai import HTTP, message_item, response_body
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "refund.trp"
 REQUEST_ID = "req_7f3a9c2e51d84b06"
@@ -24,59 +23,35 @@ REQUEST_ID = "req_7f3a9c2e51d84b06"
 
 def incident_body() -> dict[str, Any]:
     """The Responses API body as the provider sent it: the model says "approve"."""
-    return {
-        "id": "resp_68c1f0a94e2c8190b7d5a3e1f6c24d1a",
-        "object": "response",
-        "created_at": 1764400123,
-        "status": "completed",
-        "background": False,
-        "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "max_output_tokens": 64,
-        "model": "gpt-5-mini-2025-08-07",
-        "output": [
+    return response_body(
+        "approve",
+        output=[
             {"type": "reasoning", "id": "rs_68c1f0a9b1d48190a2c6e0f4d7b3a815", "summary": []},
-            {
-                "type": "message",
-                "id": "msg_68c1f0aa0c3c8190a9e1b5d2c7f46e02",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "approve", "annotations": []}],
-            },
+            message_item("approve", item_id="msg_68c1f0aa0c3c8190a9e1b5d2c7f46e02"),
         ],
-        "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "reasoning": {"effort": "minimal", "summary": None},
-        "service_tier": "default",
-        "store": True,
-        "temperature": 1.0,
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
-        "tool_choice": "auto",
-        "tools": [],
-        "top_p": 1.0,
-        "truncation": "disabled",
-        "usage": {
+        id="resp_68c1f0a94e2c8190b7d5a3e1f6c24d1a",
+        created_at=1764400123,
+        completed_at=1764400124,
+        max_output_tokens=64,
+        usage={
             "input_tokens": 71,
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 9,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": 80,
         },
-        "user": None,
-        "metadata": {},
-    }
+    )
 
 
-def incident_transport() -> httpx.MockTransport:
+def incident_transport() -> Any:
     """A local transport that answers `POST /responses` as the provider did."""
 
-    def answer(request: httpx.Request) -> httpx.Response:
+    def answer(request: Any) -> Any:
         if request.method != "POST" or not request.url.path.endswith("/responses"):
-            return httpx.Response(404, json={"error": {"message": "not found"}})
-        return httpx.Response(200, json=incident_body(), headers={"x-request-id": REQUEST_ID})
+            return HTTP.Response(404, json={"error": {"message": "not found"}})
+        return HTTP.Response(200, json=incident_body(), headers={"x-request-id": REQUEST_ID})
 
-    return httpx.MockTransport(answer)
+    return HTTP.MockTransport(answer)
 
 
 def record(output: Path, *, overwrite: bool = False) -> dict[str, toolreplay.JsonValue]:

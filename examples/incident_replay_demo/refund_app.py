@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import openai
 
 import toolreplay
+from examples.local_openai import HTTP, message_item, response_body
 from toolreplay import JsonValue
 from toolreplay.adapters.openai import InstrumentedOpenAI, instrument
 
@@ -48,56 +48,35 @@ def decide_refund(client: InstrumentedOpenAI, order_id: int = ORDER_ID) -> dict[
 
 def incident_body(text: str = "approve") -> dict[str, Any]:
     """The Responses API body the model sent on the day of the incident."""
-    return {
-        "id": "resp_demo_incident",
-        "object": "response",
-        "created_at": 1764400000,
-        "status": "completed",
-        "model": "gpt-5-mini-2025-08-07",
-        "output": [
+    return response_body(
+        text,
+        output=[
             {"type": "reasoning", "id": "rs_demo", "summary": []},
-            {
-                "type": "message",
-                "id": "msg_demo",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            },
+            message_item(text, item_id="msg_demo"),
         ],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "reasoning": {"effort": "minimal", "summary": None},
-        "usage": {
-            "input_tokens": 42,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 3,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 45,
-        },
-    }
+        id="resp_demo_incident",
+        created_at=1764400000,
+    )
 
 
-class CountingTransport(httpx.MockTransport):
+class CountingTransport(HTTP.MockTransport):
     """A local transport that counts requests; `answer=None` refuses every one."""
 
     def __init__(self, answer: dict[str, Any] | None) -> None:
         self.calls = 0
 
-        def handle(request: httpx.Request) -> httpx.Response:
+        def handle(request: Any) -> Any:
             self.calls += 1
             if answer is None:
                 raise RuntimeError("the provider was contacted during an offline step")
-            return httpx.Response(200, json=answer, headers={"x-request-id": "req_demo"})
+            return HTTP.Response(200, json=answer, headers={"x-request-id": "req_demo"})
 
         super().__init__(handle)
 
 
 def client_for(transport: CountingTransport) -> InstrumentedOpenAI:
     return instrument(
-        openai.OpenAI(
-            api_key=DEMO_KEY, http_client=httpx.Client(transport=transport), max_retries=0
-        )
+        openai.OpenAI(api_key=DEMO_KEY, http_client=HTTP.Client(transport=transport), max_retries=0)
     )
 
 

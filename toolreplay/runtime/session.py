@@ -541,6 +541,12 @@ class ReplaySession(Session):
                 if self._in_flight is call:
                     self._in_flight = None
 
+    def abort_live(self, call: PendingCall) -> None:
+        """Give up a call `answer` let run live without running it (the session is freed)."""
+        with self._lock:
+            if self._in_flight is call:
+                self._in_flight = None
+
     def _keep_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
         with self._lock:
             if self._state != "open":

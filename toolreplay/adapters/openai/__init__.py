@@ -1,4 +1,4 @@
-"""Record and replay OpenAI Responses API calls: `instrument(OpenAI())`.
+"""Record and replay everything an OpenAI client sends: `instrument(OpenAI())`.
 
     from openai import OpenAI
     from toolreplay.adapters.openai import instrument
@@ -6,50 +6,75 @@
     client = instrument(OpenAI())
     response = client.responses.create(model="gpt-5-mini", input="Approve this refund?")
 
-Only `responses.create` is instrumented, recorded as the effect
-`openai.responses.create`, for a closed request surface (`model`, a string
-`input`, `reasoning={"effort": ...}`, `max_output_tokens`; no streaming) and a
-closed set of output items. Everything else on the client passes through. The
-adapter is built for exactly openai==2.20.0 (`uv sync --extra openai`).
+Every HTTP request the instrumented client makes (any endpoint, any request
+field, streaming or not, retries included) is one effect named after its
+endpoint (`openai.responses.create`, `openai.chat.completions.create`, ...),
+captured at the SDK's HTTP transport: inputs are the method, path, query and
+JSON body as sent; the output is the status, a few response headers and the
+body as received. Credentials and headers are never recorded. Supported SDK
+versions: openai 2.20.0 and later, up to (not including) 4
+(`uv sync --extra openai`).
 """
 
 from __future__ import annotations
 
 from toolreplay.errors import OpenAIAdapterDependencyError
 
-SUPPORTED_SDK_VERSION = "2.20.0"
-_INSTALL = (
-    'uv sync --extra openai (or: pip install "toolreplay[openai]", which pins openai==2.20.0)'
-)
+SUPPORTED_SDK_VERSIONS = ">=2.20.0,<4"
+"""The openai releases the adapter supports (a PEP 440 specifier)."""
+_MINIMUM = (2, 20, 0)
+_BELOW = (4,)
+_INSTALL = 'uv sync --extra openai (or: pip install "toolreplay[openai]")'
 
 try:
     import openai as _openai
 except ImportError as error:
     raise OpenAIAdapterDependencyError(
-        f"the Tool Replay OpenAI adapter needs the openai package, version "
-        f"{SUPPORTED_SDK_VERSION}, which is not installed. Install it with: {_INSTALL}"
+        f"the Tool Replay OpenAI adapter needs the openai package ({SUPPORTED_SDK_VERSIONS}), "
+        f"which is not installed. Install it with: {_INSTALL}"
     ) from error
 
-if _openai.__version__ != SUPPORTED_SDK_VERSION:
+
+def _release(version: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for part in version.split("."):
+        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+        if not part.isdigit():
+            break
+    return tuple(parts)
+
+
+if not (_MINIMUM <= _release(_openai.__version__) < _BELOW):
     raise OpenAIAdapterDependencyError(
-        f"the Tool Replay OpenAI adapter is built for openai=={SUPPORTED_SDK_VERSION}, but "
-        f"openai {_openai.__version__} is installed; its response and error types may differ. "
-        f"Install the supported version with: {_INSTALL}"
+        f"the Tool Replay OpenAI adapter supports openai {SUPPORTED_SDK_VERSIONS} (2.20.0 "
+        f"through the newest 3.x), but openai {_openai.__version__} is installed. Install a "
+        f"supported version with: {_INSTALL}"
     )
 
 from toolreplay.adapters.openai.client import (  # noqa: E402  # only after the version check
-    EFFECT_NAME,
+    InstrumentedAsyncAzureOpenAI,
     InstrumentedAsyncOpenAI,
+    InstrumentedAzureOpenAI,
     InstrumentedOpenAI,
     instrument,
 )
-from toolreplay.adapters.openai.request import SUPPORTED_EFFORTS  # noqa: E402
+from toolreplay.adapters.openai.exchange import (  # noqa: E402
+    EFFECT_NAMESPACE,
+    RECORDED_RESPONSE_HEADERS,
+    effect_name,
+)
 
 __all__ = [
-    "EFFECT_NAME",
-    "SUPPORTED_EFFORTS",
-    "SUPPORTED_SDK_VERSION",
+    "EFFECT_NAMESPACE",
+    "RECORDED_RESPONSE_HEADERS",
+    "SUPPORTED_SDK_VERSIONS",
+    "InstrumentedAsyncAzureOpenAI",
     "InstrumentedAsyncOpenAI",
+    "InstrumentedAzureOpenAI",
     "InstrumentedOpenAI",
+    "effect_name",
     "instrument",
 ]

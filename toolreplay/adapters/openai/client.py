@@ -1,155 +1,274 @@
-"""The instrumented clients: `responses.create` through an effect, everything else untouched.
+"""`instrument(client)`: a copy of an OpenAI client whose every request is an effect.
 
-The sync and async shells share the request parser, the response codec and the
-error codec; they differ only in awaiting the SDK. Instrumenting never mutates
-the client: the wrapper holds it as `original_client` and forwards every other
-attribute to it.
+The copy is made by the SDK itself (`client.copy()`, so every setting, Azure's
+included, carries over) and differs from it in one thing: its HTTP client sends
+through a capturing transport (`transport.py`) that wraps the original HTTP
+client. The SDK builds requests and parses responses exactly as it does
+without Tool Replay; only what crosses the wire is recorded or replayed.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast, overload
+from typing import Any, TypeVar, cast, overload
 
 import openai
-from openai import Omit
-from openai._legacy_response import LegacyAPIResponse  # the public with_raw_response type
-from openai.types.responses import Response
-from openai.types.shared_params import Reasoning
 
-from toolreplay.adapters.openai import provider_errors as _provider_errors  # registers the codec
-from toolreplay.adapters.openai.request import parse_request
-from toolreplay.adapters.openai.responses import rebuild_response, response_envelope
-from toolreplay.portable import JsonValue
-from toolreplay.runtime.effect import effect
+from toolreplay.adapters.openai.transport import (
+    AsyncCaptureTransport,
+    CaptureTransport,
+    replayed_operation,
+)
+from toolreplay.errors import ToolReplayError, UnsupportedRequestError, UnsupportedResponseError
+from toolreplay.runtime.session import offline_guard, session_var
 
-__all__ = ["EFFECT_NAME", "InstrumentedAsyncOpenAI", "InstrumentedOpenAI", "instrument"]
+__all__ = [
+    "InstrumentedAsyncAzureOpenAI",
+    "InstrumentedAsyncOpenAI",
+    "InstrumentedAzureOpenAI",
+    "InstrumentedOpenAI",
+    "instrument",
+]
 
-EFFECT_NAME = "openai.responses.create"
-assert _provider_errors.CODEC is not None
-
-
-def _reasoning(reasoning: dict[str, JsonValue] | None) -> Reasoning | Omit:
-    return openai.omit if reasoning is None else cast(Reasoning, reasoning)
-
-
-def _limit(max_output_tokens: int | None) -> int | Omit:
-    return openai.omit if max_output_tokens is None else max_output_tokens
+_Client = TypeVar("_Client", bound="openai.OpenAI | openai.AsyncOpenAI")
 
 
-def _envelope(raw: LegacyAPIResponse[Response]) -> dict[str, JsonValue]:
-    # The body exactly as received (json() of the HTTP body), not the parsed model.
-    body: object = raw.http_response.json()
-    return response_envelope(body, raw.request_id)
+def _capture(client: openai.OpenAI | openai.AsyncOpenAI, original_http: Any) -> None:
+    """Give `client` an HTTP client that captures, sending through `original_http`."""
+    sdk_client: Any = client  # its private `_client` is what is replaced
+    base_path = str(client.base_url.path)
+    library: Any
+    if isinstance(client, openai.AsyncOpenAI):
+        transport: Any = AsyncCaptureTransport(original_http, base_path)
+        library = transport.library
+        client_class = library.AsyncClient
+    else:
+        transport = CaptureTransport(original_http, base_path)
+        library = transport.library
+        client_class = library.Client
+    # What the SDK's request building reads from its HTTP client (default headers, query,
+    # cookies) comes from the original; sending (auth, hooks, proxies, redirects, timeouts)
+    # is the original's own, in `original_http.send`.
+    sdk_client._client = client_class(
+        transport=transport,
+        headers=original_http.headers,
+        params=original_http.params,
+        cookies=original_http.cookies,
+        timeout=original_http.timeout,
+        follow_redirects=False,
+        trust_env=False,
+    )
+    sdk_client._toolreplay_http = original_http
 
 
-class _Responses:
-    """`client.responses` with `create` instrumented (sync)."""
-
-    def __init__(self, client: openai.OpenAI) -> None:
-        self._original = client.responses
-
-        @effect(EFFECT_NAME)
-        def create_response(
-            model: str,
-            input: str,
-            reasoning: dict[str, JsonValue] | None,
-            max_output_tokens: int | None,
-        ) -> dict[str, JsonValue]:
-            raw = client.responses.with_raw_response.create(
-                model=model,
-                input=input,
-                reasoning=_reasoning(reasoning),
-                max_output_tokens=_limit(max_output_tokens),
-            )
-            return _envelope(raw)
-
-        self._create = create_response
-
-    def create(self, *args: Any, **kwargs: Any) -> Response:
-        """`responses.create`, recorded and replayed (see the adapter's request surface)."""
-        return rebuild_response(self._create(*parse_request(args, kwargs)))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._original, name)
+def _copy(instrumented: Any, base: Any, kwargs: dict[str, Any]) -> Any:
+    http_client = kwargs.pop("http_client", None) or instrumented._toolreplay_http
+    instrumented._toolreplay_copying = True  # the SDK's copy reads websocket_base_url
+    try:
+        twin = base.copy(instrumented, http_client=http_client, **kwargs)
+    finally:
+        instrumented._toolreplay_copying = False
+    _capture(twin, http_client)
+    twin.original_client = instrumented.original_client
+    return twin
 
 
-class _AsyncResponses:
-    """`client.responses` with `create` instrumented (async)."""
-
-    def __init__(self, client: openai.AsyncOpenAI) -> None:
-        self._original = client.responses
-
-        @effect(EFFECT_NAME)
-        async def create_response(
-            model: str,
-            input: str,
-            reasoning: dict[str, JsonValue] | None,
-            max_output_tokens: int | None,
-        ) -> dict[str, JsonValue]:
-            raw = await client.responses.with_raw_response.create(
-                model=model,
-                input=input,
-                reasoning=_reasoning(reasoning),
-                max_output_tokens=_limit(max_output_tokens),
-            )
-            return _envelope(raw)
-
-        self._create = create_response
-
-    async def create(self, *args: Any, **kwargs: Any) -> Response:
-        """`responses.create`, recorded and replayed; replay creates no provider coroutine."""
-        return rebuild_response(await self._create(*parse_request(args, kwargs)))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._original, name)
+def _refuse_websocket() -> None:
+    """Refuse a WebSocket connection (Realtime API) inside a session, or while replay refuses."""
+    if session_var.get() is not None or offline_guard.active:
+        raise UnsupportedRequestError(
+            "WebSocket connections (the Realtime API, responses.connect, ...) are not captured "
+            "by Tool Replay: inside a session, or while a replay is open, an instrumented "
+            "client refuses them rather than reach the network unrecorded. Make them with "
+            "client.original_client outside any session"
+        )
 
 
-class InstrumentedOpenAI:
-    """An `OpenAI` client whose `responses.create` is the effect `openai.responses.create`."""
+def _surfaced(error: Exception) -> Exception | None:
+    """What a request's exception should surface as, if not itself.
 
-    def __init__(self, client: openai.OpenAI) -> None:
-        self.original_client = client
-        self.responses = _Responses(client)
+    openai 2.x wraps any exception from the transport as `APIConnectionError`: a
+    Tool Replay refusal or miss surfaces as itself instead. An exception from
+    parsing a replayed response (an edited body the SDK cannot read) surfaces as
+    `UnsupportedResponseError` naming the recorded operation.
+    """
+    if isinstance(error, openai.APIConnectionError) and isinstance(
+        error.__cause__, ToolReplayError
+    ):
+        return error.__cause__
+    operation = replayed_operation.get()
+    if operation is None or isinstance(error, openai.OpenAIError | ToolReplayError):
+        return None
+    unparsed = UnsupportedResponseError(
+        f"{operation}: openai {openai.__version__} cannot parse the recorded response "
+        f"({type(error).__name__}: {error}). The trace was edited, or the body is not what "
+        "this endpoint returns; restore the recorded body, or re-record the call"
+    )
+    unparsed.__cause__ = error
+    return unparsed
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.original_client, name)
+
+def _websocket_base_url() -> Any:
+    """`websocket_base_url`, which every WebSocket connection the SDK opens reads, refused
+    in sessions (the SDK's own `copy` reads it too, and is let through)."""
+
+    def read(client: Any) -> Any:
+        state = cast(dict[str, Any], vars(client))
+        if not state.get("_toolreplay_copying", False):
+            _refuse_websocket()
+        return state.get("_toolreplay_websocket_base_url")
+
+    def write(client: Any, value: Any) -> None:
+        vars(client)["_toolreplay_websocket_base_url"] = value
+
+    return property(read, write)
 
 
-class InstrumentedAsyncOpenAI:
-    """An `AsyncOpenAI` client whose `responses.create` is the effect `openai.responses.create`."""
+class InstrumentedOpenAI(openai.OpenAI):
+    """An `openai.OpenAI` whose every request is recorded and replayed by Tool Replay sessions.
 
-    def __init__(self, client: openai.AsyncOpenAI) -> None:
-        self.original_client = client
-        self.responses = _AsyncResponses(client)
+    Made by `instrument(client)`; `original_client` is the client it copies.
+    `with_options(...)` and `copy(...)` return instrumented clients too.
+    """
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.original_client, name)
+    original_client: openai.OpenAI
+    websocket_base_url = _websocket_base_url()  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]  # stores what the SDK assigns
+
+    def copy(self, **kwargs: Any) -> InstrumentedOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # the SDK's parameters differ between 2.x and 3.x; all are passed on
+        """The SDK's `copy`, still instrumented (a new `http_client` is captured too)."""
+        return cast(InstrumentedOpenAI, _copy(self, openai.OpenAI, kwargs))
+
+    with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
+        token = replayed_operation.set(None)
+        try:
+            return cast(Any, super()).request(*args, **kwargs)
+        except Exception as error:
+            surfaced = _surfaced(error)
+            if surfaced is None:
+                raise
+            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
+
+
+class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
+    """An `openai.AsyncOpenAI` whose every request is recorded and replayed by sessions."""
+
+    original_client: openai.AsyncOpenAI
+    websocket_base_url = _websocket_base_url()  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]  # stores what the SDK assigns
+
+    def copy(self, **kwargs: Any) -> InstrumentedAsyncOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
+        """The SDK's `copy`, still instrumented."""
+        return cast(InstrumentedAsyncOpenAI, _copy(self, openai.AsyncOpenAI, kwargs))
+
+    with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
+
+    async def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
+        token = replayed_operation.set(None)
+        try:
+            return await cast(Any, super()).request(*args, **kwargs)
+        except Exception as error:
+            surfaced = _surfaced(error)
+            if surfaced is None:
+                raise
+            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
+
+
+class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):
+    """An `openai.AzureOpenAI` whose every request is recorded and replayed by sessions."""
+
+    original_client: openai.AzureOpenAI  # pyright: ignore[reportIncompatibleVariableOverride]  # narrower: the Azure original
+
+    def copy(self, **kwargs: Any) -> InstrumentedAzureOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
+        """The SDK's `copy`, still instrumented."""
+        return cast(InstrumentedAzureOpenAI, _copy(self, openai.AzureOpenAI, kwargs))
+
+    def _configure_realtime(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        _refuse_websocket()
+        return cast(Any, super())._configure_realtime(*args, **kwargs)
+
+    def _configure_realtime_with_api_key(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_websocket()
+        return cast(Any, super())._configure_realtime_with_api_key(*args, **kwargs)
+
+    with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
+
+
+class InstrumentedAsyncAzureOpenAI(openai.AsyncAzureOpenAI, InstrumentedAsyncOpenAI):
+    """An `openai.AsyncAzureOpenAI` whose every request is recorded and replayed by sessions."""
+
+    original_client: openai.AsyncAzureOpenAI  # pyright: ignore[reportIncompatibleVariableOverride]  # narrower: the Azure original
+
+    def copy(self, **kwargs: Any) -> InstrumentedAsyncAzureOpenAI:  # pyright: ignore[reportIncompatibleMethodOverride]  # see InstrumentedOpenAI.copy
+        """The SDK's `copy`, still instrumented."""
+        return cast(InstrumentedAsyncAzureOpenAI, _copy(self, openai.AsyncAzureOpenAI, kwargs))
+
+    async def _configure_realtime(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
+        _refuse_websocket()
+        return await cast(Any, super())._configure_realtime(*args, **kwargs)
+
+    async def _configure_realtime_with_api_key(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_websocket()
+        return await cast(Any, super())._configure_realtime_with_api_key(*args, **kwargs)
+
+    with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
+
+
+# Most specific first: the Azure clients are subclasses of the plain ones.
+_INSTRUMENTED: tuple[tuple[type[Any], type[Any]], ...] = (
+    (openai.AsyncAzureOpenAI, InstrumentedAsyncAzureOpenAI),
+    (openai.AzureOpenAI, InstrumentedAzureOpenAI),
+    (openai.AsyncOpenAI, InstrumentedAsyncOpenAI),
+    (openai.OpenAI, InstrumentedOpenAI),
+)
 
 
 @overload
-def instrument(client: openai.OpenAI) -> InstrumentedOpenAI: ...
+def instrument(client: openai.AsyncAzureOpenAI) -> InstrumentedAsyncAzureOpenAI: ...
+@overload
+def instrument(client: openai.AzureOpenAI) -> InstrumentedAzureOpenAI: ...
 @overload
 def instrument(client: openai.AsyncOpenAI) -> InstrumentedAsyncOpenAI: ...
+@overload
+def instrument(client: openai.OpenAI) -> InstrumentedOpenAI: ...
 def instrument(
     client: openai.OpenAI | openai.AsyncOpenAI,
 ) -> InstrumentedOpenAI | InstrumentedAsyncOpenAI:
-    """Wrap an `OpenAI` or `AsyncOpenAI` client so sessions record and replay its responses.
+    """An instrumented copy of `client`: every request it makes is an effect.
 
-    The client itself is not changed (`wrapper.original_client` is it). Under
-    `replay()`, `fork()` and case verification, `responses.create` contacts no
-    provider: the recorded `Response` (or provider error) is rebuilt from the
-    trace.
+    `client` is not changed (`instrumented.original_client` is it). Inside
+    `record()` each HTTP request of the copy is recorded as the effect named
+    after its endpoint (`openai.responses.create`, `openai.chat.completions.create`,
+    `openai.models.list`, ...); inside `replay()`, `fork()` and case verification
+    it is answered from the trace and nothing is sent. Outside every session the
+    copy behaves as `client` does. Works for `OpenAI`, `AsyncOpenAI`,
+    `AzureOpenAI` and `AsyncAzureOpenAI`, sync and async, streaming or not.
     """
-    if isinstance(client, openai.AzureOpenAI | openai.AsyncAzureOpenAI):
-        raise TypeError(
-            "instrument() supports OpenAI and AsyncOpenAI clients; Azure OpenAI clients are not "
-            "supported (their deployments and API versions are not part of what is recorded)"
-        )
-    if isinstance(client, openai.AsyncOpenAI):
-        return InstrumentedAsyncOpenAI(client)
-    if isinstance(client, openai.OpenAI):  # pyright: ignore[reportUnnecessaryIsInstance]  # untyped callers
-        return InstrumentedOpenAI(client)
+    if isinstance(client, InstrumentedOpenAI | InstrumentedAsyncOpenAI):
+        raise TypeError("this client is already instrumented; instrument the original once")
+    for plain, instrumented in _INSTRUMENTED:
+        if isinstance(client, plain):
+            if type(client) is not plain:
+                raise TypeError(
+                    f"instrument() takes an {plain.__qualname__} client, not the subclass "
+                    f"{type(client).__qualname__}: instrument the client before subclassing "
+                    "it, or instrument a plain SDK client"
+                )
+            twin: Any = client.copy()
+            # The SDK copies every setting; the instrumented class adds only `original_client`
+            # and keeps `copy`/`with_options` instrumented.
+            twin.__class__ = instrumented
+            state = cast(dict[str, Any], vars(twin))
+            twin.websocket_base_url = state.pop("websocket_base_url", None)  # now the property's
+            _capture(twin, cast(Any, client)._client)  # the SDK's HTTP client attribute
+            twin.original_client = client
+            return twin
     raise TypeError(
-        f"instrument() takes an openai.OpenAI or openai.AsyncOpenAI client, not "
-        f"{type(client).__name__}"
+        f"instrument() takes an openai.OpenAI, AsyncOpenAI, AzureOpenAI or AsyncAzureOpenAI "
+        f"client, not {type(client).__name__}"
     )

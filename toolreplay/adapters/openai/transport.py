@@ -1,0 +1,585 @@
+"""The capturing transports: every request of an instrumented client, recorded or replayed.
+
+An instrumented client's HTTP client (an `httpx.Client` for openai 2.x, an
+`httpx2.Client` for 3.x, or their async forms; the two libraries share this
+API) has one of these transports. Each request is one effect call, decided by
+the session visible where the SDK sends it:
+
+- no session, nothing refused: the request goes to the original HTTP client,
+  unrecorded (the instrumented client behaves as the plain one);
+- no session while a replay is open somewhere: refused (`SessionContextError`);
+- record: the request goes to the original HTTP client; the response is handed
+  on as it streams in and recorded when its body ends or is closed, so a stream
+  the application stops reading is recorded as what it received;
+- replay, fork, case verification: answered from the trace; the original HTTP
+  client is never called.
+
+A transport error (timeout, refused connection, a stream cut by the server) is
+recorded as a failure and raised again on replay as the same class of the
+HTTP library the replaying client uses, which the SDK maps to the same
+`APITimeoutError` or `APIConnectionError`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, cast
+
+from toolreplay.adapters.openai.exchange import (
+    EFFECT_NAMESPACE,
+    StreamEnd,
+    effect_name,
+    recorded_response,
+    replayed_body,
+    request_inputs,
+)
+from toolreplay.errors import (
+    LegacyOpenAITraceError,
+    ReplayMiss,
+    StreamReplayError,
+    UnsupportedRequestError,
+    UnsupportedResponseError,
+)
+from toolreplay.portable import JsonValue, encodable_text
+from toolreplay.runtime.failures import register_failure_codec
+from toolreplay.runtime.session import (
+    PendingCall,
+    RecordSession,
+    ReplaySession,
+    Session,
+    offline_guard,
+    session_var,
+)
+
+__all__ = [
+    "TRANSPORT_ERRORS",
+    "AsyncCaptureTransport",
+    "CaptureTransport",
+    "RecordedTransportError",
+    "http_library",
+    "replayed_operation",
+]
+
+TRANSPORT_ERRORS = (
+    "ConnectTimeout",
+    "ReadTimeout",
+    "WriteTimeout",
+    "PoolTimeout",
+    "TimeoutException",
+    "ConnectError",
+    "ReadError",
+    "WriteError",
+    "CloseError",
+    "NetworkError",
+    "RemoteProtocolError",
+    "LocalProtocolError",
+    "ProtocolError",
+    "ProxyError",
+    "UnsupportedProtocol",
+    "TransportError",
+)
+"""The HTTP library's transport errors a recording keeps by class (most specific first)."""
+
+replayed_operation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "toolreplay_openai_replayed_operation", default=None
+)
+"""The operation the last replayed request in this context was answered from (for errors)."""
+
+_ERROR_ENVELOPE = "openai.transport_error"
+_ERROR_VERSION = 1
+
+
+def http_library(http_client: object) -> ModuleType:
+    """The HTTP library (`httpx` or `httpx2`) an SDK's HTTP client comes from."""
+    root = type(http_client).__module__.split(".", 1)[0]
+    module = sys.modules.get(root)
+    if root not in ("httpx", "httpx2") or module is None:
+        raise TypeError(
+            f"the OpenAI client's HTTP client is a {type(http_client).__qualname__}, not an "
+            "httpx or httpx2 client; instrument() captures requests at that client's transport"
+        )
+    return module
+
+
+class RecordedTransportError(Exception):
+    """A transport error as recorded: the library's class name, its message, and the
+    response received before it (a stream cut midway), if any.
+
+    Raised by replay inside the transport, which turns it back into the HTTP
+    library's own exception; applications never see it.
+    """
+
+    def __init__(self, kind: str, message: str, partial: dict[str, JsonValue] | None) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.partial = partial
+
+
+class _TransportErrorCodec:
+    """Records `RecordedTransportError` as `httpx.<Class>` and rebuilds it on replay."""
+
+    def error_type(self, error: Exception) -> str | None:
+        if isinstance(error, RecordedTransportError):
+            return f"httpx.{error.kind}"
+        return None
+
+    def capture(self, error: Exception) -> JsonValue:
+        assert isinstance(error, RecordedTransportError)
+        return {
+            "envelope": _ERROR_ENVELOPE,
+            "version": _ERROR_VERSION,
+            "kind": error.kind,
+            "message": error.message,
+            "response": error.partial,
+        }
+
+    def rebuild(self, error_type: str, envelope: JsonValue) -> Exception:
+        kind = error_type.removeprefix("httpx.")
+        if (
+            not isinstance(envelope, dict)
+            or envelope.get("envelope") != _ERROR_ENVELOPE
+            or envelope.get("version") != _ERROR_VERSION
+            or envelope.get("kind") != kind
+            or kind not in TRANSPORT_ERRORS
+        ):
+            raise UnsupportedResponseError(
+                f"{error_type}: the recorded failure is not an {_ERROR_ENVELOPE} envelope of "
+                f"version {_ERROR_VERSION} for {kind!r}; re-record the call"
+            )
+        message = envelope.get("message")
+        partial = envelope.get("response")
+        return RecordedTransportError(
+            kind,
+            message if isinstance(message, str) else "",
+            cast(dict[str, JsonValue], partial) if isinstance(partial, dict) else None,
+        )
+
+
+register_failure_codec(_TransportErrorCodec(), tuple(f"httpx.{kind}" for kind in TRANSPORT_ERRORS))
+
+
+def _transport_error(
+    library: ModuleType, error: Exception, request: Any, partial: dict[str, JsonValue] | None
+) -> Exception:
+    """What to record for `error`: a `RecordedTransportError`, or `error` itself."""
+    if not isinstance(error, library.TransportError):
+        return error
+    kind = next(
+        (kind.__name__ for kind in type(error).__mro__ if kind.__name__ in TRANSPORT_ERRORS),
+        "TransportError",
+    )
+    message = encodable_text(str(error))
+    url = request.url
+    for secret in (str(url), url.netloc.decode("ascii", "replace"), url.host):
+        if secret:
+            message = message.replace(secret, "<url>")
+    return RecordedTransportError(kind, message, partial)
+
+
+@functools.cache
+def _stream_class(library: ModuleType, base: str, behaviour: type) -> type:
+    """`behaviour` as a subclass of the library's `SyncByteStream`/`AsyncByteStream`.
+
+    The HTTP clients check a transport's response stream against those classes,
+    and which library is in use is only known per client.
+    """
+    return type(behaviour.__name__, (behaviour, getattr(library, base)), {})
+
+
+def _library_error(library: ModuleType, recorded: RecordedTransportError, request: Any) -> Any:
+    return getattr(library, recorded.kind)(recorded.message, request=request)
+
+
+@dataclass(frozen=True, slots=True)
+class _Exchange:
+    """One request as an effect call: its name, inputs and the session deciding it."""
+
+    name: str
+    inputs: dict[str, JsonValue]
+    session: Session
+
+    @property
+    def operation(self) -> str:
+        return f"{EFFECT_NAMESPACE}.{self.name}"
+
+
+class _Capture:
+    """What the sync and async transports share: deciding a request, building responses."""
+
+    def __init__(self, original: Any, base_path: str) -> None:
+        self.original = original
+        self.library = http_library(original)
+        self.base_path = base_path if base_path.endswith("/") else base_path + "/"
+
+    def exchange(self, request: Any) -> _Exchange | None:
+        """The request as an effect call, or None to send it live, unrecorded."""
+        session = session_var.get()
+        method = str(request.method)
+        if session is None:
+            if offline_guard.active:
+                raise offline_guard.refuse(
+                    f"{EFFECT_NAMESPACE} request {method} {request.url.path}"
+                )
+            return None
+        name = effect_name(method, self._path(request))
+        content = request.read()
+        inputs = request_inputs(
+            method,
+            request.url.path,
+            self.base_path,
+            request.url.params.multi_items(),
+            request.headers.get("content-type"),
+            content,
+        )
+        return _Exchange(name, inputs, session)
+
+    def _path(self, request: Any) -> str:
+        path = str(request.url.path)
+        if path.startswith(self.base_path):
+            return "/" + path[len(self.base_path) :]
+        raise UnsupportedRequestError(
+            f"{request.method} {path}: this request is not below the client's base URL path "
+            f"{self.base_path!r}, so it is no endpoint of this client's API and cannot be "
+            "recorded or replayed; make it with a client that is not instrumented"
+        )
+
+    def answer(self, exchange: _Exchange) -> JsonValue:
+        """The recorded output for a replayed request (raises its recorded failure)."""
+        session = exchange.session
+        assert isinstance(session, ReplaySession)
+        try:
+            answer = session.answer(EFFECT_NAMESPACE, exchange.name, exchange.inputs)
+        except ReplayMiss as miss:
+            legacy = _legacy_error(session, exchange)
+            if legacy is not None:
+                raise legacy from miss
+            raise
+        if isinstance(answer, PendingCall):
+            # A fork's live= named this effect; the transport cannot send it from here.
+            session.abort_live(answer)
+            raise UnsupportedRequestError(
+                f"{EFFECT_NAMESPACE}.{exchange.name}: OpenAI adapter effects cannot run live "
+                "in a fork (fork(live=...)); supply their outcome with supply_output instead"
+            )
+        return answer
+
+    def replayed_response(
+        self, exchange: _Exchange, output: JsonValue, request: Any, failure: Exception | None
+    ) -> Any:
+        if not isinstance(output, dict):
+            raise UnsupportedResponseError(
+                f"{exchange.operation}: the recorded output is not an object with status, "
+                "headers and body; re-record the call, or `toolreplay migrate` a trace "
+                "recorded by an older adapter"
+            )
+        status = output.get("status")
+        headers = output.get("headers")
+        if type(status) is not int or not isinstance(headers, dict):
+            raise UnsupportedResponseError(
+                f"{exchange.operation}: $.output.status must be an int and $.output.headers "
+                "an object; re-record the call"
+            )
+        content = replayed_body(exchange.operation, output)
+        replayed_operation.set(
+            f"{exchange.operation} ({exchange.inputs['method']} {exchange.inputs['path']})"
+        )
+        beyond: Exception | None = failure
+        if beyond is None and output.get("end") == "closed_early":
+            beyond = StreamReplayError(
+                f"{exchange.operation}: the application read past the end of the recording; "
+                "when it was recorded the application stopped reading the response here and "
+                "closed it. Stop reading at the same point, or re-record the call"
+            )
+        return self.library.Response(
+            status,
+            headers=[(name, str(value)) for name, value in headers.items()],
+            stream=self._replay_stream(content, beyond),
+            request=request,
+        )
+
+    def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
+        raise NotImplementedError
+
+    def stream_of(self, behaviour: type, base: str) -> Any:
+        """The class of a response stream with `behaviour`, for this client's library."""
+        return _stream_class(self.library, base, behaviour)
+
+    def recorded_output(
+        self, response: Any, chunks: list[bytes], end: StreamEnd
+    ) -> dict[str, JsonValue]:
+        return recorded_response(
+            response.status_code, response.headers.multi_items(), b"".join(chunks), end
+        )
+
+    def handed_on(self, response: Any, stream: Any, request: Any) -> Any:
+        """The live response, as the instrumented client's HTTP client receives it."""
+        # The body is handed on decoded, so its encoding and length no longer apply.
+        headers = [
+            (name, value)
+            for name, value in response.headers.multi_items()
+            if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return self.library.Response(
+            response.status_code,
+            headers=headers,
+            stream=stream,
+            request=request,
+            extensions=response.extensions,
+        )
+
+
+def _legacy_error(session: ReplaySession, exchange: _Exchange) -> LegacyOpenAITraceError | None:
+    for operation in session.trace.operations:
+        if operation.identity.namespace == EFFECT_NAMESPACE and "method" not in operation.inputs:
+            return LegacyOpenAITraceError(
+                f"{exchange.operation}: this trace holds {operation.effect} calls recorded by "
+                "the first OpenAI adapter (whose inputs were model, input, reasoning and "
+                "max_output_tokens); today's adapter records every request as method, path, "
+                "query and body. Convert the trace once with `toolreplay migrate TRACE "
+                "--output NEW_TRACE` and replay the new trace"
+            )
+    return None
+
+
+def _record(
+    capture: _Capture,
+    exchange: _Exchange,
+    response: Any,
+    request: Any,
+    chunks: list[bytes],
+    end: StreamEnd,
+    error: Exception | None,
+) -> None:
+    session = exchange.session
+    assert isinstance(session, RecordSession)
+    output = capture.recorded_output(response, chunks, end) if response is not None else None
+    call = session.begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs)
+    if error is None:
+        assert output is not None
+        session.complete(call, output)
+    else:
+        session.fail(call, _transport_error(capture.library, error, request, output))
+
+
+class _SyncRecordingStream:
+    """The live body, handed on chunk by chunk and recorded when it ends or is closed."""
+
+    def __init__(self, capture: _Capture, exchange: _Exchange, request: Any) -> None:
+        self.response: Any = None
+        self._capture = capture
+        self._exchange = exchange
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._finished = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for chunk in self.response.iter_bytes():
+                self._chunks.append(chunk)
+                yield chunk
+        except Exception as error:
+            self._done("complete", error)
+            raise
+        self._done("complete", None)
+
+    def _done(self, end: StreamEnd, error: Exception | None) -> None:
+        if not self._finished:
+            self._finished = True
+            _record(
+                self._capture,
+                self._exchange,
+                self.response,
+                self._request,
+                self._chunks,
+                end,
+                error,
+            )
+
+    def close(self) -> None:
+        try:
+            self.response.close()
+        finally:
+            self._done("closed_early", None)
+
+
+class _AsyncRecordingStream:
+    """The async form of `_SyncRecordingStream`."""
+
+    def __init__(self, capture: _Capture, exchange: _Exchange, request: Any) -> None:
+        self.response: Any = None
+        self._capture = capture
+        self._exchange = exchange
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._finished = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.response.aiter_bytes():
+                self._chunks.append(chunk)
+                yield chunk
+        except Exception as error:
+            self._done("complete", error)
+            raise
+        self._done("complete", None)
+
+    def _done(self, end: StreamEnd, error: Exception | None) -> None:
+        if not self._finished:
+            self._finished = True
+            _record(
+                self._capture,
+                self._exchange,
+                self.response,
+                self._request,
+                self._chunks,
+                end,
+                error,
+            )
+
+    async def aclose(self) -> None:
+        try:
+            await self.response.aclose()
+        finally:
+            self._done("closed_early", None)
+
+
+def _note(error: Exception) -> None:
+    """A replay read past its recording: the session fails even if the error is caught."""
+    session = session_var.get()
+    if isinstance(error, StreamReplayError) and session is not None:
+        session.note_violation(error)
+
+
+class _SyncReplayStream:
+    def __init__(self, content: bytes, beyond: Exception | None) -> None:
+        self._content = content
+        self._beyond = beyond
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self._content:
+            yield self._content
+        if self._beyond is not None:
+            _note(self._beyond)
+            raise self._beyond
+
+    def close(self) -> None:
+        pass
+
+
+class _AsyncReplayStream:
+    def __init__(self, content: bytes, beyond: Exception | None) -> None:
+        self._content = content
+        self._beyond = beyond
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._content:
+            yield self._content
+        if self._beyond is not None:
+            _note(self._beyond)
+            raise self._beyond
+
+    async def aclose(self) -> None:
+        pass
+
+
+class CaptureTransport(_Capture):
+    """The transport of an instrumented sync client (`original` is the client's own)."""
+
+    def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
+        return self.stream_of(_SyncReplayStream, "SyncByteStream")(content, beyond)
+
+    def handle_request(self, request: Any) -> Any:
+        exchange = self.exchange(request)
+        if exchange is None:
+            return self._live(request)
+        if isinstance(exchange.session, ReplaySession):
+            return self._replay(exchange, request)
+        stream = self.stream_of(_SyncRecordingStream, "SyncByteStream")(self, exchange, request)
+        try:
+            stream.response = self.original.send(request, stream=True)
+        except Exception as error:
+            _record(self, exchange, None, request, [], "complete", error)
+            raise
+        return self.handed_on(stream.response, stream, request)
+
+    def _live(self, request: Any) -> Any:
+        response = self.original.send(request, stream=True)
+        stream = self.stream_of(_SyncLiveStream, "SyncByteStream")(response)
+        return self.handed_on(response, stream, request)
+
+    def _replay(self, exchange: _Exchange, request: Any) -> Any:
+        try:
+            output = self.answer(exchange)
+        except RecordedTransportError as recorded:
+            failure = _library_error(self.library, recorded, request)
+            if recorded.partial is None:
+                raise failure from None
+            return self.replayed_response(exchange, recorded.partial, request, failure)
+        return self.replayed_response(exchange, output, request, None)
+
+    def close(self) -> None:
+        """Nothing to close: the original HTTP client belongs to the original SDK client."""
+
+
+class AsyncCaptureTransport(_Capture):
+    """The transport of an instrumented async client."""
+
+    def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
+        return self.stream_of(_AsyncReplayStream, "AsyncByteStream")(content, beyond)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        exchange = self.exchange(request)
+        if exchange is None:
+            response = await self.original.send(request, stream=True)
+            return self.handed_on(
+                response, self.stream_of(_AsyncLiveStream, "AsyncByteStream")(response), request
+            )
+        if isinstance(exchange.session, ReplaySession):
+            # Replay awaits nothing: no provider coroutine is ever created.
+            try:
+                output = self.answer(exchange)
+            except RecordedTransportError as recorded:
+                failure = _library_error(self.library, recorded, request)
+                if recorded.partial is None:
+                    raise failure from None
+                return self.replayed_response(exchange, recorded.partial, request, failure)
+            return self.replayed_response(exchange, output, request, None)
+        stream = self.stream_of(_AsyncRecordingStream, "AsyncByteStream")(self, exchange, request)
+        try:
+            stream.response = await self.original.send(request, stream=True)
+        except Exception as error:
+            _record(self, exchange, None, request, [], "complete", error)
+            raise
+        return self.handed_on(stream.response, stream, request)
+
+    async def aclose(self) -> None:
+        """Nothing to close: the original HTTP client belongs to the original SDK client."""
+
+
+class _SyncLiveStream:
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._response.iter_bytes()
+
+    def close(self) -> None:
+        self._response.close()
+
+
+class _AsyncLiveStream:
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._response.aiter_bytes():
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._response.aclose()

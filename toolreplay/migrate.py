@@ -1,0 +1,207 @@
+"""Converting traces written by an earlier adapter into today's shape: `toolreplay migrate`.
+
+One migration exists: the first OpenAI adapter recorded `responses.create`
+alone, as the effect `openai.responses.create` with the inputs `model`,
+`input`, `reasoning` and `max_output_tokens` and an `openai.response` envelope
+(version 1) as output, or an `openai.error` envelope as failure. Today's adapter
+records every HTTP request (RFC 0006), so such an operation becomes the request
+the SDK sent for it (`POST /responses` with those fields as the JSON body) and
+the response it received (status, request id, body). Provider errors with a
+status become the error response; timeouts and connection errors become the
+transport failures the SDK maps to the same exceptions.
+
+Pure JSON work: it needs no SDK. The source is never modified; the result is
+written to a temporary sibling of the output and renamed into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import cast
+
+from toolreplay.errors import TraceError, TraceExistsError, TraceFormatError
+from toolreplay.files import write_atomically
+from toolreplay.portable import JsonValue, fingerprint
+from toolreplay.runtime.matching import operation_location
+from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
+from toolreplay.trace.model import (
+    Operation,
+    OperationIdentity,
+    Outcome,
+    Raised,
+    Returned,
+    TraceFooter,
+)
+from toolreplay.trace.reader import read_trace
+
+__all__ = ["MigratedTrace", "migrate_trace"]
+
+_LEGACY_FIELDS = ("model", "input", "reasoning", "max_output_tokens")
+# The order openai 2.20.0 wrote these fields into the request body.
+_BODY_ORDER = ("input", "max_output_tokens", "model", "reasoning")
+_JSON = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class MigratedTrace:
+    """What `migrate_trace` wrote: where, and how many operations it converted."""
+
+    path: Path
+    converted: int
+    operations: int
+
+
+def _is_legacy(operation: Operation) -> bool:
+    return (
+        operation.identity.namespace == "openai"
+        and operation.identity.name == "responses.create"
+        and "method" not in operation.inputs
+    )
+
+
+def _problem(source: Path, operation: Operation, what: str) -> TraceFormatError:
+    return TraceFormatError(
+        f"{operation_location(operation)} ({operation.effect}) {what}; it is not what the "
+        "first OpenAI adapter recorded, so it cannot be migrated. Re-record the call",
+        path=source,
+        line=operation.line,
+    )
+
+
+def _request(source: Path, operation: Operation) -> dict[str, JsonValue]:
+    inputs = operation.inputs
+    if set(inputs) != set(_LEGACY_FIELDS):
+        raise _problem(source, operation, f"has the inputs {sorted(inputs)}")
+    body: dict[str, JsonValue] = {
+        field: inputs[field] for field in _BODY_ORDER if inputs[field] is not None
+    }
+    return {"method": "POST", "path": "/responses", "query": {}, "body": body}
+
+
+def _headers(request_id: JsonValue) -> dict[str, JsonValue]:
+    headers: dict[str, JsonValue] = {"content-type": _JSON}
+    if isinstance(request_id, str):
+        headers["x-request-id"] = request_id
+    return headers
+
+
+def _outcome(source: Path, operation: Operation) -> Outcome:
+    outcome = operation.outcome
+    if isinstance(outcome, Returned):
+        envelope = outcome.value
+        if (
+            not isinstance(envelope, dict)
+            or envelope.get("envelope") != "openai.response"
+            or envelope.get("version") != 1
+            or not isinstance(envelope.get("body"), dict)
+        ):
+            raise _problem(source, operation, "returned something other than a v1 envelope")
+        return Returned(
+            {
+                "status": 200,
+                "headers": _headers(envelope.get("request_id")),
+                "body": envelope["body"],
+                "end": "complete",
+            }
+        )
+    error = outcome.args[0] if outcome.args is not None and len(outcome.args) == 1 else None
+    if not isinstance(error, dict) or error.get("envelope") != "openai.error":
+        raise _problem(source, operation, f"raised {outcome.error_type} without an error envelope")
+    kind = error.get("class")
+    message = error.get("message")
+    if kind == "APITimeoutError":
+        return _transport_failure("TimeoutException", "timed out")
+    if kind == "APIConnectionError":
+        return _transport_failure("ConnectError", message if isinstance(message, str) else "")
+    status = error.get("status_code")
+    if type(status) is not int:
+        raise _problem(source, operation, f"raised {kind!r} without a status code")
+    body = error.get("body")
+    # The SDK keeps the `error` member of an error response as `body`; the response had it
+    # under "error".
+    return Returned(
+        {
+            "status": status,
+            "headers": _headers(error.get("request_id")),
+            "body": {"error": body} if isinstance(body, dict) else body,
+            "end": "complete",
+        }
+    )
+
+
+def _transport_failure(kind: str, message: str) -> Raised:
+    envelope: dict[str, JsonValue] = {
+        "envelope": "openai.transport_error",
+        "version": 1,
+        "kind": kind,
+        "message": message,
+        "response": None,
+    }
+    return Raised(error_type=f"httpx.{kind}", message=f"{kind}: {message}", args=[envelope])
+
+
+def migrate_trace(
+    source: str | os.PathLike[str], output: str | os.PathLike[str], *, overwrite: bool = False
+) -> MigratedTrace:
+    """Write `source` to `output` with every operation of an earlier adapter converted.
+
+    Raises `TraceError` when `source` holds nothing to convert or is incomplete
+    (a migrated trace must not claim a completeness the source lacks),
+    `TraceFormatError` naming the operation when one cannot be converted, and
+    `TraceExistsError` when `output` exists and `overwrite` is false. Nothing is
+    written unless every operation converts.
+    """
+    source_path, output_path = Path(source), Path(output)
+    trace = read_trace(source_path)
+    if trace.footer is None:
+        raise TraceError(
+            f"{source_path}: {trace.describe_state()}; only a complete trace can be migrated "
+            "(replay or fork it with the adapter it was recorded with instead)",
+            path=source_path,
+        )
+    converted = 0
+    occurrences: dict[tuple[str, str, str], int] = {}
+    operations: list[Operation] = []
+    for operation in trace.operations:
+        if _is_legacy(operation):
+            inputs = _request(source_path, operation)
+            outcome = _outcome(source_path, operation)
+            converted += 1
+        else:
+            inputs, outcome = operation.inputs, operation.outcome
+        identity = operation.identity
+        digest = fingerprint(cast(JsonValue, inputs))
+        key = (identity.namespace, identity.name, digest)
+        occurrence = occurrences.get(key, 0)
+        occurrences[key] = occurrence + 1
+        operations.append(
+            replace(
+                operation,
+                identity=OperationIdentity(identity.namespace, identity.name, digest, occurrence),
+                inputs=inputs,
+                outcome=outcome,
+                line=None,
+            )
+        )
+    if converted == 0:
+        raise TraceError(
+            f"{source_path}: no operation was recorded by an earlier adapter; there is nothing "
+            "to migrate, and the trace replays as it is",
+            path=source_path,
+        )
+    metadata = {**trace.header.metadata, "migrated": "openai adapter 1 to 2"}
+    lines = [encode_header(replace(trace.header, metadata=metadata))]
+    lines += [encode_operation(operation) for operation in operations]
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    lines.append(encode_footer(TraceFooter(len(operations), digest, trace.footer.ending)))
+    try:
+        write_atomically(output_path, b"".join(lines), overwrite=overwrite)
+    except FileExistsError:
+        raise TraceExistsError(
+            f"{output_path} already exists; choose another --output, or pass --overwrite",
+            path=output_path,
+        ) from None
+    return MigratedTrace(output_path, converted, len(operations))
