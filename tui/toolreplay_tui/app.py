@@ -23,6 +23,7 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from toolreplay import (
+    DiffReport,
     ErrorPatch,
     JsonValue,
     NonPortableValueError,
@@ -47,6 +48,7 @@ from toolreplay_tui.messages import (
     RunFinished,
     RunStarted,
 )
+from toolreplay_tui.model.diffrows import DiffRows
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
@@ -64,7 +66,7 @@ from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
-from toolreplay_tui.screens.diff import DiffScreen
+from toolreplay_tui.screens.diff import DiffScreen, compare
 from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.help import HelpScreen, HelpSection
 from toolreplay_tui.screens.patches import PatchesScreen
@@ -163,6 +165,8 @@ class ToolReplayApp(App[None]):
         self.last_promote: RunResult | None = None
         self.last_stop: UnrecordedCall | None = None
         self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
+        # The last fork's branch compared with the source, made as soon as it ended.
+        self._fork_diff: tuple[Path, DiffReport, DiffRows] | None = None
         self._runs: list[RunHandle] = []
         self.browse = BrowseScreen()
 
@@ -623,8 +627,25 @@ class ToolReplayApp(App[None]):
         if request.command == "fork" and self._fork_context is not None:
             branch, patches, runner = self._fork_context
             self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
+            self._fork_diff = None
+            if result.ok and self.trace is not None:
+                self._compare_fork(self.trace, branch)
         self.last_stop = unrecorded_call(result)
         self._changed()
+
+    @work(thread=True, exclusive=True, group="fork-diff")
+    def _compare_fork(self, source: Trace, branch: Path) -> None:
+        """Compare a fork's branch now, off the event loop: `d` then shows it at once."""
+        try:
+            report, rows = compare(source, branch)
+        except (ToolReplayError, OSError):
+            return  # the diff screen computes it again and shows the error
+        self.call_from_thread(self._compared_fork, branch, report, rows)
+
+    def _compared_fork(self, branch: Path, report: DiffReport, rows: DiffRows) -> None:
+        fork = self.last_fork
+        if fork is not None and fork.branch == branch:
+            self._fork_diff = (branch, report, rows)
 
     def _after_run(self, then: NextStep | None) -> None:
         """The run screen closed, with the next step the user chose there."""
@@ -670,12 +691,14 @@ class ToolReplayApp(App[None]):
                 "nothing to compare yet: f forks, or start with --against OTHER.trp", error=True
             )
             return
+        computed = self._fork_diff
         self.push_screen(
             DiffScreen(
                 self.trace,
                 target,
                 source_label=self.trace_label,
                 target_label=self.path_label(target),
+                computed=computed[1:] if computed is not None and computed[0] == target else None,
             )
         )
 
