@@ -9,7 +9,7 @@ from toolreplay_tui.screens.help import HelpScreen
 from toolreplay_tui.widgets.value_view import ValueView
 
 from tests.support.traces import write_trace
-from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, text_of, wait_for
+from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, said, text_of, wait_for
 from tests.tui.support import Project
 
 
@@ -107,12 +107,12 @@ async def test_search_inside_the_output(project: Project) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        await pilot.press("G", "tab", "slash", *"confidence", "enter")
+        await pilot.press("G", "tab", "s", *"confidence", "enter")
         values = app.browse.detail.values
         assert app.focused is values
         assert values.current_path == ("confidence",)
-        await pilot.press("slash", *"nothing here", "enter")
-        assert "nothing in this output matches" in text_of(app, "#status")
+        await pilot.press("s", *"nothing here", "enter")
+        assert "nothing in this output matches" in said(app)
 
 
 @pilot_test

@@ -48,7 +48,7 @@ class PatchEdited(Message):
 
 
 class PatchChangeRequested(Message):
-    """From the patches list: `edit` or `remove` `patch`, or `undo` the last removal."""
+    """From the patches list: `edit` or `remove` `patch`, or `undo` the last change."""
 
     def __init__(self, change: str, patch: Patch | None) -> None:
         super().__init__()
