@@ -22,7 +22,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import var
-from textual.screen import Screen
+from textual.screen import Screen, SystemModalScreen
 from textual.widgets import Input, TextArea
 
 from toolreplay import (
@@ -714,8 +714,14 @@ class ToolReplayApp(App[None]):
         return self.last_fork is not None and self.last_fork.result.ok
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("help", "command_line") and isinstance(self.focused, (Input, TextArea)):
-            return False  # `?` and `:` are typed there: the footer does not offer them
+        # `?` and `:` are typed into a text field: the footer does not offer them there.
+        # (The screen under the palette, not the palette's own field, decides.)
+        screen = next(
+            (s for s in reversed(self.screen_stack) if not isinstance(s, SystemModalScreen)),
+            self.screen,
+        )
+        if action in ("help", "command_line") and isinstance(screen.focused, (Input, TextArea)):
+            return False
         if action in ("promote", "promote_now"):
             return True if self.can_promote() else None
         if action == "diff":

@@ -39,20 +39,31 @@ class BindingCommand:
         return f"{self.description}  ({self.keys})"
 
 
-def binding_commands(bindings: Mapping[str, ActiveBinding]) -> list[BindingCommand]:
+def binding_commands(bindings: Mapping[str, ActiveBinding], app: DOMNode) -> list[BindingCommand]:
     """The enabled, described bindings of `Screen.active_bindings`, one command per
-    action and node (`j` and `down` are one "Down  (j ↓)")."""
+    action and node (`j` and `down` are one "Down  (j ↓)"; `app.` actions run on `app`)."""
     grouped: dict[tuple[int, str], tuple[DOMNode, Binding, list[str]]] = {}
     for active in bindings.values():
         binding, node = active.binding, active.node
         if not active.enabled or not binding.description or binding.action in _LEFT_OUT:
             continue
-        entry = grouped.setdefault((id(node), binding.action), (node, binding, []))
+        action = binding.action
+        if action.startswith("app."):  # `q` on a screen and `ctrl+c` on the app: one command
+            node, action = app, action.removeprefix("app.")
+            binding = Binding(
+                binding.key, action, binding.description, key_display=binding.key_display
+            )
+        entry = grouped.setdefault((id(node), action), (node, binding, []))
         shown = key_text(Binding(binding.key, binding.action, key_display=binding.key_display))
         if shown not in entry[2]:
             entry[2].append(shown)
     return [
-        BindingCommand(binding.description, " ".join(keys), binding.action, node)
+        BindingCommand(
+            binding.description,
+            " ".join(sorted(keys, key=lambda key: (len(key), key))),  # `j ↓`, `q ctrl+q`
+            binding.action,
+            node,
+        )
         for node, binding, keys in grouped.values()
     ]
 
@@ -61,7 +72,7 @@ class BindingCommands(Provider):
     """The palette's source of commands: the bindings active on the screen it opened on."""
 
     def _commands(self) -> list[BindingCommand]:
-        return binding_commands(self.screen.active_bindings)
+        return binding_commands(self.screen.active_bindings, self.app)
 
     def _runner(self, command: BindingCommand) -> Callable[[], Coroutine[Any, Any, bool]]:
         async def run() -> bool:
