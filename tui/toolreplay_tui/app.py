@@ -85,7 +85,7 @@ from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.help import HelpScreen, HelpSection
 from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.patches import PatchesScreen
-from toolreplay_tui.screens.promote import PromoteScreen
+from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.widgets.detail import ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
@@ -145,7 +145,14 @@ class ToolReplayApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
-        Binding("colon", "command_line", "Command line", key_display=":", id="app.command_line"),
+        Binding(
+            "colon",
+            "command_line",
+            "Command line",
+            key_display=":",
+            show=False,  # the footer has no room; help and the palette list it
+            id="app.command_line",
+        ),
         Binding("m", "messages", "Messages", show=False, id="app.messages"),
         # Not a priority binding: the run screen's ctrl+c cancels the run first.
         Binding("ctrl+c", "request_quit", "Quit", show=False, id="app.interrupt"),
@@ -832,7 +839,7 @@ class ToolReplayApp(App[None]):
             ("Output editor", EditorScreen.BINDINGS),
             ("Running a fork or replay", RunScreen.BINDINGS),
             ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
-            ("Promote form", PromoteScreen.BINDINGS),
+            ("Promote form", [*PromoteScreen.BINDINGS, *ExpectedValueBox.BINDINGS]),
             ("Pending patches list", PatchesScreen.BINDINGS),
         ]
 
@@ -908,7 +915,7 @@ class ToolReplayApp(App[None]):
             self.exit(
                 return_code=CANNOT_OPEN_EXIT_CODE,
                 message=Text(
-                    f"toolreplay tui: cannot open {self.trace_label}: {self.load_error}",
+                    f"toolreplay tui: cannot open the trace: {self.load_error}",
                     style="red",
                 ),
             )

@@ -33,6 +33,12 @@ class BindingCommand:
     keys: str
     action: str
     node: DOMNode
+    tooltip: str = ""
+
+    @property
+    def help(self) -> str:
+        """`key w · Save the pending patches to a new patch file`."""
+        return f"key {self.keys}" + (f" · {self.tooltip}" if self.tooltip else "")
 
     @property
     def title(self) -> str:
@@ -63,6 +69,7 @@ def binding_commands(bindings: Mapping[str, ActiveBinding], app: DOMNode) -> lis
             " ".join(sorted(keys, key=lambda key: (len(key), key))),  # `j ↓`, `q ctrl+q`
             binding.action,
             node,
+            binding.tooltip,
         )
         for node, binding, keys in grouped.values()
     ]
@@ -91,7 +98,7 @@ class BindingCommands(Provider):
                 self._display(command),
                 self._runner(command),
                 text=command.title,
-                help=f"key {command.keys}",
+                help=command.help,
             )
 
     async def search(self, query: str) -> Hits:
@@ -104,5 +111,5 @@ class BindingCommands(Provider):
                     self._display(command, matcher.highlight(command.description)),
                     self._runner(command),
                     text=command.title,
-                    help=f"key {command.keys}",
+                    help=command.help,
                 )
