@@ -87,7 +87,7 @@ from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.patches import PatchesScreen
 from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
-from toolreplay_tui.widgets.detail import ValueInput, output_of
+from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
@@ -833,7 +833,10 @@ class ToolReplayApp(App[None]):
         return [
             ("Operation list", OperationList.BINDINGS),
             ("Browse", BrowseScreen.BINDINGS),
-            ("Output values (detail pane)", [*ValueView.BINDINGS, *ValueInput.BINDINGS]),
+            (
+                "Output values (detail pane)",
+                [*ValueView.BINDINGS, *ValueInput.BINDINGS, *DetailPane.BINDINGS],
+            ),
             ("Everywhere", [*self.BINDINGS, self.PALETTE_BINDING]),
             (": commands", commands),
             ("Output editor", EditorScreen.BINDINGS),
