@@ -382,6 +382,7 @@ async def test_P_promotes_at_once_and_shows_the_case_folder(
         report = text_of(app, "#run-report")
         assert f"folder  {case.directory}" in report
         assert f"promoted to {case.directory}" in said(app)
+        assert "fork succeeded" in said(app)  # the log keeps run results too
         await pilot.press("P")  # the promote's own screen offers no second promote
         assert app.screen is screen
         name = case.directory.rsplit("/", 1)[1]

@@ -696,6 +696,8 @@ class ToolReplayApp(App[None]):
             branch, patches, runner = self._fork_context
             self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
         self.last_stop = unrecorded_call(result)
+        # The run screen shows the result; the log keeps it for later.
+        self.tell(headline(result), error=not result.ok, toast=False)
         self._changed()
 
     def _after_run(self, then: NextStep | None) -> None:
