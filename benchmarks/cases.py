@@ -556,9 +556,19 @@ def breakdown(suite: Suite) -> list[str]:
     lines.append(
         f"CPU of all processes: serial {serial:.2f} s, -n 2 {parallel:.2f} s "
         f"({parallel - serial:+.2f} s, {parallel / serial:.2f}x); on 2 cores the -n 2 run "
-        f"cannot take less than {parallel / 2:.2f} s of wall"
+        f"cannot take less than {parallel / 2:.2f} s of wall, so the most -n 2 can gain on "
+        f"two otherwise idle cores is {cpu_bound_speedup(suite):.2f}x"
     )
     return lines
+
+
+def cpu_bound_speedup(suite: Suite) -> float:
+    """Serial CPU over half the -n 2 run's CPU: the wall-clock speed-up of two idle cores,
+    each busy all the time. Unlike the wall clock, CPU seconds hardly change with the load
+    other programs put on the machine."""
+    serial = sum(p.cpu for p in suite.best(SERIAL).processes)
+    parallel = sum(p.cpu for p in suite.best(PARALLEL).processes)
+    return serial / (parallel / 2) if parallel else 0.0
 
 
 def report(
@@ -691,6 +701,10 @@ def report(
         for suite in suites
     ]
     out.append("speed-up serial / -n 2 (wall): " + ", ".join(speedups))
+    out.append(
+        "most -n 2 can gain on two idle cores (serial CPU / half the -n 2 CPU): "
+        + ", ".join(f"{suite.scenario.label} {cpu_bound_speedup(suite):.2f}x" for suite in suites)
+    )
     for suite in suites:
         out += [
             "",
@@ -722,12 +736,17 @@ def report(
                 ]
                 out += [f"  {line}" for line in failed[0].tail.splitlines()]
     best = collection.best
+    collect_cpu = [
+        span[1]
+        for process in best.processes
+        if (span := process.span("collection start", "collection finish")) is not None
+    ]
     out += [
         "",
         f"the plugin collecting {collection.cases:,} cases (--collect-only, best of "
         f"{len(collection.runs)}): pytest reports {best.reported or 0:.2f} s of "
-        f"collection, {best.wall:.2f} s wall with interpreter start and exit; "
-        f"summary line: {best.summary}",
+        f"collection ({collect_cpu[0] if collect_cpu else 0:.2f} s of CPU), {best.wall:.2f} s "
+        f"wall with interpreter start and exit; summary line: {best.summary}",
     ]
 
     out += ["", measure.TARGETS_HEADING]

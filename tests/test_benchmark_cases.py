@@ -36,6 +36,7 @@ def test_cases_benchmark_runs_and_prints_its_tables() -> None:
     out = result.stdout
     assert "verify µs/op" in out
     assert "speed-up serial / -n 2 (wall): N=5 " in out
+    assert "most -n 2 can gain on two idle cores (serial CPU / half the -n 2 CPU): N=5 " in out
     for suite in ("N=5", "triage"):
         assert f"{suite} suite: where each process of the best serial and -n 2 runs" in out
         for mode in ("serial", "-n 2"):
