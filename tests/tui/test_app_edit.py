@@ -23,7 +23,9 @@ RECORDED = {"decision": "approve", "reason": "gold customer", "confidence": 0.93
 def decide_patch(app: ToolReplayApp) -> toolreplay.OutputPatch | None:
     trace = app.trace
     assert trace is not None
-    return app.pending.get(trace.operations[2].identity)
+    patch = app.pending.get(trace.operations[2].identity)
+    assert patch is None or isinstance(patch, toolreplay.OutputPatch)
+    return patch
 
 
 @pilot_test
@@ -217,5 +219,5 @@ async def test_a_recorded_failure_is_patched_into_a_return(tmp_path: Path) -> No
         await pilot.press("ctrl+s")  # null is a value: the call will return None
         assert app.trace is not None
         patch = app.pending.get(app.trace.operations[0].identity)
-        assert patch is not None
+        assert isinstance(patch, toolreplay.OutputPatch)
         assert patch.value is None

@@ -8,11 +8,12 @@ line (`toolreplay_tui.model.runs`), comparisons through `toolreplay.diff`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -22,10 +23,12 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from toolreplay import (
+    ErrorPatch,
     JsonValue,
     NonPortableValueError,
     Operation,
     OutputPatch,
+    Patch,
     PatchError,
     Raised,
     ToolReplayError,
@@ -37,6 +40,7 @@ from toolreplay_tui.external_editor import edit_externally
 from toolreplay_tui.messages import (
     Notice,
     OutputEditRequested,
+    PatchChangeRequested,
     PatchEdited,
     PatchRemovalRequested,
     PromoteFinished,
@@ -48,21 +52,37 @@ from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.model.runreport import headline
-from toolreplay_tui.model.runs import DEFAULT_TIMEOUT, RunClient, RunHandle, RunRequest, RunResult
+from toolreplay_tui.model.runs import (
+    DEFAULT_TIMEOUT,
+    RunClient,
+    RunHandle,
+    RunRequest,
+    RunResult,
+    WarmRunner,
+)
+from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
 from toolreplay_tui.screens.diff import DiffScreen
 from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.help import HelpScreen, HelpSection
+from toolreplay_tui.screens.patches import PatchesScreen
 from toolreplay_tui.screens.promote import PromoteScreen
-from toolreplay_tui.screens.run import RunScreen
+from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
 __all__ = ["ForkRecord", "ToolReplayApp"]
+
+
+def _error_problem(value: str) -> str | None:
+    type_name, colon, message = value.partition(":")
+    if not colon or not type_name.strip() or " " in type_name.strip():
+        return "write it as Type: message, e.g. TimeoutError: the queue timed out"
+    return None if message.strip() else "give a message after the colon"
 
 
 def _count(number: int, noun: str) -> str:
@@ -75,7 +95,7 @@ class ForkRecord:
 
     result: RunResult
     branch: Path
-    patches: tuple[OutputPatch, ...]
+    patches: tuple[Patch, ...]
     runner: str
 
 
@@ -117,6 +137,7 @@ class ToolReplayApp(App[None]):
         python: str | None = None,
         run_timeout: float = DEFAULT_TIMEOUT,
         blink_cursors: bool = True,
+        warm_runs: bool = True,
     ) -> None:
         super().__init__()
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
@@ -127,6 +148,12 @@ class ToolReplayApp(App[None]):
         )
         self.runner = runner
         self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
+        # Forks and replays fork a warm child that has imported the application once.
+        self.warm = (
+            WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
+            if warm_runs
+            else None
+        )
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
         self.rows: OperationRows | None = None
@@ -134,7 +161,8 @@ class ToolReplayApp(App[None]):
         self.last_fork: ForkRecord | None = None
         self.last_run: RunResult | None = None
         self.last_promote: RunResult | None = None
-        self._fork_context: tuple[Path, tuple[OutputPatch, ...], str] | None = None
+        self.last_stop: UnrecordedCall | None = None
+        self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
         self._runs: list[RunHandle] = []
         self.browse = BrowseScreen()
 
@@ -183,6 +211,24 @@ class ToolReplayApp(App[None]):
         self.rows, self.effect_width = rows, effect_width
         self.trace = trace  # last: watchers read the rows
         self.refresh_bindings()
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Start the warm runner on the runner spec (in a thread), so forks start fast."""
+        spec = self.runner_spec()
+        if self.warm is None or spec is None:
+            return
+        if self.warm.runner != spec:
+            self.warm.runner = spec
+            self.runs = replace(self.runs, warm=self.warm)
+            self._start_warm()
+
+    @work(thread=True, exclusive=True, group="warm")
+    def _start_warm(self) -> None:
+        warm = self.warm
+        if warm is not None:
+            with contextlib.suppress(OSError):  # runs go cold when it cannot start
+                warm.warm_up()
 
     # --- status ----------------------------------------------------------------------
 
@@ -218,7 +264,7 @@ class ToolReplayApp(App[None]):
 
     # --- patches ---------------------------------------------------------------------
 
-    def set_patch(self, operation: Operation, value: JsonValue) -> OutputPatch | None:
+    def set_patch(self, operation: Operation, value: JsonValue) -> Patch | None:
         try:
             patch = self.pending.set(operation, value)
         except (PatchError, NonPortableValueError) as error:
@@ -237,7 +283,147 @@ class ToolReplayApp(App[None]):
         if removed is None:
             self._changed("no pending patch on this operation", error=True)
         else:
-            self._changed(f"removed patch {removed.patch_id}")
+            self._changed(f"removed patch {removed.patch_id} (u brings it back)")
+
+    def action_undo_remove(self) -> None:
+        restored = self.pending.undo_remove()
+        if restored is None:
+            self._changed("nothing to undo: no patch was removed since the last change", error=True)
+        else:
+            self._changed(f"restored patch {restored.patch_id}")
+
+    def action_patches(self) -> None:
+        """`P`: every pending patch, of every kind, in one list."""
+        self.push_screen(PatchesScreen())
+        self._changed()
+
+    def on_patch_change_requested(self, message: PatchChangeRequested) -> None:
+        patch = message.patch
+        if message.change == "undo":
+            self.action_undo_remove()
+        elif message.change == "remove" and patch is not None:
+            self.pending.remove(patch.identity)
+            self._changed(f"removed patch {patch.patch_id} (u brings it back)")
+        elif message.change == "edit" and patch is not None:
+            self._edit_patch(patch)
+
+    def _edit_patch(self, patch: Patch) -> None:
+        """Edit a pending patch's outcome in place (its kind and target stay)."""
+        if isinstance(patch, ErrorPatch):
+            shown = patch.error_type.removeprefix("builtins.")
+
+            def failed(value: str | None) -> None:
+                if value:
+                    self._put_error(patch, value)
+
+            self.push_screen(
+                PromptScreen(
+                    f"{patch.effect} occurrence {patch.occurrence} raises (Type: message):",
+                    f"{shown}: {patch.message}",
+                    check=_error_problem,
+                ),
+                failed,
+            )
+            return
+
+        def edited(result: Edited | None) -> None:
+            if result is None:
+                return
+            try:
+                self.pending.put(
+                    OutputPatch(
+                        patch.namespace,
+                        patch.name,
+                        patch.inputs,
+                        patch.occurrence,
+                        result.value,
+                        patch.kind,
+                    )
+                )
+            except (PatchError, NonPortableValueError) as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(f"changed the {patch.kind} patch on {patch.effect}")
+
+        self.push_screen(
+            EditorScreen(
+                None,
+                format_json(patch.value),
+                heading=f"Edit the patched output of {patch.effect} occurrence {patch.occurrence}",
+            ),
+            edited,
+        )
+
+    def _put_error(self, patch: Patch, error: str) -> None:
+        try:
+            if patch.supplies:
+                made = self.pending.supply_failure(
+                    patch.effect, patch.inputs, patch.occurrence, error
+                )
+            else:
+                made = self.pending.replace_failure(patch.identity, patch.inputs, error)
+        except (PatchError, NonPortableValueError) as problem:
+            self._changed(str(problem), error=True)
+            return
+        self._changed(f"pending patch {made.patch_id}: {patch.effect} raises {error}")
+
+    # --- supplying the call a fork stopped at -----------------------------------------
+
+    def supply_output(self, call: UnrecordedCall) -> None:
+        """Open the editor on the call's output; saving supplies it and forks again."""
+
+        def edited(result: Edited | None) -> None:
+            if result is None:
+                self._changed("stopped: the fork was not run again")
+                return
+            try:
+                patch = self.pending.supply(call.effect, call.inputs, call.occurrence, result.value)
+            except (PatchError, NonPortableValueError) as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(f"supplied {call.effect}: pending patch {patch.patch_id}")
+            self._with_runner(self._start_fork)
+
+        start = f"#{call.nearest_id}'s recorded output" if call.nearest_id is not None else "null"
+        self.push_screen(
+            EditorScreen(
+                None,
+                call.editor_text(),
+                heading=(
+                    f"Supply the output of {call.effect} occurrence {call.occurrence}, a call "
+                    f"the recording never made (starting from {start})"
+                ),
+                select_all=call.nearest_id is None,  # typing replaces the `null`
+            ),
+            edited,
+        )
+
+    def supply_error(self, call: UnrecordedCall) -> None:
+        """Ask for `Type: message`; the call then raises it, and the fork runs again."""
+
+        def answered(value: str | None) -> None:
+            if not value:
+                self._changed("stopped: the fork was not run again")
+                return
+            try:
+                patch = self.pending.supply_failure(
+                    call.effect, call.inputs, call.occurrence, value
+                )
+            except (PatchError, NonPortableValueError) as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(f"supplied an error for {call.effect}: pending patch {patch.patch_id}")
+            self._with_runner(self._start_fork)
+
+        self.push_screen(
+            PromptScreen(
+                f"{call.effect} occurrence {call.occurrence} raises (Type: message; TimeoutError, "
+                "ConnectionError… are raised as themselves, other names as ReplayedEffectError):",
+                f"TimeoutError: {call.effect} timed out",
+                check=_error_problem,
+            ),
+            answered,
+        )
 
     def on_output_edit_requested(self, message: OutputEditRequested) -> None:
         if message.external:
@@ -355,6 +541,11 @@ class ToolReplayApp(App[None]):
         for handle in self._runs:
             handle.cancel()
         self._runs.clear()
+        if self.warm is not None:
+            self.warm.close()
+
+    def on_unmount(self) -> None:
+        self.cancel_runs()  # no child outlives the debugger
 
     def _with_runner(self, then: Callable[[str], None]) -> None:
         spec = self.runner_spec()
@@ -394,6 +585,7 @@ class ToolReplayApp(App[None]):
         self._with_runner(self._start_fork)
 
     def _start_fork(self, runner: str) -> None:
+        self._warm_up()
         patches = tuple(self.pending)
         try:
             self.workspace.ensure()
@@ -431,14 +623,19 @@ class ToolReplayApp(App[None]):
         if request.command == "fork" and self._fork_context is not None:
             branch, patches, runner = self._fork_context
             self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
+        self.last_stop = unrecorded_call(result)
         self._changed()
 
-    def _after_run(self, then: Literal["diff", "promote"] | None) -> None:
+    def _after_run(self, then: NextStep | None) -> None:
         """The run screen closed, with the next step the user chose there."""
         if then == "diff":
             self.action_diff()
         elif then == "promote":
             self.action_promote()
+        elif then == "supply_output" and self.last_stop is not None:
+            self.supply_output(self.last_stop)
+        elif then == "supply_error" and self.last_stop is not None:
+            self.supply_error(self.last_stop)
 
     def can_diff(self) -> bool:
         fork = self.last_fork

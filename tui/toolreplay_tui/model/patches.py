@@ -1,9 +1,12 @@
-"""The patches pending in the debugger: one `replace_output` per operation identity.
+"""The patches pending in the debugger: at most one patch per call identity.
 
-They are built with `toolreplay.replace_output` (so every check of the library
+A recorded call can have its output replaced (`replace_output`, from the
+editors) or be made to fail (`replace_error`); a call the recording never made
+can be given an outcome (`supply_output`, `supply_error`, offered when a fork
+stops at it). They are built with the library's constructors (so every check
 applies, and the patch id is the library's) and saved and loaded with
 `toolreplay.write_patches` / `read_patches`. `dirty` says whether the set holds
-changes not yet saved to a patch file.
+changes not yet saved to a patch file; the last removal can be undone.
 """
 
 from __future__ import annotations
@@ -18,20 +21,36 @@ from toolreplay import (
     Operation,
     OperationIdentity,
     OutputPatch,
+    Patch,
     Trace,
     read_patches,
+    replace_error,
     replace_output,
+    supply_error,
+    supply_output,
     write_patches,
 )
+from toolreplay.errors import ReplayedEffectError
+from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 
 __all__ = ["LoadedPatches", "PendingPatches", "SkippedPatch"]
+
+
+def _failure(error: str) -> Exception:
+    """`Type: message` as the exception a patch raises: an allowlisted built-in
+    (`TimeoutError`) as itself, any other type name as `ReplayedEffectError`."""
+    type_name, _, message = error.partition(":")
+    type_name, message = type_name.strip(), message.strip()
+    qualified = type_name if "." in type_name else f"builtins.{type_name}"
+    kind = REBUILT_EXCEPTIONS.get(qualified)
+    return kind(message) if kind is not None else ReplayedEffectError(type_name, message)
 
 
 @dataclass(frozen=True, slots=True)
 class SkippedPatch:
     """A patch from a file that was not loaded, and why."""
 
-    patch: OutputPatch
+    patch: Patch
     reason: str
 
 
@@ -40,17 +59,18 @@ class LoadedPatches:
     """What `PendingPatches.load` did."""
 
     path: Path
-    loaded: tuple[OutputPatch, ...]
+    loaded: tuple[Patch, ...]
     skipped: tuple[SkippedPatch, ...] = field(default=())
 
 
 class PendingPatches:
-    """Pending `replace_output` patches, keyed by the exact identity they target."""
+    """Pending patches of every kind, keyed by the exact identity they target."""
 
     def __init__(self) -> None:
-        self._patches: dict[OperationIdentity, OutputPatch] = {}
+        self._patches: dict[OperationIdentity, Patch] = {}
         self.dirty = False
         self.saved_path: Path | None = None
+        self._removed: tuple[int, Patch] | None = None
 
     def __len__(self) -> int:
         return len(self._patches)
@@ -58,10 +78,10 @@ class PendingPatches:
     def __contains__(self, identity: object) -> bool:
         return identity in self._patches
 
-    def __iter__(self) -> Iterator[OutputPatch]:
+    def __iter__(self) -> Iterator[Patch]:
         return iter(list(self._patches.values()))
 
-    def get(self, identity: OperationIdentity) -> OutputPatch | None:
+    def get(self, identity: OperationIdentity) -> Patch | None:
         return self._patches.get(identity)
 
     def set(self, operation: Operation, value: JsonValue) -> OutputPatch:
@@ -76,17 +96,74 @@ class PendingPatches:
             occurrence=operation.identity.occurrence,
             value=value,
         )
-        previous = self._patches.get(operation.identity)
+        self.put(patch)
+        return patch
+
+    def put(self, patch: Patch) -> Patch:
+        """Add `patch`, replacing any pending patch on the same call."""
+        previous = self._patches.get(patch.identity)
         if previous is None or previous.patch_id != patch.patch_id:
-            self._patches[operation.identity] = patch
+            self._patches[patch.identity] = patch
             self.dirty = True
         return patch
 
-    def remove(self, identity: OperationIdentity) -> OutputPatch | None:
-        """Drop the patch on `identity`; returns it, or None if there was none."""
-        patch = self._patches.pop(identity, None)
-        if patch is not None:
-            self.dirty = True
+    def supply(
+        self,
+        effect: str,
+        inputs: dict[str, JsonValue],
+        occurrence: int,
+        value: JsonValue,
+    ) -> OutputPatch:
+        """Give a call the trace does not hold the output `value` (`supply_output`)."""
+        patch = supply_output(effect=effect, inputs=inputs, occurrence=occurrence, value=value)
+        self.put(patch)
+        return patch
+
+    def supply_failure(
+        self, effect: str, inputs: dict[str, JsonValue], occurrence: int, error: str
+    ) -> Patch:
+        """Make a call the trace does not hold fail (`supply_error`).
+
+        `error` is `Type: message`; an allowlisted built-in (`TimeoutError`) is raised as
+        itself, any other type name as `ReplayedEffectError`.
+        """
+        return self.put(
+            supply_error(effect=effect, inputs=inputs, occurrence=occurrence, error=_failure(error))
+        )
+
+    def replace_failure(
+        self, identity: OperationIdentity, inputs: dict[str, JsonValue], error: str
+    ) -> Patch:
+        """Make the recorded call `identity` fail with `Type: message` (`replace_error`)."""
+        return self.put(
+            replace_error(
+                effect=identity.effect,
+                inputs=inputs,
+                occurrence=identity.occurrence,
+                error=_failure(error),
+            )
+        )
+
+    def remove(self, identity: OperationIdentity) -> Patch | None:
+        """Drop the patch on `identity`; returns it, or None. `undo_remove` brings it back."""
+        if identity not in self._patches:
+            return None
+        position = list(self._patches).index(identity)
+        patch = self._patches.pop(identity)
+        self.dirty = True
+        self._removed = (position, patch)
+        return patch
+
+    def undo_remove(self) -> Patch | None:
+        """Restore the patch removed last (unless its call has another patch since)."""
+        removed, self._removed = self._removed, None
+        if removed is None or removed[1].identity in self._patches:
+            return None
+        position, patch = removed
+        items = list(self._patches.items())
+        items.insert(position, (patch.identity, patch))  # back where it was listed
+        self._patches = dict(items)
+        self.dirty = True
         return patch
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -107,22 +184,24 @@ class PendingPatches:
     def load(self, path: str | os.PathLike[str], trace: Trace | None = None) -> LoadedPatches:
         """Replace the pending set with the patches of a patch file.
 
-        With `trace`, a patch whose target the trace does not hold is skipped
-        (the fork would refuse it), as is a second patch on one identity. Raises
+        With `trace`, a replace patch whose target the trace does not hold, and a
+        supply patch whose target it does hold, are skipped (the fork would refuse
+        them), as is a second patch on one identity. Raises
         `toolreplay.PatchFileError` for a file that cannot be read, leaving the
         pending set unchanged.
         """
         source = Path(path)
         patches = read_patches(source)
-        loaded: dict[OperationIdentity, OutputPatch] = {}
+        loaded: dict[OperationIdentity, Patch] = {}
         skipped: list[SkippedPatch] = []
         for patch in patches:
             identity = patch.identity
-            if trace is not None and trace.get(identity) is None:
+            if trace is not None and (trace.get(identity) is None) != patch.supplies:
+                holds = "already holds a" if patch.supplies else "holds no"
                 skipped.append(
                     SkippedPatch(
                         patch,
-                        f"{patch.patch_id}: this trace holds no call of {patch.effect} "
+                        f"{patch.patch_id}: this trace {holds} call of {patch.effect} "
                         f"occurrence {patch.occurrence} with these inputs",
                     )
                 )

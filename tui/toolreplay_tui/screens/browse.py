@@ -49,6 +49,8 @@ class BrowseScreen(Screen[None]):
         Binding("e", "edit", "Edit output", id="browse.edit"),
         Binding("E", "external_edit", "Edit in $EDITOR", show=False, id="browse.external_edit"),
         Binding("x", "remove_patch", "Remove patch", id="browse.remove_patch"),
+        Binding("u", "app.undo_remove", "Undo remove", show=False, id="browse.undo_remove"),
+        Binding("P", "app.patches", "All patches", id="browse.patches"),
         Binding("w", "app.save_patches", "Save patches", id="browse.save_patches"),
         Binding("o", "app.load_patches", "Load patches", show=False, id="browse.load_patches"),
         Binding("f", "app.fork", "Fork", id="browse.fork"),
