@@ -19,6 +19,8 @@ def test_cases_benchmark_runs_and_prints_its_tables() -> None:
             "20",
             "--suite",
             "6",
+            "--suite-operations",
+            "5",
             "--collect",
             "12",
             "--repeats",
@@ -27,17 +29,24 @@ def test_cases_benchmark_runs_and_prints_its_tables() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,  # a guard against a hang: the machine may be shared and busy
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "verify µs/op" in result.stdout
-    assert "speed-up serial / -n 2" in result.stdout
-    assert "summary line, serial: 6 passed in " in result.stdout
-    assert "summary line, -n 2: 6 passed in " in result.stdout
-    assert '[PASS] every serial run reports "6 passed"' in result.stdout
-    assert '[PASS] every -n 2 run reports "6 passed"' in result.stdout
-    assert "the plugin collecting 12 cases (--collect-only, best of 1)" in result.stdout
-    assert '[PASS] every --collect-only run reports "12 tests collected in ..."' in result.stdout
-    assert "(generated modules, -n 2)" in result.stdout
-    assert "targets" in result.stdout
+    out = result.stdout
+    assert "verify µs/op" in out
+    assert "speed-up serial / -n 2 (wall): N=5 " in out
+    assert "most -n 2 can gain on two idle cores (serial CPU / half the -n 2 CPU): N=5 " in out
+    for suite in ("N=5", "triage"):
+        assert f"{suite} suite: where each process of the best serial and -n 2 runs" in out
+        for mode in ("serial", "-n 2"):
+            assert f'[PASS] every {suite} {mode} run reports "6 passed"' in out
+    # Every process of a run leaves its phases: the serial one, the controller, two workers.
+    for role in (" serial | ", " controller | ", " gw0 | ", " gw1 | "):
+        assert role in out
+    assert "the plugin collecting 12 cases (--collect-only, best of 1)" in out
+    assert '[PASS] every --collect-only run reports "12 tests collected in ..."' in out
+    assert "(generated modules, -n 2)" in out
+    assert "(repository plugins, -n 2)" in out
+    assert "triage cases:" in out
+    assert "targets" in out

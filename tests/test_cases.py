@@ -25,6 +25,7 @@ from toolreplay import (
     ReplayMiss,
 )
 from toolreplay.cases import publishing as case_module
+from toolreplay.runners import resolve_runner
 
 
 @pytest.fixture
@@ -334,6 +335,18 @@ def trace_name(case: Path) -> str:
     return next(p.name for p in case.iterdir() if p.suffix == ".trp")
 
 
+def symlink_manifest(case: Path) -> None:
+    """Replace case.json with a link to the same bytes elsewhere (refused by the open)."""
+    elsewhere = case.parent / "elsewhere.json"
+    (case / "case.json").rename(elsewhere)
+    (case / "case.json").symlink_to(elsewhere)
+
+
+def manifest_folder(case: Path) -> None:
+    (case / "case.json").unlink()
+    (case / "case.json").mkdir()
+
+
 def symlink_trace(case: Path) -> None:
     """Replace the trace copy with a link to the same bytes elsewhere."""
     name = trace_name(case)
@@ -344,6 +357,8 @@ def symlink_trace(case: Path) -> None:
 
 INTEGRITY_CASES = {
     "missing manifest": (lambda c: (c / "case.json").unlink(), "has no case.json"),
+    "symlinked manifest": (symlink_manifest, "has no case.json (a regular file)"),
+    "manifest that is a folder": (manifest_folder, "has no case.json (a regular file)"),
     "malformed manifest": (lambda c: (c / "case.json").write_text("{oops"), "is not valid JSON"),
     "wrong version": (
         lambda c: corrupt(c, lambda m: m.update(format_version=2)),
@@ -412,6 +427,30 @@ def test_integrity_failures_come_before_any_application_import(
 def test_a_folder_that_is_not_a_case(tmp_path: Path) -> None:
     with pytest.raises(CaseIntegrityError, match="is not a folder"):
         toolreplay.verify_case(tmp_path / "nothing")
+    (tmp_path / "file").write_text("{}")
+    with pytest.raises(CaseIntegrityError, match="is not a folder"):
+        toolreplay.verify_case(tmp_path / "file")
+
+
+def test_a_runner_is_resolved_once_until_its_module_or_function_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = f"resolved_runner_{os.getpid()}"
+    (tmp_path / f"{module}.py").write_text("def run():\n    return 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(tmp_path)
+    spec = f"{module}:run"
+    first = resolve_runner(spec)
+    assert resolve_runner(spec) is first
+    # A patched function is looked up afresh, and so is a module imported again.
+    monkeypatch.setattr(sys.modules[module], "run", lambda: 2)
+    patched = resolve_runner(spec)
+    assert patched is not first
+    assert patched() == 2
+    monkeypatch.delitem(sys.modules, module)
+    reloaded = resolve_runner(spec)
+    assert reloaded is not patched
+    assert reloaded() == 1
+    assert resolve_runner(spec) is reloaded
 
 
 # --- the command line -----------------------------------------------------------------

@@ -707,6 +707,49 @@ asyncio.run(toolreplay.promote_async("incident-async.trp", "tests/cases/refund_a
     assert "2 passed" in result.stdout
 
 
+DEFERRED = (
+    "asyncio",
+    "ctypes",
+    "toolreplay.pytest_plugin.reports",
+    "toolreplay.pytest_plugin.update",
+)
+"""What the plugin imports only when a run needs it: async runners, failure reports, updates."""
+
+
+def test_the_plugin_imports_reports_updates_and_asyncio_only_when_a_run_needs_them(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probe = (
+        "import sys, pytest, toolreplay.pytest_plugin; "
+        f"print(sorted(m for m in {DEFERRED!r} if m in sys.modules))"
+    )
+    imported = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert imported.stdout.strip() == "[]"
+
+    project.case("tests/cases/holds", "holds")
+    project.case("tests/cases/regressed", "regressed")
+    project.pytester.makeconftest(
+        "import sys\n"
+        "def pytest_unconfigure():\n"
+        f"    print('LOADED', sorted(m for m in {DEFERRED!r} if m in sys.modules))\n"
+    )
+    # Only this plugin, in a process of its own: autoloaded plugins import asyncio.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:cacheprovider")
+    environment = ("-p", "toolreplay")
+    passing = project.pytester.runpytest_subprocess(*environment, "tests/cases/holds")
+    passing.assert_outcomes(passed=1)
+    passing.stdout.fnmatch_lines(["LOADED []"])
+    monkeypatch.setenv("APP_DECISION", "approve")
+    failing = project.pytester.runpytest_subprocess(*environment, "tests/cases/regressed")
+    failing.assert_outcomes(failed=1)
+    failing.stdout.fnmatch_lines(
+        ["*behavioural regression*", "LOADED ['toolreplay.pytest_plugin.reports']"]
+    )
+
+
 def test_importing_toolreplay_loads_neither_pytest_nor_the_plugin() -> None:
     probe = (
         "import sys, toolreplay; "

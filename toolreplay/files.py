@@ -59,7 +59,7 @@ def _create_sibling(path: Path) -> tuple[int, Path]:
     )
 
 
-UnreadableKind = Literal["missing", "directory", "not_regular", "wrong_size", "os_error"]
+UnreadableKind = Literal["missing", "directory", "not_regular", "symlink", "wrong_size", "os_error"]
 
 
 class UnreadableFileError(Exception):
@@ -77,9 +77,12 @@ class UnreadableFileError(Exception):
 
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NO_FOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 
 
-def read_regular_file(path: Path, what: str, *, size: int | None = None) -> bytes:
+def read_regular_file(
+    path: Path, what: str, *, size: int | None = None, follow_symlinks: bool = True
+) -> bytes:
     """Read `path` whole, refusing anything but a regular file before reading a byte.
 
     `what` names the file in problems (`"trace"` gives "no such trace file",
@@ -90,12 +93,24 @@ def read_regular_file(path: Path, what: str, *, size: int | None = None) -> byte
     moment before. With `size`, a file of any other size is refused
     (`kind="wrong_size"`, its actual size in `size`) before it is read, and at
     most `size + 1` bytes are read, so a huge or sparse file cannot exhaust memory.
+    With `follow_symlinks=False`, a symbolic link at `path` is refused
+    (`kind="symlink"`), by the open itself where the system has `O_NOFOLLOW`.
     """
+    flags = _OPEN_FLAGS
+    if not follow_symlinks:
+        if _NO_FOLLOW:
+            flags |= _NO_FOLLOW
+        elif path.is_symlink():
+            raise UnreadableFileError(f"is a symbolic link, not a {what} file", kind="symlink")
     try:
-        descriptor = os.open(path, _OPEN_FLAGS)
+        descriptor = os.open(path, flags)
     except FileNotFoundError:
         raise UnreadableFileError(f"no such {what} file", kind="missing") from None
     except OSError as error:
+        if error.errno == errno.ELOOP and not follow_symlinks:
+            raise UnreadableFileError(
+                f"is a symbolic link, not a {what} file", kind="symlink"
+            ) from None
         raise _os_problem(error, what) from None
     try:
         status = os.fstat(descriptor)

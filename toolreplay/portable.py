@@ -33,7 +33,9 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "format_path",
+    "load_json_text",
     "parse_json_text",
+    "portable_document",
     "preview",
     "safe_text",
     "same_value",
@@ -205,11 +207,13 @@ class _DuplicateKey(ValueError):
 
 
 def _refuse_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    result: dict[str, object] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)  # built in C; only a shorter dict needs the slow search
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return result
 
 
@@ -224,6 +228,17 @@ def parse_json_text(text: str | bytes, *, what: str = "the value") -> JsonValue:
     (`NaN`, `Infinity`; the message gives the JSON path). `what` names the value
     in messages.
     """
+    return portable_document(load_json_text(text, what=what), what=what)
+
+
+def load_json_text(text: str | bytes, *, what: str = "the value") -> object:
+    """`parse_json_text` without the final `ensure_portable` walk: JSON syntax, UTF-8,
+    one value per key, nesting Python can parse (`JsonTextError` otherwise).
+
+    For a reader that parses many documents and checks each one's values only
+    when it uses it (`portable_document`), as the pytest plugin does with the
+    manifests it collects.
+    """
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -234,7 +249,7 @@ def parse_json_text(text: str | bytes, *, what: str = "the value") -> JsonValue:
     if not text.strip():
         raise JsonTextError(f"{what} is empty; give one JSON value", line=1, column=1)
     try:
-        loaded: object = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+        return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
     except json.JSONDecodeError as error:
         raise JsonTextError(
             f"not valid JSON: {error.msg}", line=error.lineno, column=error.colno
@@ -246,6 +261,11 @@ def parse_json_text(text: str | bytes, *, what: str = "the value") -> JsonValue:
         raise JsonTextError("nested too deeply to read") from None
     except ValueError as error:  # an integer literal longer than Python converts
         raise JsonTextError(f"not portable JSON: {error}") from None
+
+
+def portable_document(loaded: object, *, what: str = "the value") -> JsonValue:
+    """The second half of `parse_json_text`: `loaded` (from `load_json_text`) unchanged
+    if `ensure_portable` accepts it, else `JsonTextError` naming the JSON path."""
     try:
         return ensure_portable(loaded, what=what)
     except NonPortableValueError as error:

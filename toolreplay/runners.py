@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from toolreplay.errors import RunnerError
 from toolreplay.runtime.session import offline_guard
 
-__all__ = ["RUNNER_PATTERN", "Runner", "import_from_working_directory", "load_runner"]
+__all__ = [
+    "RUNNER_PATTERN",
+    "Runner",
+    "import_from_working_directory",
+    "load_runner",
+    "resolve_runner",
+]
 
 RUNNER_PATTERN = re.compile(
     r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)"
@@ -124,3 +130,30 @@ def load_runner(spec: str) -> Runner:
                 "no arguments. Wrap the call in a function that supplies them."
             )
     return Runner(spec, function)
+
+
+_resolved: dict[str, tuple[object, Runner]] = {}
+"""`resolve_runner`'s memory: spec -> (the module it was found in, the runner)."""
+
+
+def resolve_runner(spec: str) -> Runner:
+    """`load_runner(spec)`, remembered for the life of the process.
+
+    A suite of cases names the same few runners thousands of times; each is
+    imported and checked once. The remembered runner is given again only while
+    `sys.modules` still holds the same module and the attribute still names the
+    same callable (a reloaded or patched module is looked up afresh).
+    """
+    known = _resolved.get(spec)
+    module_name, _, attribute = spec.partition(":")
+    if known is not None:
+        module, runner = known
+        if sys.modules.get(module_name) is module:
+            target: object = module
+            for part in attribute.split("."):
+                target = getattr(target, part, None)
+            if target == runner.function:
+                return runner
+    runner = load_runner(spec)
+    _resolved[spec] = (sys.modules[module_name], runner)
+    return runner

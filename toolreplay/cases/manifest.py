@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 
 from toolreplay.errors import CaseIntegrityError, JsonTextError
 from toolreplay.files import UnreadableFileError, read_regular_file
-from toolreplay.portable import JsonValue, canonical_json, parse_json_text
+from toolreplay.portable import JsonValue, canonical_json, load_json_text, portable_document
 from toolreplay.runners import RUNNER_PATTERN
 
 __all__ = [
@@ -27,6 +27,8 @@ __all__ = [
     "CaseManifest",
     "RunnerKind",
     "integrity_error",
+    "load_manifest_document",
+    "manifest_from_document",
     "read_case_manifest",
     "read_manifest",
     "trace_asset_name",
@@ -118,24 +120,37 @@ def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
     return read_manifest(Path(directory), Path(directory))
 
 
-def _load_document(folder: Path, display: Path) -> dict[str, Any]:
-    manifest_path = folder / MANIFEST_NAME
+def load_manifest_document(folder: Path, display: Path) -> object:
+    """Read `case.json` in `folder` and parse it as JSON (`load_json_text`), nothing more.
+
+    `manifest_from_document` checks the rest. Raises `CaseIntegrityError` (naming
+    the case as `display`) when the folder or its manifest, a regular file and not
+    a symbolic link, cannot be read, or the text is not JSON.
+    """
     try:
-        if not folder.is_dir():
-            raise integrity_error(display, "is not a folder (a case is a folder holding case.json)")
-        if manifest_path.is_symlink() or not manifest_path.is_file():
-            raise integrity_error(display, f"has no {MANIFEST_NAME} (a regular file)")
-    except OSError as error:  # a name too long, a folder that cannot be searched
-        raise integrity_error(display, f"cannot be read: {error.strerror or error}") from None
-    try:
-        document = parse_json_text(
-            read_regular_file(manifest_path, MANIFEST_NAME), what="the manifest"
-        )
+        data = read_regular_file(folder / MANIFEST_NAME, MANIFEST_NAME, follow_symlinks=False)
     except UnreadableFileError as error:
-        raise integrity_error(display, error.problem) from None
+        raise _unreadable_manifest(folder, display, error) from None
+    try:
+        return load_json_text(data, what="the manifest")
     except JsonTextError as error:
         raise integrity_error(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
-    return cast(dict[str, Any], document) if type(document) is dict else {}
+
+
+def _unreadable_manifest(
+    folder: Path, display: Path, error: UnreadableFileError
+) -> CaseIntegrityError:
+    # Diagnosed only after the read failed: a good manifest costs one open, no stat.
+    try:
+        if not folder.is_dir():
+            return integrity_error(
+                display, "is not a folder (a case is a folder holding case.json)"
+            )
+    except OSError as failure:  # a name too long, a folder that cannot be searched
+        return integrity_error(display, f"cannot be read: {failure.strerror or failure}")
+    if error.kind == "os_error":
+        return integrity_error(display, error.problem)
+    return integrity_error(display, f"has no {MANIFEST_NAME} (a regular file)")
 
 
 def read_manifest(folder: Path, display: Path) -> CaseManifest:
@@ -143,7 +158,20 @@ def read_manifest(folder: Path, display: Path) -> CaseManifest:
 
     A staged case is read from its staging folder but named by its destination.
     """
-    raw = _load_document(folder, display)
+    return manifest_from_document(folder, display, load_manifest_document(folder, display))
+
+
+def manifest_from_document(folder: Path, display: Path, document: object) -> CaseManifest:
+    """Check what `load_manifest_document` parsed from `folder` and make it a manifest.
+
+    Every rule but reading and parsing: portable values, the format and its
+    version, the fields and their types, the trace path (RFC 0005 §3.3).
+    """
+    try:
+        checked = portable_document(document, what="the manifest")
+    except JsonTextError as error:
+        raise integrity_error(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
+    raw = cast(dict[str, Any], checked) if type(checked) is dict else {}
     if raw.get("format") != CASE_FORMAT:
         raise integrity_error(
             display, f'{MANIFEST_NAME} is not a case manifest ("format" must be "{CASE_FORMAT}")'

@@ -36,7 +36,7 @@ from toolreplay.errors import (
     ToolReplayError,
 )
 from toolreplay.portable import JsonValue, ensure_portable, same_value, value_differences
-from toolreplay.runners import Runner, load_runner
+from toolreplay.runners import Runner, resolve_runner
 from toolreplay.runtime.failures import qualified_name
 from toolreplay.runtime.session import ReplaySession
 from toolreplay.trace.reader import Trace
@@ -102,8 +102,11 @@ class CaseResult:
 # --- one case -------------------------------------------------------------------------
 
 
-def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifest, Trace, Runner]:
-    manifest = read_manifest(folder, display)
+def _prepare(
+    folder: Path, display: Path, kind: RunnerKind, manifest: CaseManifest | None
+) -> tuple[CaseManifest, Trace, Runner]:
+    if manifest is None:
+        manifest = read_manifest(folder, display)
     if manifest.runner_kind != kind:
         other = "verify_case_async" if kind == "sync" else "verify_case"
         raise integrity_error(
@@ -113,7 +116,7 @@ def _prepare(folder: Path, display: Path, kind: RunnerKind) -> tuple[CaseManifes
     trace = load_case_trace(folder, display, manifest)
     # Integrity holds: only now is any application module imported.
     try:
-        runner = load_runner(manifest.runner)
+        runner = resolve_runner(manifest.runner)
     except RunnerError as error:
         raise integrity_error(display, str(error)) from error
     if runner.is_async != (kind == "async"):
@@ -199,9 +202,16 @@ def verify_case(directory: str | os.PathLike[str]) -> VerifiedCase:
     return verify_folder(Path(directory), Path(directory))
 
 
-def verify_folder(folder: Path, display: Path) -> VerifiedCase:
-    """`verify_case` of the case in `folder`, whose messages name it `display`."""
-    manifest, trace, runner = _prepare(folder, display, "sync")
+def verify_folder(
+    folder: Path, display: Path, manifest: CaseManifest | None = None
+) -> VerifiedCase:
+    """`verify_case` of the case in `folder`, whose messages name it `display`.
+
+    `manifest`, when given, is the folder's manifest as the caller has just read
+    it (`read_manifest`, or `manifest_from_document` of a document it parsed), so
+    `case.json` is not read again.
+    """
+    manifest, trace, runner = _prepare(folder, display, "sync", manifest)
     with _replaying(display, manifest, trace) as session:
         returned = runner.function()
     return _check_expectation(folder, manifest, returned, session.consumed_count)
@@ -212,9 +222,12 @@ async def verify_case_async(directory: str | os.PathLike[str]) -> VerifiedCase:
     return await verify_folder_async(Path(directory), Path(directory))
 
 
-async def verify_folder_async(folder: Path, display: Path) -> VerifiedCase:
-    """`verify_case_async` of the case in `folder`, whose messages name it `display`."""
-    manifest, trace, runner = _prepare(folder, display, "async")
+async def verify_folder_async(
+    folder: Path, display: Path, manifest: CaseManifest | None = None
+) -> VerifiedCase:
+    """`verify_case_async` of the case in `folder`, whose messages name it `display`
+    (`manifest` as in `verify_folder`)."""
+    manifest, trace, runner = _prepare(folder, display, "async", manifest)
     with _replaying(display, manifest, trace) as session:
         returned = await cast(Callable[[], Awaitable[object]], runner.function)()
     return _check_expectation(folder, manifest, returned, session.consumed_count)
@@ -267,9 +280,9 @@ def _verify_one(folder: Path) -> CaseResult:
         if manifest.runner_kind == "async":
             import asyncio  # only for async cases: `import toolreplay` stays light
 
-            verified = asyncio.run(verify_case_async(folder))
+            verified = asyncio.run(verify_folder_async(folder, folder, manifest))
         else:
-            verified = verify_case(folder)
+            verified = verify_folder(folder, folder, manifest)
     except ToolReplayError as error:
         return CaseResult(folder, name, error, time.perf_counter() - started)
     return CaseResult(folder, name, None, time.perf_counter() - started, verified)

@@ -17,7 +17,9 @@ turns it off) and does three things:
   and rewrites the expectation of each case whose runner now returns another
   value, printing what changed. In CI it must be typed on the command line.
 
-Importing this module imports pytest and Tool Replay, nothing heavier.
+Importing this module imports pytest and Tool Replay, nothing heavier: failure
+reports, `--toolreplay-update` (and `asyncio`) load only when a run needs them,
+so every xdist worker, and the controller, start without them.
 """
 
 # pytest's node constructors (`from_parent`) take untyped **kwargs.
@@ -28,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Generator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -50,7 +53,9 @@ from toolreplay.pytest_plugin.recording import (
     running_in_ci,
     trace_path_for,
 )
-from toolreplay.pytest_plugin.update import CaseUpdate, CaseUpdateError, rewrite_expectation
+
+if TYPE_CHECKING:
+    from toolreplay.pytest_plugin.update import CaseUpdate, CaseUpdateError, rewrite_expectation
 
 __all__ = [
     "RECORD_MODES",
@@ -67,6 +72,18 @@ __all__ = [
     "toolreplay_session",
     "trace_path_for",
 ]
+
+_LAZY_EXPORTS = frozenset({"CaseUpdate", "CaseUpdateError", "rewrite_expectation"})
+"""Names of `update` given on first use, so that a run without updates never imports it."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_EXPORTS:
+        from toolreplay.pytest_plugin import update
+
+        return getattr(update, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MARKER = "toolreplay"
 RECORDED_PROPERTY = "toolreplay_recorded"

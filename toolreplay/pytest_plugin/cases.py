@@ -1,9 +1,13 @@
-"""Promoted cases as pytest items: collected from `case.json`, reported in pytest's style.
+"""Promoted cases as pytest items: collected from `case.json`, run with `verify_case`'s checks.
 
 A case folder is collected by its manifest, so pytest never imports the
 folder's generated `test_case.py` (which stays, for runs without the plugin).
-Collection reads only `case.json`; the trace and the runner are touched when
-the item runs, through `verify_case`, in the order RFC 0005 §3.2 fixes.
+Collection reads and parses each `case.json` once (`load_manifest_document`:
+one open, no other stat) and keeps the parsed document in the item; the item,
+when it runs, checks that document (`manifest_from_document`) and verifies the
+case from it (`verify_folder`), in the order RFC 0005 §3.2 fixes, without
+reading the manifest again. Failure reports (`reports`), updates (`update`) and
+`asyncio` (async runners) are imported only when needed.
 """
 
 # pytest's node constructors (`from_parent`, `Item.__init__`) take untyped **kwargs.
@@ -11,52 +15,57 @@ the item runs, through `verify_case`, in the order RFC 0005 §3.2 fixes.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import difflib
 import fnmatch
-import json
 import os
 import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from toolreplay.cases import (
+from toolreplay.cases.manifest import (
     CASE_FORMAT,
     MANIFEST_NAME,
     TEST_NAME,
-    read_case_manifest,
-    verify_case,
-    verify_case_async,
+    CaseManifest,
+    manifest_from_document,
+    read_manifest,
 )
+from toolreplay.cases.verification import verify_folder, verify_folder_async
 from toolreplay.errors import (
-    ApplicationExecutionError,
     BehavioralRegressionError,
     CaseError,
-    CaseIntegrityError,
+    JsonTextError,
     ReplayContractError,
 )
-from toolreplay.portable import JsonValue
-from toolreplay.pytest_plugin.update import CaseUpdate, rewrite_expectation
+from toolreplay.files import UnreadableFileError, read_regular_file
+from toolreplay.portable import load_json_text
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
-__all__ = ["CaseFile", "CaseItem", "CaseSuite", "case_report", "holds_cases", "is_case_module"]
+__all__ = [
+    "CaseFile",
+    "CaseItem",
+    "CaseSuite",
+    "CaseSummary",
+    "CollectedManifest",
+    "describe_scope",
+    "holds_cases",
+    "is_case_module",
+    "read_for_collection",
+]
 
-SHOWN_DIFFERENCES = 20
-"""Differing JSON paths a regression report lists before it counts the rest."""
-FULL_DIFF_LINES = 60
-"""Lines of the expected/actual diff a regression report shows before it cuts."""
 CASE_PROPERTY = "toolreplay_case"
 """`user_properties` key holding a case's scope and digest line (shown with `-v`)."""
 UPDATED_PROPERTY = "toolreplay_updated"
 """`user_properties` key holding what `--toolreplay-update` changed in a case."""
+
+_NOT_A_CASE = frozenset({"missing", "directory", "not_regular"})
+"""Why reading `<folder>/case.json` can fail when the folder is simply not a case."""
 
 
 def is_case_module(path: Path) -> bool:
@@ -100,15 +109,13 @@ class CaseSuite(pytest.Directory):
         for entry in _sorted_entries(self.path):
             path = Path(entry.path)
             if entry.is_dir():
-                if (
-                    is_case_folder(path)
-                    and not session.isinitpath(path, with_parents=True)
-                    and not excluded.match(entry.name)
-                ):
+                # One read per case folder: trying its case.json is also the test for one.
+                collected = None if excluded.match(entry.name) else read_for_collection(path)
+                if collected is not None and not session.isinitpath(path, with_parents=True):
                     if not ask_hook or not ihook.pytest_ignore_collect(
                         collection_path=path, config=config
                     ):
-                        item = self._case_item(path)
+                        item = self._case_item(path, collected)
                         if item is not None:
                             yield item
                     continue
@@ -126,12 +133,10 @@ class CaseSuite(pytest.Directory):
                     continue
                 yield from ihook.pytest_collect_file(file_path=path, parent=self)
 
-    def _case_item(self, folder: Path) -> CaseItem | None:
-        manifest_path = folder / MANIFEST_NAME
-        summary = _read_for_collection(folder)
-        if summary is None and not _looks_like_case(manifest_path):
+    def _case_item(self, folder: Path, collected: CollectedManifest) -> CaseItem | None:
+        if not collected.is_case(folder):
             return None
-        name = summary.name if summary is not None else folder.name
+        name = collected.name(folder)
         prefix = f"{self.nodeid}/" if self.nodeid not in ("", ".") else ""
         # The item keeps this folder as its path, so pytest looks up conftest files once
         # for all the cases in it; reports name the case's case.json.
@@ -140,8 +145,7 @@ class CaseSuite(pytest.Directory):
             name=name,
             nodeid=f"{prefix}{folder.name}/{MANIFEST_NAME}::{name}",
             folder=folder,
-            summary=summary,
-            manifest_path=manifest_path,
+            collected=collected,
         )
 
 
@@ -155,10 +159,7 @@ def _sorted_entries(path: Path) -> list[os.DirEntry[str]]:
 
 @dataclass(frozen=True, slots=True)
 class CaseSummary:
-    """What collection reads from `case.json`: enough to name, run and describe the case.
-
-    The manifest is checked in full when the case runs (`verify_case`), not here.
-    """
+    """What an item shows of its case before it runs: its name, runner kind and scope."""
 
     name: str
     runner_kind: str
@@ -167,30 +168,69 @@ class CaseSummary:
     operation_count: int
 
 
-def _read_for_collection(folder: Path) -> CaseSummary | None:
-    """The summary, or None when `case.json` cannot give one (the run then reports why)."""
+@dataclass(frozen=True, slots=True)
+class CollectedManifest:
+    """`case.json` as collection read it: its bytes, its JSON document when it parses,
+    and the summary when the document gives one (None otherwise: the case then fails
+    when run, with the precise error)."""
+
+    data: bytes | None
+    document: object | None
+    summary: CaseSummary | None
+
+    def name(self, folder: Path) -> str:
+        """The item's name: the case's name, or its folder's when the manifest has none."""
+        summary = self.summary
+        return summary.name if summary is not None else folder.name
+
+    def is_case(self, folder: Path) -> bool:
+        """A `case.json` that fails to parse is still a case, unless it is clearly another
+        tool's file: no Tool Replay format in it, and no trace asset or test module beside it."""
+        if self.summary is not None or self.data is None or CASE_FORMAT.encode() in self.data:
+            return True
+        try:
+            with os.scandir(folder) as entries:
+                return any(
+                    entry.name == TEST_NAME or entry.name.startswith("trace-sha256-")
+                    for entry in entries
+                )
+        except OSError:
+            return True
+
+
+def _summarize(document: object) -> CaseSummary | None:
+    if type(document) is not dict:
+        return None
+    fields = cast(dict[str, Any], document)
     try:
-        with open(os.path.join(folder, MANIFEST_NAME), "rb") as file:
-            document = json.loads(file.read())
-        scope, runner = document["scope"], document["runner"]
+        scope, runner = fields["scope"], fields["runner"]
         summary = CaseSummary(
-            name=document["name"],
+            name=fields["name"],
             runner_kind=runner["kind"],
-            trace_sha256=document["trace"]["sha256"],
+            trace_sha256=fields["trace"]["sha256"],
             effects=tuple(scope["effects"]),
             operation_count=scope["operation_count"],
         )
-    except (OSError, ValueError, RecursionError, LookupError, TypeError):
+    except (LookupError, TypeError):
         return None
-    if (
-        not all(
-            type(value) is str
-            for value in (summary.name, summary.runner_kind, summary.trace_sha256, *summary.effects)
-        )
-        or type(summary.operation_count) is not int
-    ):
+    texts = (summary.name, summary.runner_kind, summary.trace_sha256, *summary.effects)
+    if not all(type(text) is str for text in texts) or type(summary.operation_count) is not int:
         return None
     return summary
+
+
+def read_for_collection(folder: Path) -> CollectedManifest | None:
+    """Read and parse `folder/case.json` (one open); None when `folder` holds no such file."""
+    try:
+        data = read_regular_file(folder / MANIFEST_NAME, MANIFEST_NAME, follow_symlinks=False)
+    except UnreadableFileError as error:
+        # A link or an unreadable file is still a case: running it says what is wrong.
+        return None if error.kind in _NOT_A_CASE else CollectedManifest(None, None, None)
+    try:
+        document = load_json_text(data, what="the manifest")
+    except JsonTextError:
+        return CollectedManifest(data, None, None)
+    return CollectedManifest(data, document, _summarize(document))
 
 
 class CaseFile(pytest.File):
@@ -199,52 +239,35 @@ class CaseFile(pytest.File):
 
     def collect(self) -> list[pytest.Item]:
         folder = self.path.parent
-        summary = _read_for_collection(folder)
-        if summary is None and not _looks_like_case(folder / MANIFEST_NAME):
+        collected = read_for_collection(folder)
+        if collected is None or not collected.is_case(folder):
             return []
-        name = summary.name if summary is not None else folder.name
         return [
             CaseItem.from_parent(
-                self,
-                name=name,
-                folder=folder,
-                summary=summary,
-                manifest_path=folder / MANIFEST_NAME,
+                self, name=collected.name(folder), folder=folder, collected=collected
             )
         ]
 
 
-def _looks_like_case(path: Path) -> bool:
-    """A `case.json` that fails to read is still a case, unless it is clearly another
-    tool's file: no Tool Replay format in it, and no trace asset or test module beside it."""
-    try:
-        if CASE_FORMAT.encode() in path.read_bytes():
-            return True
-        return any(
-            entry.name == TEST_NAME or entry.name.startswith("trace-sha256-")
-            for entry in os.scandir(path.parent)
-        )
-    except OSError:
-        return True
-
-
 class CaseItem(pytest.Item):
-    """One promoted case: `verify_case` (or `verify_case_async`) of its folder."""
+    """One promoted case: `verify_case` (or `verify_case_async`) of its folder, from the
+    manifest document read at collection."""
 
     def __init__(
         self,
         *,
         folder: Path,
-        summary: CaseSummary | None,
-        manifest_path: Path,
+        collected: CollectedManifest,
         **kwargs: object,
     ) -> None:
         super().__init__(**kwargs)  # pyright: ignore[reportArgumentType]
         self.folder = folder
-        self.summary = summary
-        self.manifest_path = manifest_path
-        if summary is not None:
-            self.user_properties.append((CASE_PROPERTY, describe_scope(summary)))
+        self.manifest_path = folder / MANIFEST_NAME
+        self.document = collected.document
+        self.summary = collected.summary
+        # Only -v shows it; without -v it would ride along in every report xdist sends.
+        if self.summary is not None and self.config.get_verbosity() > 0:
+            self.user_properties.append((CASE_PROPERTY, describe_scope(self.summary)))
 
     def setup(self) -> None:
         ensure_rootdir_importable(self.config)
@@ -255,19 +278,41 @@ class CaseItem(pytest.Item):
         except BehavioralRegressionError as error:
             if not self.config.getoption("toolreplay_update"):
                 raise
-            change = rewrite_expectation(self.folder, read_case_manifest(self.folder), error)
-            self.user_properties.append((UPDATED_PROPERTY, describe_update(self, change)))
+            from toolreplay.pytest_plugin.reports import describe_update
+            from toolreplay.pytest_plugin.update import rewrite_expectation
+
+            change = rewrite_expectation(
+                self.folder, read_manifest(self.folder, self.folder), error
+            )
+            self.user_properties.append(
+                (UPDATED_PROPERTY, describe_update(self.nodeid, change, self.config))
+            )
 
     def _verify(self) -> None:
-        # Given relative to the working directory when it is below it, so that messages
-        # name the case as the user would type it.
-        folder = self.folder
-        with contextlib.suppress(ValueError):
-            folder = self.folder.relative_to(Path.cwd())
-        if self.summary is not None and self.summary.runner_kind == "async":
-            asyncio.run(verify_case_async(folder))
+        display = self._display()
+        manifest = self._manifest(display)
+        if manifest.runner_kind == "async":
+            import asyncio  # only for async cases
+
+            asyncio.run(verify_folder_async(self.folder, display, manifest))
         else:
-            verify_case(folder)
+            verify_folder(self.folder, display, manifest)
+
+    def _manifest(self, display: Path) -> CaseManifest:
+        """The manifest from the document collection parsed; read again only when
+        collection could not parse one, so that the error is the precise one."""
+        if self.document is None:
+            return read_manifest(self.folder, display)
+        return manifest_from_document(self.folder, display, self.document)
+
+    def _display(self) -> Path:
+        # Relative to the working directory when below it, so that messages name the
+        # case as the user would type it.
+        cwd = os.getcwd()
+        folder = str(self.folder)
+        if folder.startswith(cwd) and folder[len(cwd) : len(cwd) + 1] == os.sep:
+            return Path(folder[len(cwd) + 1 :])
+        return self.folder
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.manifest_path, None, f"toolreplay case {self.name}"
@@ -279,6 +324,8 @@ class CaseItem(pytest.Item):
     ) -> str | TerminalRepr:
         error = excinfo.value
         if isinstance(error, (CaseError, ReplayContractError)):
+            from toolreplay.pytest_plugin.reports import case_report
+
             return case_report(error, self.nodeid, self.folder, self.config)
         return super().repr_failure(excinfo, style=style)  # pyright: ignore[reportArgumentType]
 
@@ -291,119 +338,6 @@ def describe_scope(summary: CaseSummary) -> str:
         f"scope: {effects} ({summary.operation_count} {noun}); "
         f"trace sha256 {summary.trace_sha256[:12]}"
     )
-
-
-def describe_update(item: CaseItem, change: CaseUpdate) -> str:
-    lines = [f"{item.nodeid}: expectation rewritten ({_relative(change.directory, item.config)})"]
-    lines += [f"  {d.describe('was', 'now')}" for d in change.differences[:SHOWN_DIFFERENCES]]
-    if len(change.differences) > SHOWN_DIFFERENCES:
-        lines.append(f"  ... and {len(change.differences) - SHOWN_DIFFERENCES} more")
-    return "\n".join(lines)
-
-
-# --- failure reports --------------------------------------------------------------------
-
-
-def case_report(
-    error: CaseError | ReplayContractError, nodeid: str, folder: Path, config: pytest.Config
-) -> str:
-    """The short report of a case that does not hold, one kind per failure type."""
-    where = _relative(folder, config)
-    if isinstance(error, BehavioralRegressionError):
-        return _regression_report(error, nodeid, where)
-    if isinstance(error, CaseIntegrityError):
-        return "\n".join(
-            [
-                "integrity failure (CaseIntegrityError): the case folder is damaged, or was "
-                "edited by hand",
-                *_indented(str(error)),
-                "",
-                "The case's trace was not replayed. Restore the folder from version control, "
-                "or promote the case again.",
-                f"case folder: {where}",
-            ]
-        )
-    if isinstance(error, ReplayContractError):
-        return "\n".join(
-            [
-                "replay contract broken (ReplayContractError): the application no longer makes "
-                "the recorded calls",
-                *_indented(str(error)),
-                "",
-                "No effect ran live. If the new calls are intended, record the scenario again "
-                "and promote the new trace; --toolreplay-update cannot do it, because a case "
-                "never goes live.",
-                f"case folder: {where}",
-            ]
-        )
-    if isinstance(error, ApplicationExecutionError):
-        cause = error.__cause__
-        lines = [
-            "application error (ApplicationExecutionError): the runner failed under replay",
-            *_indented(str(error)),
-        ]
-        if cause is not None and cause.__traceback__ is not None:
-            lines += ["", "the runner's traceback (innermost last):"]
-            lines += _indented(_short_traceback(cause))
-        lines += [
-            "",
-            "Replay was clean up to the failure. Fix the application, or, if the case is "
-            "wrong, promote it again.",
-            f"case folder: {where}",
-        ]
-        return "\n".join(lines)
-    return f"{type(error).__name__}: {error}"
-
-
-def _regression_report(error: BehavioralRegressionError, nodeid: str, where: str) -> str:
-    differences = error.differences
-    lines = [
-        "behavioural regression (BehavioralRegressionError): replay was clean (every "
-        "recorded call matched, no effect ran), but the runner returned a different value",
-        "",
-        "expected (case.json) != actual (returned), by JSON path:",
-    ]
-    lines += [f"  {d.describe('expected', 'actual')}" for d in differences[:SHOWN_DIFFERENCES]]
-    if len(differences) > SHOWN_DIFFERENCES:
-        lines.append(f"  ... and {len(differences) - SHOWN_DIFFERENCES} more")
-    lines += ["", "Full diff (- expected, + actual):"]
-    lines += [f"  {line}" for line in _full_diff(error.expected, error.actual)]
-    lines += [
-        "",
-        f"If the new value is intended: pytest --toolreplay-update {nodeid}",
-        f"case folder: {where}",
-    ]
-    return "\n".join(lines)
-
-
-def _full_diff(expected: JsonValue, actual: JsonValue) -> list[str]:
-    def pretty(value: JsonValue) -> list[str]:
-        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-
-    diff = [
-        line.rstrip()
-        for line in difflib.ndiff(pretty(expected), pretty(actual))
-        if not line.startswith("?")
-    ]
-    if len(diff) > FULL_DIFF_LINES:
-        diff = [*diff[:FULL_DIFF_LINES], f"... {len(diff) - FULL_DIFF_LINES} more line(s)"]
-    return diff
-
-
-def _short_traceback(error: BaseException) -> str:
-    info = pytest.ExceptionInfo[BaseException].from_exception(error)
-    return str(info.getrepr(style="short", chain=False))
-
-
-def _indented(text: str) -> list[str]:
-    return [f"  {line}" for line in text.splitlines()]
-
-
-def _relative(folder: Path, config: pytest.Config) -> str:
-    try:
-        return os.path.relpath(folder, config.rootpath)
-    except ValueError:  # another drive
-        return str(folder)
 
 
 def ensure_rootdir_importable(config: pytest.Config) -> None:
