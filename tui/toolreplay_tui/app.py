@@ -73,6 +73,7 @@ from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.widgets.detail import ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
+from toolreplay_tui.widgets.scroll_box import ScrollBox
 from toolreplay_tui.widgets.value_view import ValueView
 
 __all__ = ["ForkRecord", "ToolReplayApp"]
@@ -119,6 +120,9 @@ class ToolReplayApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "Tool Replay"
     ENABLE_COMMAND_PALETTE = False
+    # Screens get -narrow/-wide and -short/-tall, which app.tcss lays out for 80x24.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (Textual types it so)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
@@ -724,6 +728,7 @@ class ToolReplayApp(App[None]):
             ("Everywhere", self.BINDINGS),
             ("Output editor", EditorScreen.BINDINGS),
             ("Running a fork or replay", RunScreen.BINDINGS),
+            ("Run results, the promote form and this help", ScrollBox.BINDINGS),
             ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
             ("Promote form", PromoteScreen.BINDINGS),
         ]

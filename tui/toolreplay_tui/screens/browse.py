@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from toolreplay import Operation, Trace
 from toolreplay_tui.context import debugger
@@ -24,6 +24,7 @@ from toolreplay_tui.messages import (
 from toolreplay_tui.model.jsonpaths import PathError, set_at
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
+from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
@@ -59,6 +60,17 @@ class BrowseScreen(Screen[None]):
         Binding("p", "app.promote", "Promote", id="browse.promote"),
         Binding("q", "app.request_quit", "Quit", id="browse.quit"),
     ]
+    FOOTER_PRIORITY: ClassVar[tuple[str, ...]] = (
+        "browse.fork",
+        "browse.diff",
+        "browse.promote",
+        "values.edit",
+        "browse.filter",
+        "browse.edit",
+        "browse.quit",
+        "browse.save_patches",
+    )
+    """What a narrow footer keeps (binding ids, most important first); `?` lists the rest."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -74,7 +86,7 @@ class BrowseScreen(Screen[None]):
             yield DetailPane(id="detail")
         yield FilterInput(id="filter", classes="hidden")
         yield Static(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     # --- access ----------------------------------------------------------------------
 

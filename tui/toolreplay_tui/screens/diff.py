@@ -13,12 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from toolreplay import DiffReport, ToolReplayError, Trace, diff, read_trace
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
 from toolreplay_tui.widgets.diff_view import DiffView
+from toolreplay_tui.widgets.key_footer import KeyFooter
 
 __all__ = ["DiffScreen"]
 
@@ -49,7 +50,7 @@ class DiffScreen(Screen[None]):
         yield DiffView(id="diff-view")
         with VerticalScroll(id="diff-fields-scroll"):
             yield Static(id="diff-fields")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def view(self) -> DiffView:
@@ -100,16 +101,18 @@ class DiffScreen(Screen[None]):
             )
         summary.append(f"\n{MARKER_LEGEND}  P patch", style="dim")
         self.query_one("#diff-summary", Static).update(summary)
-        self.query_one("#diff-header", Static).update(
-            Text(DiffView.header_text(self.view.scrollable_content_region.width), style="bold")
-        )
+        self.query_one("#diff-header", Static).update(Text(self.view.header_text(), style="bold"))
         self.view.set_rows(rows)
 
     def on_resize(self) -> None:
-        if self.rows is not None:
-            self.query_one("#diff-header", Static).update(
-                Text(DiffView.header_text(self.view.scrollable_content_region.width), style="bold")
-            )
+        # The view's own size is known after this layout pass.
+        self.call_after_refresh(self._relayout)
+
+    def _relayout(self) -> None:
+        if self.rows is None:
+            return
+        self.query_one("#diff-header", Static).update(Text(self.view.header_text(), style="bold"))
+        self.query_one("#diff-fields", Static).update(self._fields(self.view.cursor))
 
     def on_diff_view_highlighted(self, event: DiffView.Highlighted) -> None:
         event.stop()
@@ -125,7 +128,13 @@ class DiffScreen(Screen[None]):
             title.append(f" · difference row {number} of {len(rows.difference_rows)}", style="dim")
         parts: list[RenderableType] = [title]
         fields = rows.fields(index)
-        if fields:
+        if fields and self.view.stacked:
+            # Too narrow for three columns: each path over its two values.
+            for field in fields:
+                parts.append(Text(field.path, style="bold"))
+                parts.append(Text.assemble(("  source ", "dim"), (field.source, "red")))
+                parts.append(Text.assemble(("  target ", "dim"), (field.target, "green")))
+        elif fields:
             table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
             table.add_column("JSON path", style="bold", ratio=4, overflow="fold")
             table.add_column("source", ratio=3, overflow="fold")
