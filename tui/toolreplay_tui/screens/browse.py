@@ -21,8 +21,13 @@ from toolreplay_tui.messages import (
     PatchEdited,
     PatchRemovalRequested,
 )
-from toolreplay_tui.model.jsonpaths import PathError, set_at
+from toolreplay_tui.model.jsonpaths import PathError, get_at, set_at
 from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.screens.full_value import (
+    FullValueScreen,
+    describe_operation,
+    describe_value,
+)
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
@@ -50,6 +55,7 @@ class BrowseScreen(Screen[None]):
         Binding("e", "edit", "Edit output", id="browse.edit"),
         Binding("E", "external_edit", "Edit in $EDITOR", show=False, id="browse.external_edit"),
         Binding("x", "remove_patch", "Remove patch", id="browse.remove_patch"),
+        Binding("v", "full_value", "Full value", id="browse.full_value"),
         Binding("u", "app.undo_remove", "Undo remove", show=False, id="browse.undo_remove"),
         Binding("P", "app.patches", "All patches", id="browse.patches"),
         Binding("w", "app.save_patches", "Save patches", id="browse.save_patches"),
@@ -336,6 +342,20 @@ class BrowseScreen(Screen[None]):
         operation = self.current_operation()
         if operation is not None:
             self.post_message(OutputEditRequested(operation, external=True))
+
+    def action_full_value(self) -> None:
+        """`v`: what is cut off, in full: the value under the cursor when the output's
+        values have the focus, else the whole operation (fingerprint, inputs, outcome)."""
+        operation = self.current_operation()
+        if operation is None:
+            return
+        values = self.detail.values
+        path = values.current_path
+        if self.focused is values and path is not None:
+            content = describe_value(operation, path, get_at(values.value, path))
+        else:
+            content = describe_operation(operation, debugger(self).pending.get(operation.identity))
+        debugger(self).push_screen(FullValueScreen(content))
 
     def action_remove_patch(self) -> None:
         operation = self.current_operation()

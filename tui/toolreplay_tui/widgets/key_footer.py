@@ -22,8 +22,8 @@ from toolreplay_tui.context import debugger
 
 __all__ = ["FooterHint", "KeyFooter", "collapse_hints"]
 
-HELP_ACTION = "app.help"
-"""The hint that is never dropped: help lists every key the footer leaves out."""
+HELP_ACTIONS = ("help", "app.help")
+"""The hint that is never dropped (the app's `?`): help lists every key left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ def collapse_hints(
 
     def rank(position: int) -> tuple[int, int, int]:
         hint = hints[position]
-        if hint.binding.action == HELP_ACTION:
+        if hint.binding.action in HELP_ACTIONS:
             return (0, 0, position)
         if not hint.enabled:
             return (3, 0, position)
