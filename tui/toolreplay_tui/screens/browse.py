@@ -73,6 +73,8 @@ class BrowseScreen(Screen[None]):
         "values.edit",
         "browse.filter",
         "browse.edit",
+        "browse.full_value",
+        "values.fold",
         "browse.quit",
         "browse.save_patches",
     )
