@@ -17,11 +17,13 @@ from toolreplay.portable import preview
 
 __all__ = [
     "EFFECT_PREFIX",
+    "TIMELINE_RADIUS",
     "Marker",
     "OperationRow",
     "OperationRows",
     "marker_of",
     "matches",
+    "timeline_bar",
 ]
 
 Marker = Literal["recorded", "patched", "pending"]
@@ -30,6 +32,11 @@ or a patch pending in the debugger that the next fork will apply."""
 
 EFFECT_PREFIX = "effect:"
 """A query starting with this matches effect names only (`effect:crm.`)."""
+
+TIMELINE_RADIUS = 8
+"""The timeline shows the visible rows this many positions around the cursor."""
+
+_SPAN, _IDLE = "━", "·"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +50,23 @@ class OperationRow:
     status: Literal["ok", "error"]
     marker: Marker
     preview: str
+    lane: str | None = None
+
+
+def timeline_bar(operation: Operation, window: tuple[int, int], width: int) -> str:
+    """`operation`'s start-to-end span drawn in `width` cells over the time `window`.
+
+    `━` where the call was in flight, `·` elsewhere; at least one `━` cell, so an
+    instantaneous call still shows where it happened. Blank without timing.
+    """
+    start, end = operation.start_ns, operation.end_ns
+    if start is None or end is None or width <= 0:
+        return " " * max(width, 0)
+    first, last = window
+    span = max(last - first, 1)
+    begin = min(width - 1, max(0, (start - first) * width // span))
+    finish = min(width, max(begin + 1, -(-(end - first) * width // span)))
+    return _IDLE * begin + _SPAN * (finish - begin) + _IDLE * (width - finish)
 
 
 def marker_of(operation: Operation, pending: Container[OperationIdentity]) -> Marker:
@@ -91,6 +115,8 @@ class OperationRows:
         self.last_query = ""
         self._visible: Sequence[int] = range(len(operations))
         self._texts: list[str | None] = []
+        self.lanes: tuple[str, ...] = tuple(dict.fromkeys(op.lane for op in operations if op.lane))
+        """The lanes the operations ran on; the list shows them when there are several."""
 
     def __len__(self) -> int:
         return len(self._visible)
@@ -111,6 +137,9 @@ class OperationRows:
         found = bisect_left(self._visible, index)
         return min(found, len(self._visible) - 1)
 
+    def operation_at(self, position: int) -> Operation:
+        return self.operations[self.index_at(position)]
+
     def row(self, position: int, pending: Container[OperationIdentity] = ()) -> OperationRow:
         index = self._visible[position]
         operation = self.operations[index]
@@ -123,7 +152,35 @@ class OperationRows:
             status="error" if isinstance(outcome, Raised) else "ok",
             marker=marker_of(operation, pending),
             preview=preview(operation.inputs, self.preview_width),
+            lane=operation.lane,
         )
+
+    @property
+    def concurrent(self) -> bool:
+        """Whether the trace ran on more than one lane (tasks or threads)."""
+        return len(self.lanes) > 1
+
+    def neighbourhood(self, cursor: int) -> range:
+        """The visible positions the timeline covers around the cursor's position."""
+        return range(max(0, cursor - TIMELINE_RADIUS), min(len(self), cursor + TIMELINE_RADIUS + 1))
+
+    def timeline_window(self, cursor: int) -> tuple[int, int] | None:
+        """The time span (ns) of the cursor's neighbourhood, None when nothing there is timed."""
+        starts: list[int] = []
+        ends: list[int] = []
+        for position in self.neighbourhood(cursor):
+            operation = self.operation_at(position)
+            if operation.start_ns is not None and operation.end_ns is not None:
+                starts.append(operation.start_ns)
+                ends.append(operation.end_ns)
+        return (min(starts), max(ends)) if starts else None
+
+    def timeline(self, position: int, cursor: int, width: int) -> str:
+        """The timeline cell of the row at `position`; blank outside the neighbourhood."""
+        window = self.timeline_window(cursor)
+        if window is None or position not in self.neighbourhood(cursor):
+            return " " * width
+        return timeline_bar(self.operation_at(position), window, width)
 
     def _text(self, index: int) -> str:
         if not self._texts:
