@@ -239,6 +239,20 @@ async def test_the_diff_stacks_source_over_target_when_narrow(project: Project) 
         # The cursor moves by row, both lines at once.
         await pilot.press("k")
         assert view.cursor == first - 1
+        # v: both sides of the row in full.
+        await pilot.press("j", "v")
+        assert isinstance(app.screen, FullValueScreen)
+        text = text_of(app, "#full-value-text")
+        row = diff.rows.alignment(first) if diff.rows is not None else None
+        assert row is not None
+        assert row.source is not None
+        assert row.target is not None
+        assert row.source.identity.fingerprint in text
+        assert '"decision": "approve"' in text
+        assert '"decision": "manual_review"' in text
+        assert text.index("source") < text.index("branch / target")
+        await pilot.press("escape")
+        assert app.screen is diff
     app = make_app(project)
     async with app.run_test(size=(120, 40)) as pilot:
         await fork_tuiapp(pilot)

@@ -18,6 +18,7 @@ from textual.widgets import Static
 from toolreplay import DiffReport, ToolReplayError, Trace, diff, read_trace
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
+from toolreplay_tui.screens.full_value import FullValueScreen, describe_aligned
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.key_footer import KeyFooter
 
@@ -30,6 +31,7 @@ class DiffScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_difference", "Next difference", id="diff.next"),
         Binding("N", "previous_difference", "Previous difference", id="diff.previous"),
+        Binding("v", "full_row", "Full row", id="diff.full_row"),
         Binding("escape,q", "close", "Back", id="diff.close"),
     ]
 
@@ -156,6 +158,12 @@ class DiffScreen(Screen[None]):
 
     def action_previous_difference(self) -> None:
         self.view.step_difference(forward=False)
+
+    def action_full_row(self) -> None:
+        """`v`: both sides of the row under the cursor, nothing cut off."""
+        if self.rows is not None and len(self.rows):
+            alignment = self.rows.alignment(self.view.cursor)
+            debugger(self).push_screen(FullValueScreen(describe_aligned(alignment)))
 
     def action_close(self) -> None:
         self.dismiss(None)

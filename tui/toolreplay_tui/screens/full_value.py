@@ -16,12 +16,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from toolreplay import ErrorPatch, JsonValue, Operation, Patch, Raised
+from toolreplay import AlignmentRow, ErrorPatch, JsonValue, Operation, Patch, Raised
 from toolreplay_tui.model.jsonpaths import JsonPath, path_text
 from toolreplay_tui.model.jsontext import format_json
 from toolreplay_tui.widgets.scroll_box import ScrollBox
 
-__all__ = ["FullValueScreen", "describe_operation", "describe_value"]
+__all__ = ["FullValueScreen", "describe_aligned", "describe_operation", "describe_value"]
 
 
 def _json(value: JsonValue) -> RenderableType:
@@ -69,6 +69,29 @@ def describe_operation(operation: Operation, patch: Patch | None) -> RenderableT
             parts.append(Text(f"{patch.error_type}: {patch.message}", style="red"))
         else:
             parts.append(_json(patch.value))
+    return Group(*parts)
+
+
+def describe_aligned(row: AlignmentRow) -> RenderableType:
+    """Both sides of a diff row in full: the source operation, then the branch's (or the
+    call it attempted)."""
+    parts: list[RenderableType] = [Text(f"diff row {row.index}", style="bold underline"), Text("")]
+    for side, operation in (("source", row.source), ("branch / target", row.target)):
+        parts.append(Text(side, style="bold reverse"))
+        if operation is not None:
+            parts.append(describe_operation(operation, None))
+        elif side != "source" and row.attempted is not None:
+            attempted = row.attempted
+            parts += [
+                Text(f"{attempted.effect}: attempted, not recorded", style="bold"),
+                Text.assemble(("fingerprint  ", "dim"), attempted.identity.fingerprint),
+                Text.assemble(("occurrence   ", "dim"), str(attempted.identity.occurrence)),
+                Text("inputs", style="bold"),
+                _json(attempted.inputs),
+            ]
+        else:
+            parts.append(Text("(no operation on this side)", style="dim"))
+        parts.append(Text(""))
     return Group(*parts)
 
 
