@@ -3,6 +3,7 @@ JSON folding and the full values of what the panes cut off."""
 
 from __future__ import annotations
 
+import inspect
 import io
 import shutil
 from pathlib import Path
@@ -25,7 +26,7 @@ from toolreplay_tui.widgets.scroll_box import ScrollBox
 from toolreplay_tui.widgets.value_view import ValueView
 
 from tests.tui.pilot import loaded, make_app, pilot_test, text_of, wait_for
-from tests.tui.support import Project
+from tests.tui.support import Project, child_env
 
 SMALL = (80, 24)
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,6 +119,27 @@ async def test_the_footer_keeps_fork_and_help_at_80_columns_and_shows_all_when_w
         await loaded(pilot)
         footer = app.screen.query_one(KeyFooter)
         assert footer.shown_hints() == footer.hints()
+
+
+class PaletteApp(ToolReplayApp):
+    """The debugger with Textual's command palette switched on."""
+
+    ENABLE_COMMAND_PALETTE = True
+    CSS_PATH = str(Path(inspect.getfile(ToolReplayApp)).with_name("app.tcss"))
+
+
+@pilot_test
+async def test_a_narrow_footer_keeps_the_command_palette_key_when_there_is_one(
+    project: Project,
+) -> None:
+    app = PaletteApp(project.trace, cwd=project.root, env=child_env(), blink_cursors=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await loaded(pilot)
+        shown = app.screen.query_one(KeyFooter).shown_hints()
+        actions = [h.binding.action for h in shown]
+        assert "command_palette" in actions
+        assert "help" in actions
+        assert sum(h.width for h in shown) <= 80
 
 
 # --- run and promote results ----------------------------------------------------------------

@@ -4,7 +4,8 @@ Textual's `Footer` lays every shown binding in one line and cuts it at the
 terminal's edge (at 80 columns the browse screen lost everything after "d Di").
 This footer measures the hints first; when they do not all fit it keeps the
 enabled hints the screen ranks highest (`FOOTER_PRIORITY`, a tuple of binding
-ids on the screen), in their usual order, and always `? Help`, which lists the rest.
+ids on the screen), in their usual order, and always `? Help`, which lists the rest
+(and the command palette's key, when the app has one).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from toolreplay_tui.context import debugger
 
 __all__ = ["FooterHint", "KeyFooter", "collapse_hints"]
 
-HELP_ACTIONS = ("help", "app.help")
-"""The hint that is never dropped (the app's `?`): help lists every key left out."""
+ALWAYS_KEPT = ("help", "app.help", "command_palette", "app.command_palette")
+"""Hints never dropped: help (`?`) lists every key left out, the palette runs any action."""
+_PALETTE = ("command_palette", "app.command_palette")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +47,7 @@ def collapse_hints(
 ) -> list[FooterHint]:
     """The hints to draw in `width` cells: all when they fit, else the most important.
 
-    Help is kept first, then the enabled hints in `priority` order (binding ids),
+    Help (and the palette) are kept first, then the enabled hints in `priority` order (binding ids),
     then the remaining enabled ones in their order; disabled hints go when space
     runs out. The result keeps the original order.
     """
@@ -54,7 +56,7 @@ def collapse_hints(
 
     def rank(position: int) -> tuple[int, int, int]:
         hint = hints[position]
-        if hint.binding.action in HELP_ACTIONS:
+        if hint.binding.action in ALWAYS_KEPT:
             return (0, 0, position)
         if not hint.enabled:
             return (3, 0, position)
@@ -85,8 +87,10 @@ class KeyFooter(Footer):
         """Every hint the focused pane and its screen show, one per action."""
         seen: set[str] = set()
         hints: list[FooterHint] = []
+        palette = debugger(self).ENABLE_COMMAND_PALETTE
         for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
-            if not binding.show or binding.action in seen:
+            shown = binding.show or (palette and binding.action in _PALETTE)
+            if not shown or binding.action in seen:
                 continue
             seen.add(binding.action)
             hints.append(FooterHint(binding, debugger(self).get_key_display(binding), enabled))
