@@ -196,6 +196,9 @@ async def test_the_promoted_case_path_is_on_screen_at_80x24(project: Project) ->
         assert on_screen(report, body, "promote succeeded")
         assert on_screen(report, body, folder)
         assert app.focused is body  # the keys scroll it
+        footer = screen.query_one(KeyFooter)
+        promote = next(h for h in footer.hints() if h.binding.action == "promote")
+        assert not promote.enabled  # written once: the footer no longer offers it
 
 
 # --- help ---------------------------------------------------------------------------------

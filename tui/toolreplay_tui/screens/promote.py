@@ -144,6 +144,15 @@ class PromoteScreen(Screen[None]):
         body.focus()
         self.call_after_refresh(body.scroll_to_widget, self.panel, animate=False, top=True)
         self.post_message(PromoteFinished(event.result))
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Once the case is written, promoting again could only fail (its folder exists):
+        # the footer shows the key dimmed rather than offering it.
+        result = self.panel.result
+        if action == "promote" and result is not None and result.ok:
+            return None
+        return True
 
     def action_close(self) -> None:
         if self.panel.running:
