@@ -446,3 +446,91 @@ def test_the_command_line_reports_the_stop_and_forks_through(source: Path, tmp_p
     assert refused.returncode == 2
     assert "live effect 'kb.'" in json.loads(refused.stdout)["error"]["message"]
     assert not (tmp_path / "refused.trp").exists()
+
+
+def test_the_command_line_refuses_bad_patches_before_the_application_runs(
+    source: Path, tmp_path: Path
+) -> None:
+    # The runner's module marks its import; its entry point marks a run.
+    (tmp_path / "marked.py").write_text(
+        "from pathlib import Path\n"
+        "from tests.support import whatif\n"
+        "Path('imported').touch()\n"
+        "def main():\n"
+        "    Path('ran').touch()\n"
+        "    return whatif.handle_order()\n"
+    )
+
+    def refused(patches: list[toolreplay.Patch]) -> str:
+        patch_file = toolreplay.write_patches(tmp_path / "patches.json", patches, overwrite=True)
+        completed = run_cli(
+            "fork", str(source), "-p", str(patch_file), "-o", "refused.trp",
+            "--runner", "marked:main", "-f", "json", cwd=tmp_path,
+        )  # fmt: skip
+        assert completed.returncode == 2, completed.stderr
+        assert not (tmp_path / "refused.trp").exists()
+        assert not (tmp_path / "ran").exists()
+        return json.loads(completed.stdout)["error"]["message"]
+
+    present = toolreplay.supply_output(
+        effect="crm.customer.get", inputs={"customer_id": whatif.CUSTOMER_ID}, value={}
+    )
+    assert "already records that call" in refused([present])
+    absent = toolreplay.replace_output(
+        effect="review.queue.add", inputs={"order_id": "o-7"}, value={}
+    )
+    assert "holds no such call" in refused([absent])
+    assert not (tmp_path / "imported").exists()  # refused before the import
+    # An effect neither recorded nor declared is known only once the application is
+    # imported: still refused before its entry point runs.
+    unknown = toolreplay.supply_output(effect="reviews.queue.add", inputs={}, value=None)
+    message = refused([manual_review(), unknown])
+    assert "supplies reviews.queue.add, an unknown effect" in message
+    assert "did you mean review.queue.add?" in message
+
+
+def test_an_effect_called_inside_a_live_body_is_refused_as_nested(
+    source: Path, tmp_path: Path
+) -> None:
+    @toolreplay.effect("review.escalate")
+    def escalate(order_id: str) -> dict[str, toolreplay.JsonValue]:
+        whatif.notify_customer(whatif.CUSTOMER_ID, "escalated")  # nested in a live body
+        return {"escalated": order_id}
+
+    def app() -> None:
+        whatif.get_customer(whatif.CUSTOMER_ID)
+        escalate("o-7")
+
+    with (
+        pytest.raises(toolreplay.NestedEffectError, match=r"inside the body of review\.escalate"),
+        toolreplay.fork(source, tmp_path / "branch.trp", live=["review.*"], unobserved="allow"),
+    ):
+        app()
+    assert whatif.BODY_CALLS["notify.customer"] == 0
+
+
+def test_concurrent_live_calls_are_kept_with_their_lanes(source: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    @toolreplay.effect("kb.article.get")
+    async def article(slug: str) -> dict[str, toolreplay.JsonValue]:
+        await asyncio.sleep(0.01)  # both calls are in flight at once
+        return {"slug": slug}
+
+    async def app() -> list[dict[str, toolreplay.JsonValue]]:
+        whatif.get_customer(whatif.CUSTOMER_ID)
+        return list(await asyncio.gather(article("refunds"), article("reviews")))
+
+    branch = tmp_path / "branch.trp"
+    with toolreplay.fork(source, branch, live=["kb.*"], unobserved="allow"):
+        assert asyncio.run(app()) == [{"slug": "refunds"}, {"slug": "reviews"}]
+    operations = toolreplay.read_trace(branch).operations
+    live = [op for op in operations if op.origin == "live"]
+    assert sorted(str(op.inputs["slug"]) for op in live) == ["refunds", "reviews"]
+    # The gathered tasks are two lanes, besides the main task's (task-1, the CRM call).
+    assert {op.lane for op in live} == {"task-2", "task-3"}
+    assert operations[0].lane == "task-1"
+    for op in live:
+        assert op.start_ns is not None
+        assert op.end_ns is not None
+        assert op.end_ns - op.start_ns >= 5_000_000  # the body's own time

@@ -12,7 +12,7 @@ from toolreplay_tui.screens.editor import EditorScreen
 from toolreplay_tui.screens.run import RunScreen
 
 import toolreplay
-from tests.tui.pilot import SIZE, loaded, pilot_test, wait_for
+from tests.tui.pilot import SIZE, loaded, pilot_test, text_of, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = ROOT / "examples" / "incident" / "refund.trp"
@@ -28,7 +28,7 @@ def listing(folder: Path) -> list[tuple[str, int, int]]:
 
 
 @pilot_test
-async def test_the_bundled_incident_is_forked_through_review_and_promoted_in_under_20_keys(
+async def test_the_bundled_incident_is_forked_through_review_and_promoted_in_15_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = INCIDENT.read_bytes()
@@ -69,7 +69,7 @@ async def test_the_bundled_incident_is_forked_through_review_and_promoted_in_und
 
         await loaded(pilot)
         # Find the model's answer and change it.
-        await press("j", "j", "tab", "slash")
+        await press("j", "j", "tab", "s")
         await pilot.press(*"approve")  # typing
         await press("enter", "enter")
         await pilot.press(*'"manual_review"')  # typing
@@ -119,14 +119,17 @@ async def test_the_bundled_incident_is_forked_through_review_and_promoted_in_und
         ]
         assert "[supplied]" in diff.rows.row(len(diff.rows) - 1).right
 
-        await press("escape", "p", "enter")
+        await press("escape", "P")  # promotes at once, with the form's defaults
         await wait_for(pilot, lambda: app.last_promote is not None, what="the promotion")
         assert app.last_promote is not None
         assert app.last_promote.ok, app.last_promote.error
         case = app.last_promote.case
         assert case is not None
+        shown = app.screen
+        assert isinstance(shown, RunScreen)
+        assert f"folder  {case.directory}" in text_of(app, "#run-report")
 
-    assert keys == 16, f"{keys} keys"  # as the README counts them; under 20
+    assert keys == 15, f"{keys} keys"  # as the README counts them; under 20
     monkeypatch.syspath_prepend(str(ROOT))
     verified = toolreplay.verify_case(tmp_path / case.directory)
     assert isinstance(verified.returned, dict)

@@ -250,9 +250,9 @@ async def test_diff_against_another_trace(project: Project) -> None:
     app = make_app(project, against=other)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        await pilot.press("d")
-        assert isinstance(app.screen, DiffScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))  # opens at once
         screen = app.screen
+        assert isinstance(screen, DiffScreen)
         await wait_for(pilot, lambda: screen.rows is not None)
         assert screen.view.cursor == 0
         assert "$.output.tier" in text_of(app, "#diff-fields")

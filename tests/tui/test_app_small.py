@@ -315,7 +315,7 @@ async def test_space_folds_the_output_and_a_search_or_an_edit_keeps_working(
         await pilot.press("minus")
         folded = values.row_count()
         assert folded < 10
-        await pilot.press("slash", *"approve", "enter")
+        await pilot.press("s", *"approve", "enter")
         await pilot.pause()
         path = values.current_path
         assert path is not None

@@ -30,7 +30,7 @@ async def test_a_supplied_error_reruns_the_fork_and_patches_are_managed_in_one_l
     )
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        await pilot.press("j", "j", "tab", "slash", *"approve", "enter", "enter")
+        await pilot.press("j", "j", "tab", "s", *"approve", "enter", "enter")
         await pilot.press(*'"manual_review"', "enter", "f")
         first = app.screen
         await wait_for(pilot, lambda: app.last_fork is not None, what="the fork")
@@ -56,7 +56,7 @@ async def test_a_supplied_error_reruns_the_fork_and_patches_are_managed_in_one_l
         assert result.error.type == "builtins.TimeoutError"
         assert [p.kind for p in app.pending] == ["replace_output", "supply_error"]
 
-        await pilot.press("escape", "P")
+        await pilot.press("escape", "L")
         screen = app.screen
         assert isinstance(screen, PatchesScreen)
         listing = screen.query_one(OptionList)

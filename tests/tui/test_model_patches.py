@@ -127,9 +127,8 @@ def test_supplied_and_error_patches_sit_beside_replacements(tmp_path: Path) -> N
     assert [p.kind for p in pending] == ["supply_output", "supply_error", "replace_error"]
 
     assert pending.remove(queued.identity) == queued
-    assert pending.undo_remove() == queued
-    assert pending.undo_remove() is None  # one removal, one undo
-    assert len(pending) == 3
+    assert pending.undo() == f"removed patch {queued.patch_id} on review.queue.add"
+    assert [p.kind for p in pending] == ["supply_output", "supply_error", "replace_error"]
 
     saved = pending.save(tmp_path / "all.json")
     again = PendingPatches()
@@ -144,3 +143,39 @@ def test_supplied_and_error_patches_sit_beside_replacements(tmp_path: Path) -> N
         f"{wrong.patch_id}: this trace already holds a call of crm.customer.get occurrence 0 "
         "with these inputs"
     ]
+
+
+def test_undo_takes_back_every_kind_of_change_last_first(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    crm, decide = trace.operations
+    pending = PendingPatches()
+    assert pending.undo() is None
+    first = pending.set(decide, {"decision": "manual_review"})
+    saved = pending.save(tmp_path / "one.json")
+    assert not pending.dirty
+    second = pending.set(decide, {"decision": "deny"})  # replaces the first
+    queued = pending.supply("review.queue.add", {"order_id": "o-7"}, 0, {"ticket": "RV-1"})
+    pending.remove(decide.identity)
+    failed = pending.replace_failure(crm.identity, crm.inputs, "TimeoutError: slow")
+    assert list(pending) == [queued, failed]
+
+    assert pending.undo() == f"added patch {failed.patch_id} on crm.customer.get"
+    assert list(pending) == [queued]
+    assert pending.undo() == f"removed patch {second.patch_id} on llm.refund.decide"
+    assert list(pending) == [second, queued]  # back where it was listed
+    assert pending.undo() == f"added patch {queued.patch_id} on review.queue.add"
+    assert pending.dirty
+    assert pending.undo() == f"changed patch {second.patch_id} on llm.refund.decide"
+    assert list(pending) == [first]
+    assert not pending.dirty  # what was saved
+    assert pending.undo() == f"added patch {first.patch_id} on llm.refund.decide"
+    assert len(pending) == 0
+    assert pending.dirty  # the file holds one patch
+    assert pending.undo() is None
+
+    pending.set(crm, {"name": "Grace"})
+    pending.load(saved, trace)
+    assert list(pending) == [first]
+    assert pending.undo() == "loaded patches from one.json"
+    assert [p.effect for p in pending] == ["crm.customer.get"]
+    assert pending.dirty

@@ -39,12 +39,12 @@ def test_the_readme_walk_at_80x24_shows_the_fork_result_and_the_case_path(
 
     with TmuxTerminal([*tui_command(), "refund.trp"], cwd=tmp_path, env=env) as term:
         term.wait_for("5 operations", "notify.customer")
-        # j, j (the model call), tab (its output), /, approve, enter.
+        # j, j (the model call), tab (its output), s, approve, enter.
         term.keys("j", "j")
         term.wait_for("#2  openai.responses.create")
         term.keys("Tab")
         term.wait_for("Edit value")  # the footer: the output's values have the focus
-        term.keys("/")
+        term.keys("s")
         term.wait_for("search the output")
         term.type("approve")
         term.keys("Enter")
@@ -79,12 +79,10 @@ def test_the_readme_walk_at_80x24_shows_the_fork_result_and_the_case_path(
         diff = term.wait_for("first observable divergence")
         assert "source #2 openai.responses.create" in diff, diff
         assert "target #2 openai.responses.create" in diff, diff
-        # escape, p, enter promote; the case's path is on screen.
+        # escape, P promote at once; the case's path is on screen.
         term.keys("Escape")
         term.wait_until_gone("first observable divergence")
-        term.keys("p")
-        term.wait_for("Promote the fork to a regression case")
-        term.keys("Enter")
+        term.keys("P")
         promoted = term.wait_for("run it: uv run pytest tests/cases/", timeout=120)
 
     cases = [path for path in (tmp_path / "tests" / "cases").iterdir() if path.is_dir()]

@@ -35,11 +35,14 @@ the parent answers `{"pid": N}` when forked (or `{"stale": true}`), then
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
 import sys
 import tempfile
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["main"]
@@ -71,7 +74,9 @@ def _changed(stamps: dict[str, int]) -> bool:
     return False
 
 
-def _run_forked(argv: list[str], stdout: str, stderr: str) -> None:
+def _run_forked(
+    command_line: Callable[[list[str]], object], argv: list[str], stdout: str, stderr: str
+) -> None:
     """In the forked process: become a session leader, run the command line, exit."""
     code = 1
     try:
@@ -82,13 +87,13 @@ def _run_forked(argv: list[str], stdout: str, stderr: str) -> None:
             opened = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(opened, fd)
             os.close(opened)
-        from toolreplay.cli.app import app
-
         try:
-            app(args=argv, prog_name="toolreplay")
+            command_line(argv)
             code = 0
         except SystemExit as exit_:
             code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        except BaseException:
+            traceback.print_exc()  # what a cold child's interpreter would print
     finally:
         try:
             sys.stdout.flush()
@@ -118,6 +123,17 @@ def _probe_imports(runner: str, trace: str) -> list[str]:
         return report.read_text().split() if report.exists() else []
 
 
+def _prepare_adapters(trace: str) -> None:
+    """Let the adapters the application imported build what parsing its answers needs."""
+    adapter = sys.modules.get("toolreplay.adapters.openai")
+    if adapter is None:
+        return
+    from toolreplay.trace.reader import read_trace
+
+    with contextlib.suppress(Exception):  # an optimisation: a failure costs only time
+        adapter.prepare_replay(read_trace(trace))
+
+
 def _run_quietly(arguments: list[str]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -133,7 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     from toolreplay.runners import import_from_working_directory, load_runner
 
     import_from_working_directory()
-    importlib.import_module("toolreplay.cli.app")  # the imports every run needs, paid once
+    import typer.main
+
+    from toolreplay.cli.app import app
+
+    # The imports every run needs, and the click command typer builds from the command
+    # functions' signatures on every call (half of a fork's own time), paid once.
+    command = typer.main.get_command(app)
+
+    def command_line(argv: list[str]) -> object:
+        return command.main(args=argv, prog_name="toolreplay")
+
     if arguments:
         # Import the application; a failure is the forked run's to report, precisely.
         with contextlib.suppress(Exception):
@@ -145,7 +171,12 @@ def main(argv: list[str] | None = None) -> int:
             for name in _probe_imports(arguments[0], arguments[1]):
                 with contextlib.suppress(Exception):
                     importlib.import_module(name)
+            _prepare_adapters(arguments[1])
     stamps = _project_sources(Path.cwd().resolve())
+    # What is imported now is never freed: keep the collector off it, so a forked run's
+    # collections do not touch (and copy) every page it shares with this process.
+    gc.collect()
+    gc.freeze()
     protocol = sys.stdout
     protocol.write(json.dumps({"ready": True}) + "\n")
     protocol.flush()
@@ -158,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         protocol.flush()
         pid = os.fork()
         if pid == 0:
-            _run_forked(list(request["argv"]), request["stdout"], request["stderr"])
+            _run_forked(command_line, list(request["argv"]), request["stdout"], request["stderr"])
         protocol.write(json.dumps({"pid": pid}) + "\n")
         protocol.flush()
         _, status = os.waitpid(pid, 0)

@@ -1,7 +1,7 @@
 """The Tool Replay incident debugger (a Textual app), launched by `toolreplay tui`.
 
     from toolreplay_tui import run
-    run(Path("incident.trp"), runner=None, against=None)
+    status = run(Path("incident.trp"), runner=None, against=None)
 
 Importing this package imports no Textual: `run` imports the app when called.
 """
@@ -19,14 +19,20 @@ def run(
     against: Path | None = None,
     *,
     workdir: Path | None = None,
-) -> None:
-    """Open `trace` in the debugger and return when the user quits.
+) -> int:
+    """Open `trace` in the debugger; when the user quits, return the exit status.
 
     `runner` (`module:callable`) overrides the runner in the trace header;
     `against` is another trace to compare with (`d`) before any fork has run;
     `workdir` is where branch traces and patch files go (default: `.toolreplay/`
     next to the trace). The application only ever runs in child processes.
+
+    The status is 0 after a normal quit, 2 when the trace could not be opened
+    (the reason is printed), 1 when the UI crashed (the path of the saved
+    traceback is printed).
     """
     from toolreplay_tui.app import ToolReplayApp
 
-    ToolReplayApp(trace, runner=runner, against=against, workdir=workdir).run()
+    app = ToolReplayApp(trace, runner=runner, against=against, workdir=workdir)
+    app.run()
+    return app.return_code or 0

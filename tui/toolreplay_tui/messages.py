@@ -45,7 +45,7 @@ class PatchEdited(Message):
 
 @dataclass
 class PatchChangeRequested(Message):
-    """From the patches list: `edit` or `remove` `patch`, or `undo` the last removal."""
+    """From the patches list: `edit` or `remove` `patch`, or `undo` the last change."""
 
     change: str
     patch: Patch | None

@@ -6,7 +6,8 @@ can be given an outcome (`supply_output`, `supply_error`, offered when a fork
 stops at it). They are built with the library's constructors (so every check
 applies, and the patch id is the library's) and saved and loaded with
 `toolreplay.write_patches` / `read_patches`. `dirty` says whether the set holds
-changes not yet saved to a patch file; the last removal can be undone.
+changes not yet saved to a patch file; every change (set, supply, remove, load)
+can be undone, last first.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ from toolreplay import (
 from toolreplay.errors import ReplayedEffectError
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 
-__all__ = ["LoadedPatches", "PendingPatches", "SkippedPatch"]
+__all__ = ["UNDO_DEPTH", "LoadedPatches", "PendingPatches", "SkippedPatch"]
+
+UNDO_DEPTH = 200
+"""How many changes `PendingPatches.undo` can take back."""
 
 
 def _failure(error: str) -> Exception:
@@ -70,7 +74,11 @@ class PendingPatches:
         self._patches: dict[OperationIdentity, Patch] = {}
         self.dirty = False
         self.saved_path: Path | None = None
-        self._removed: tuple[int, Patch] | None = None
+        # What each change replaced, last last: (what the change did, the set before it).
+        self._history: list[tuple[str, dict[OperationIdentity, Patch]]] = []
+        # The patch ids as last saved or loaded (None: loaded with some skipped, so the
+        # set differs from its file whatever it holds).
+        self._saved_ids: tuple[str, ...] | None = ()
 
     def __len__(self) -> int:
         return len(self._patches)
@@ -103,9 +111,15 @@ class PendingPatches:
         """Add `patch`, replacing any pending patch on the same call."""
         previous = self._patches.get(patch.identity)
         if previous is None or previous.patch_id != patch.patch_id:
+            what = "added" if previous is None else "changed"
+            self._remember(f"{what} patch {patch.patch_id} on {patch.effect}")
             self._patches[patch.identity] = patch
             self.dirty = True
         return patch
+
+    def _remember(self, change: str) -> None:
+        self._history.append((change, dict(self._patches)))
+        del self._history[:-UNDO_DEPTH]
 
     def supply(
         self,
@@ -145,26 +159,30 @@ class PendingPatches:
         )
 
     def remove(self, identity: OperationIdentity) -> Patch | None:
-        """Drop the patch on `identity`; returns it, or None. `undo_remove` brings it back."""
-        if identity not in self._patches:
+        """Drop the patch on `identity`; returns it, or None. `undo` brings it back."""
+        patch = self._patches.get(identity)
+        if patch is None:
             return None
-        position = list(self._patches).index(identity)
-        patch = self._patches.pop(identity)
+        self._remember(f"removed patch {patch.patch_id} on {patch.effect}")
+        del self._patches[identity]
         self.dirty = True
-        self._removed = (position, patch)
         return patch
 
-    def undo_remove(self) -> Patch | None:
-        """Restore the patch removed last (unless its call has another patch since)."""
-        removed, self._removed = self._removed, None
-        if removed is None or removed[1].identity in self._patches:
+    def undo(self) -> str | None:
+        """Take back the last change (set, supply, remove or load); returns what it
+        was (`removed patch p-… on crm.customer.get`), or None when there is none.
+
+        The set is back as it was before that change, in the same order; it is
+        dirty unless that is what was last saved or loaded.
+        """
+        if not self._history:
             return None
-        position, patch = removed
-        items = list(self._patches.items())
-        items.insert(position, (patch.identity, patch))  # back where it was listed
-        self._patches = dict(items)
-        self.dirty = True
-        return patch
+        change, self._patches = self._history.pop()
+        self.dirty = self._ids() != self._saved_ids
+        return change
+
+    def _ids(self) -> tuple[str, ...]:
+        return tuple(patch.patch_id for patch in self._patches.values())
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write every pending patch to a new patch file (never over an existing one).
@@ -175,6 +193,7 @@ class PendingPatches:
         written = write_patches(path, list(self._patches.values()))
         self.dirty = False
         self.saved_path = written
+        self._saved_ids = self._ids()
         return written
 
     def write_copy(self, path: str | os.PathLike[str]) -> Path:
@@ -215,7 +234,9 @@ class PendingPatches:
                 )
             else:
                 loaded[identity] = patch
+        self._remember(f"loaded patches from {source.name}")
         self._patches = loaded
         self.dirty = bool(skipped)
         self.saved_path = source
+        self._saved_ids = None if skipped else self._ids()
         return LoadedPatches(source, tuple(loaded.values()), tuple(skipped))

@@ -1,8 +1,8 @@
 """Every pending patch in one place: replaced and supplied outputs and errors.
 
 Supplied patches target calls the trace does not hold, so the operation list
-cannot show them; this screen lists all kinds, and edits (`e`), removes (`x`)
-and restores the last removed one (`u`).
+cannot show them; this screen lists all kinds, edits (`e`) and removes (`x`)
+them, and undoes the last change of any kind (`u`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class PatchesScreen(ModalScreen[None]):
         Binding("escape,q", "close", "Close", id="patches.close"),
         Binding("e", "change('edit')", "Edit", id="patches.edit"),
         Binding("x", "change('remove')", "Remove", id="patches.remove"),
-        Binding("u", "change('undo')", "Undo remove", id="patches.undo"),
+        Binding("u", "change('undo')", "Undo", id="patches.undo"),
     ]
 
     def compose(self) -> ComposeResult:

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from toolreplay.portable import preview
 from toolreplay_tui.context import debugger
-from toolreplay_tui.messages import RunFinished
+from toolreplay_tui.messages import PromoteFinished, RunFinished
 from toolreplay_tui.model.runs import RunRequest
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
 from toolreplay_tui.widgets.key_footer import KeyFooter
@@ -25,14 +25,15 @@ from toolreplay_tui.widgets.scroll_box import ScrollBox
 
 __all__ = ["NextStep", "RunScreen"]
 
-NextStep = Literal["diff", "promote", "supply_output", "supply_error"]
+NextStep = Literal["diff", "promote", "promote_now", "supply_output", "supply_error"]
 
 
 class RunScreen(ModalScreen[NextStep | None]):
     """Runs one request; `escape`/`ctrl+c` cancel it (killing the child), then close.
 
-    Closes with the next step chosen here (`d` diff, `p` promote, `s` supply the
-    output or `z` an error of the unrecorded call a fork stopped at), or None.
+    Closes with the next step chosen here (`d` diff, `p` the promote form, `P`
+    promote at once, `s` supply the output or `z` an error of the unrecorded call
+    a fork stopped at), or None. A promote (`P`) runs here too.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -41,7 +42,8 @@ class RunScreen(ModalScreen[NextStep | None]):
         Binding("s", "supply_output", "Supply output", id="run.supply_output"),
         Binding("z", "supply_error", "Supply error", id="run.supply_error"),
         Binding("d", "diff", "Diff", id="run.diff"),
-        Binding("p", "promote", "Promote", id="run.promote"),
+        Binding("p", "promote", "Promote…", id="run.promote"),
+        Binding("P", "promote_now", "Promote now", id="run.promote_now"),
     ]
 
     def __init__(self, request: RunRequest, title: str) -> None:
@@ -67,6 +69,10 @@ class RunScreen(ModalScreen[NextStep | None]):
 
     def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
         event.stop()
+        if self.request.command == "promote":
+            self.post_message(PromoteFinished(event.result))
+            self.refresh_bindings()
+            return
         self.stopped_at = unrecorded_call(event.result)
         if self.stopped_at is not None:
             self._offer(self.stopped_at)
@@ -101,8 +107,10 @@ class RunScreen(ModalScreen[NextStep | None]):
             return True if self.stopped_at is not None and not self.panel.running else None
         if action == "diff":
             return True if debugger(self).can_diff() and not self.panel.running else None
-        if action == "promote":
-            return True if debugger(self).can_promote() and not self.panel.running else None
+        if action in ("promote", "promote_now"):
+            # After a promote, its own result is on screen: promoting again is the form's job.
+            promotable = debugger(self).can_promote() and self.request.command != "promote"
+            return True if promotable and not self.panel.running else None
         return True
 
     def action_cancel(self) -> None:
@@ -125,3 +133,6 @@ class RunScreen(ModalScreen[NextStep | None]):
 
     def action_promote(self) -> None:
         self.dismiss("promote")
+
+    def action_promote_now(self) -> None:
+        self.dismiss("promote_now")

@@ -53,8 +53,17 @@ class ValueInput(Input):
     class Cancelled(Message):
         """The edit was abandoned."""
 
+        def __init__(self, field: ValueInput) -> None:
+            super().__init__()
+            self.field = field
+
+        @property
+        def control(self) -> ValueInput:
+            """The field that was cancelled (handlers tell the filter from the value edit)."""
+            return self.field
+
     def action_cancel(self) -> None:
-        self.post_message(self.Cancelled())
+        self.post_message(self.Cancelled(self))
 
 
 class DetailPane(Vertical):
