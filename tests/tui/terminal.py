@@ -101,7 +101,9 @@ class TmuxTerminal:
         raise AssertionError(f"the terminal kept showing {text!r}:\n{screen}")
 
     def close(self) -> None:
-        """Kill this terminal's own tmux server (and the command in it)."""
+        """Kill this terminal's own tmux server (and the command in it), and remove its
+        socket file."""
+        socket = Path(self._run("display-message", "-p", "#{socket_path}").strip())
         subprocess.run(
             [self.tmux, "-L", self.socket, "kill-server"],
             env=self.env,
@@ -109,6 +111,7 @@ class TmuxTerminal:
             timeout=30,
             check=False,
         )
+        socket.unlink(missing_ok=True)
 
     def __enter__(self) -> TmuxTerminal:
         return self
