@@ -12,19 +12,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.pilot import Pilot
+from textual.widgets import Static
+from toolreplay_tui.screens.run import RunScreen
 
 from tests.tui.pilot import SIZE, loaded, make_app, wait_for
 from tests.tui.support import Project
 
+SMALL = (80, 24)
+"""The smallest terminal the debugger is laid out for: everything reachable in it."""
 
-async def fork_with_manual_review(pilot: Pilot[Any]) -> None:
+
+async def fork_with_manual_review(pilot: Pilot[Any], *, close: bool = True) -> None:
     app = await loaded(pilot)
     await pilot.press("G", "tab", "enter", *'"manual_review"', "enter", "shift+tab", "f")
     await wait_for(pilot, lambda: app.last_fork is not None, what="the fork")
     assert app.last_fork is not None
     assert app.last_fork.result.ok
-    await pilot.press("escape")
+    if close:
+        await pilot.press("escape")
 
 
 def test_browse_screen(project: Project, snap_compare: Any) -> None:
@@ -72,3 +79,43 @@ def test_help_screen(project: Project, snap_compare: Any) -> None:
         pilot.app.clear_notifications()
 
     assert snap_compare(make_app(project), terminal_size=SIZE, run_before=before)
+
+
+# --- 80x24 ---------------------------------------------------------------------------------
+
+
+def test_browse_screen_at_80x24(project: Project, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await loaded(pilot)
+        await pilot.press("j", "j", "tab")
+
+    assert snap_compare(make_app(project), terminal_size=SMALL, run_before=before)
+
+
+def test_run_result_at_80x24(project: Project, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await fork_with_manual_review(pilot, close=False)
+        screen = pilot.app.screen
+        assert isinstance(screen, RunScreen)
+        # The one line that depends on the machine: how long the child took.
+        screen.query_one("#run-status", Static).update(Text("finished in 0.5 s", style="dim"))
+
+    assert snap_compare(make_app(project), terminal_size=SMALL, run_before=before)
+
+
+def test_diff_at_80x24(project: Project, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await fork_with_manual_review(pilot)
+        await pilot.press("d")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: getattr(screen, "rows", None) is not None, what="the diff")
+
+    assert snap_compare(make_app(project), terminal_size=SMALL, run_before=before)
+
+
+def test_help_screen_at_80x24(project: Project, snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+
+    assert snap_compare(make_app(project), terminal_size=SMALL, run_before=before)

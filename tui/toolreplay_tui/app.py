@@ -92,6 +92,7 @@ from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
+from toolreplay_tui.widgets.scroll_box import ScrollBox
 from toolreplay_tui.widgets.value_view import ValueView
 
 __all__ = ["CANNOT_OPEN_EXIT_CODE", "CRASH_EXIT_CODE", "ForkRecord", "ToolReplayApp"]
@@ -144,6 +145,9 @@ class ToolReplayApp(App[None]):
     TITLE = "Tool Replay"
     COMMANDS = App.COMMANDS | {BindingCommands}
     COMMAND_PALETTE_DISPLAY = "^p"
+    # Screens get -narrow/-wide and -short/-tall, which app.tcss lays out for 80x24.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (Textual types it so)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
@@ -866,6 +870,7 @@ class ToolReplayApp(App[None]):
             (": commands", commands),
             ("Output editor", EditorScreen.BINDINGS),
             ("Running a fork or replay", RunScreen.BINDINGS),
+            ("Run results, the promote form and this help", ScrollBox.BINDINGS),
             ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
             ("Promote form", [*PromoteScreen.BINDINGS, *ExpectedValueBox.BINDINGS]),
             ("Pending patches list", PatchesScreen.BINDINGS),

@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from toolreplay import Operation, Trace
 from toolreplay_tui.context import debugger
@@ -22,9 +22,15 @@ from toolreplay_tui.messages import (
     PatchEdited,
     PatchRemovalRequested,
 )
-from toolreplay_tui.model.jsonpaths import PathError, set_at
+from toolreplay_tui.model.jsonpaths import PathError, get_at, set_at
 from toolreplay_tui.model.rows import EFFECT_PREFIX, OperationRows
+from toolreplay_tui.screens.full_value import (
+    FullValueScreen,
+    describe_operation,
+    describe_value,
+)
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
+from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
@@ -54,6 +60,7 @@ class BrowseScreen(Screen[None]):
         Binding("e", "edit", "Edit", tooltip="Edit the output in the editor", id="browse.edit"),
         Binding("E", "external_edit", "Edit in $EDITOR", show=False, id="browse.external_edit"),
         Binding("x", "remove_patch", "Remove patch", show=False, id="browse.remove_patch"),
+        Binding("v", "full_value", "Full value", id="browse.full_value"),
         Binding("u", "app.undo", "Undo patch change", show=False, id="browse.undo"),
         Binding("L", "app.patches", "List patches", show=False, id="browse.patches"),
         Binding(
@@ -78,6 +85,21 @@ class BrowseScreen(Screen[None]):
         Binding("P", "app.promote_now", "Promote now", id="browse.promote_now"),
         Binding("q", "app.request_quit", "Quit", id="browse.quit"),
     ]
+    FOOTER_PRIORITY: ClassVar[tuple[str, ...]] = (
+        "browse.fork",
+        "browse.diff",
+        "browse.promote_now",
+        "browse.promote",
+        "values.edit",
+        "browse.search_output",
+        "browse.filter",
+        "browse.edit",
+        "browse.full_value",
+        "values.fold",
+        "browse.quit",
+        "browse.save_patches",
+    )
+    """What a narrow footer keeps (binding ids, most important first); `?` lists the rest."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -93,7 +115,7 @@ class BrowseScreen(Screen[None]):
             yield DetailPane(id="detail")
         yield FilterInput(id="filter", classes="hidden")
         yield Static(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     # --- access ----------------------------------------------------------------------
 
@@ -412,6 +434,20 @@ class BrowseScreen(Screen[None]):
         operation = self.current_operation()
         if operation is not None:
             self.post_message(OutputEditRequested(operation, external=True))
+
+    def action_full_value(self) -> None:
+        """`v`: what is cut off, in full: the value under the cursor when the output's
+        values have the focus, else the whole operation (fingerprint, inputs, outcome)."""
+        operation = self.current_operation()
+        if operation is None:
+            return
+        values = self.detail.values
+        path = values.current_path
+        if self.focused is values and path is not None:
+            content = describe_value(operation, path, get_at(values.value, path))
+        else:
+            content = describe_operation(operation, debugger(self).pending.get(operation.identity))
+        debugger(self).push_screen(FullValueScreen(content))
 
     def action_remove_patch(self) -> None:
         operation = self.current_operation()

@@ -13,12 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from toolreplay import DiffReport, ToolReplayError, Trace, diff, read_trace
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
+from toolreplay_tui.screens.full_value import FullValueScreen, describe_aligned
 from toolreplay_tui.widgets.diff_view import DiffView
+from toolreplay_tui.widgets.key_footer import KeyFooter
 
 __all__ = ["DiffScreen", "compare"]
 
@@ -35,6 +37,7 @@ class DiffScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_difference", "Next difference", id="diff.next"),
         Binding("N", "previous_difference", "Previous difference", id="diff.previous"),
+        Binding("v", "full_row", "Full row", id="diff.full_row"),
         Binding("escape,q", "close", "Back", id="diff.close"),
     ]
 
@@ -64,7 +67,7 @@ class DiffScreen(Screen[None]):
         yield DiffView(id="diff-view")
         with VerticalScroll(id="diff-fields-scroll"):
             yield Static(id="diff-fields")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def view(self) -> DiffView:
@@ -116,16 +119,18 @@ class DiffScreen(Screen[None]):
             )
         summary.append(f"\n{MARKER_LEGEND}  P patch", style="dim")
         self.query_one("#diff-summary", Static).update(summary)
-        self.query_one("#diff-header", Static).update(
-            Text(DiffView.header_text(self.view.scrollable_content_region.width), style="bold")
-        )
+        self.query_one("#diff-header", Static).update(Text(self.view.header_text(), style="bold"))
         self.view.set_rows(rows)
 
     def on_resize(self) -> None:
-        if self.rows is not None:
-            self.query_one("#diff-header", Static).update(
-                Text(DiffView.header_text(self.view.scrollable_content_region.width), style="bold")
-            )
+        # The view's own size is known after this layout pass.
+        self.call_after_refresh(self._relayout)
+
+    def _relayout(self) -> None:
+        if self.rows is None:
+            return
+        self.query_one("#diff-header", Static).update(Text(self.view.header_text(), style="bold"))
+        self.query_one("#diff-fields", Static).update(self._fields(self.view.cursor))
 
     def on_diff_view_highlighted(self, event: DiffView.Highlighted) -> None:
         event.stop()
@@ -141,7 +146,13 @@ class DiffScreen(Screen[None]):
             title.append(f" · difference row {number} of {len(rows.difference_rows)}", style="dim")
         parts: list[RenderableType] = [title]
         fields = rows.fields(index)
-        if fields:
+        if fields and self.view.stacked:
+            # Too narrow for three columns: each path over its two values.
+            for field in fields:
+                parts.append(Text(field.path, style="bold"))
+                parts.append(Text.assemble(("  source ", "dim"), (field.source, "red")))
+                parts.append(Text.assemble(("  target ", "dim"), (field.target, "green")))
+        elif fields:
             table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
             table.add_column("JSON path", style="bold", ratio=4, overflow="fold")
             table.add_column("source", ratio=3, overflow="fold")
@@ -163,6 +174,12 @@ class DiffScreen(Screen[None]):
 
     def action_previous_difference(self) -> None:
         self.view.step_difference(forward=False)
+
+    def action_full_row(self) -> None:
+        """`v`: both sides of the row under the cursor, nothing cut off."""
+        if self.rows is not None and len(self.rows):
+            alignment = self.rows.alignment(self.view.cursor)
+            debugger(self).push_screen(FullValueScreen(describe_aligned(alignment)))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -9,12 +9,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from toolreplay import JsonValue, Operation, Returned
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.screens.dialogs import ConfirmScreen
+from toolreplay_tui.widgets.key_footer import KeyFooter
 
 __all__ = ["Edited", "EditorScreen"]
 
@@ -85,7 +86,7 @@ class EditorScreen(Screen[Edited | None]):
             id="editor-text",
         )
         yield Static(id="editor-problem", classes="hidden")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def text_area(self) -> TextArea:

@@ -10,11 +10,12 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-__all__ = ["HelpScreen", "HelpSection", "key_text"]
+from toolreplay_tui.widgets.scroll_box import ScrollBox
+
+__all__ = ["HelpScreen", "HelpSection", "help_renderable", "key_text"]
 
 HelpSection = tuple[str, Sequence[BindingType]]
 
@@ -70,25 +71,36 @@ def _section(title: str, items: Sequence[BindingType], *, navigation: bool) -> R
     return Group(Text.assemble((title, "bold underline")), table, Text(""))
 
 
-def help_renderable(sections: Sequence[HelpSection], left: int = 2) -> RenderableType:
-    """The sections in two columns, `left` of them on the left; the first lists the
-    movement keys once."""
+TWO_COLUMNS_FROM = 96
+"""Help this wide (in columns) or wider lays its sections out in two columns."""
+
+
+def help_renderable(
+    sections: Sequence[HelpSection], left: int = 2, *, columns: int = 2
+) -> RenderableType:
+    """The sections in `columns` columns (1 or 2), `left` of them on the left; the
+    first lists the movement keys once."""
     rendered = [
         _section(title, items, navigation=index == 0)
         for index, (title, items) in enumerate(sections)
     ]
-    half = left
-    grid = Table.grid(padding=(0, 4), expand=True)
-    grid.add_column(ratio=1)
-    grid.add_column(ratio=1)
-    grid.add_row(Group(*rendered[:half]), Group(*rendered[half:]))
+    if columns == 1:
+        body: RenderableType = Group(*rendered)
+    else:
+        grid = Table.grid(padding=(0, 4), expand=True)
+        grid.add_column(ratio=1)
+        grid.add_column(ratio=1)
+        grid.add_row(Group(*rendered[:left]), Group(*rendered[left:]))
+        body = grid
     return Group(
         Text("Tool Replay: keys", style="bold"),
         Text(
-            "the footer shows the keys of the pane you are in; escape or ? closes this", style="dim"
+            "the footer shows the keys of the pane you are in (the most important ones when "
+            "the terminal is narrow); j k PgUp PgDn scroll; escape or ? closes this",
+            style="dim",
         ),
         Text(""),
-        grid,
+        body,
     )
 
 
@@ -104,11 +116,15 @@ class HelpScreen(ModalScreen[None]):
         self.sections = sections
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box"):
-            yield Static(help_renderable(self.sections), id="help-text")
+        with ScrollBox(id="help-box"):
+            yield Static(id="help-text")
 
     def on_mount(self) -> None:
-        self.query_one("#help-box", VerticalScroll).focus()
+        self.query_one("#help-box", ScrollBox).focus()
+
+    def on_resize(self) -> None:
+        columns = 2 if self.size.width >= TWO_COLUMNS_FROM else 1
+        self.query_one("#help-text", Static).update(help_renderable(self.sections, columns=columns))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -13,7 +13,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import RichLog, Static
+
+from toolreplay_tui.widgets.key_footer import KeyFooter
 
 __all__ = ["LoggedMessage", "MessageLogScreen"]
 
@@ -48,7 +50,7 @@ class MessageLogScreen(ModalScreen[None]):
                 id="messages-title",
             )
             yield RichLog(id="messages-log", wrap=True, auto_scroll=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         log = self.query_one(RichLog)

@@ -14,13 +14,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from toolreplay import ErrorPatch, Patch
 from toolreplay.portable import preview
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import Notice, PatchChangeRequested
+from toolreplay_tui.widgets.key_footer import KeyFooter
 
 __all__ = ["PatchesScreen", "describe_patch"]
 
@@ -65,7 +66,7 @@ class PatchesScreen(ModalScreen[None]):
             )
             yield OptionList(id="patches-list")
             yield Static(id="patches-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.watch(debugger(self), "notice", self._notice_changed)

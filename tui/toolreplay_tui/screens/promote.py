@@ -11,14 +11,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, Static, TextArea
+from textual.widgets import Input, Label, Static, TextArea
 
 from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.model.promotion import PromoteDefaults, case_folder
+from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.run_panel import RunPanel
+from toolreplay_tui.widgets.scroll_box import ScrollBox
 
 __all__ = ["ExpectedValueBox", "PromoteScreen"]
 
@@ -67,23 +69,24 @@ class PromoteScreen(Screen[None]):
             id="promote-title",
         )
         yield Static(Text.assemble(("trace   ", "dim"), self.branch_label), id="promote-trace")
-        with Vertical(id="promote-form"):
-            with Horizontal(classes="form-row"):
-                yield Label("case name", classes="form-label")
-                yield Input(self.defaults.name, id="promote-name")
-            with Horizontal(classes="form-row"):
-                yield Label("folder", classes="form-label")
-                yield Input(self.defaults.folder, id="promote-folder")
-            with Horizontal(classes="form-row"):
-                yield Label("runner", classes="form-label")
-                yield Input(self.defaults.runner, id="promote-runner")
-            yield Label("expected return value (JSON)", classes="form-label-wide")
-            yield ExpectedValueBox(
-                self.defaults.expected, language=None, soft_wrap=True, id="promote-expected"
-            )
-        yield Static(id="promote-problem", classes="hidden")
-        yield RunPanel(id="promote-run")
-        yield Footer()
+        with ScrollBox(id="promote-body"):
+            with Vertical(id="promote-form"):
+                with Horizontal(classes="form-row"):
+                    yield Label("case name", classes="form-label")
+                    yield Input(self.defaults.name, id="promote-name")
+                with Horizontal(classes="form-row"):
+                    yield Label("folder", classes="form-label")
+                    yield Input(self.defaults.folder, id="promote-folder")
+                with Horizontal(classes="form-row"):
+                    yield Label("runner", classes="form-label")
+                    yield Input(self.defaults.runner, id="promote-runner")
+                yield Label("expected return value (JSON)", classes="form-label-wide")
+                yield ExpectedValueBox(
+                    self.defaults.expected, language=None, soft_wrap=True, id="promote-expected"
+                )
+            yield Static(id="promote-problem", classes="hidden")
+            yield RunPanel(id="promote-run")
+        yield KeyFooter()
 
     @property
     def panel(self) -> RunPanel:
@@ -156,7 +159,21 @@ class PromoteScreen(Screen[None]):
 
     def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
         event.stop()
+        # The form fills a small terminal: bring the result (the case's folder) into view,
+        # and let the keys scroll it.
+        body = self.query_one("#promote-body", ScrollBox)
+        body.focus()
+        self.call_after_refresh(body.scroll_to_widget, self.panel, animate=False, top=True)
         self.post_message(PromoteFinished(event.result))
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Once the case is written, promoting again could only fail (its folder exists):
+        # the footer shows the key dimmed rather than offering it.
+        result = self.panel.result
+        if action == "promote" and result is not None and result.ok:
+            return None
+        return True
 
     def action_close(self) -> None:
         if self.panel.running:

@@ -11,16 +11,17 @@ from typing import ClassVar, Literal
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from toolreplay.portable import preview
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished, RunFinished
 from toolreplay_tui.model.runs import RunRequest
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
+from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.run_panel import RunPanel
+from toolreplay_tui.widgets.scroll_box import ScrollBox
 
 __all__ = ["NextStep", "RunScreen"]
 
@@ -52,17 +53,18 @@ class RunScreen(ModalScreen[NextStep | None]):
         self.stopped_at: UnrecordedCall | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="run-box"):
+        with ScrollBox(id="run-box"):
             yield Static(self.title_text, id="run-title")
             yield Static(id="run-offer", classes="hidden")
             yield RunPanel(id="run-panel")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def panel(self) -> RunPanel:
         return self.query_one("#run-panel", RunPanel)
 
     def on_mount(self) -> None:
+        self.query_one("#run-box", ScrollBox).focus()
         self.panel.start(self.request, self.request.command)
 
     def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
@@ -74,6 +76,7 @@ class RunScreen(ModalScreen[NextStep | None]):
         self.stopped_at = unrecorded_call(event.result)
         if self.stopped_at is not None:
             self._offer(self.stopped_at)
+        self.query_one("#run-box", ScrollBox).scroll_home(animate=False)
         self.post_message(RunFinished(self.request, event.result))
         self.refresh_bindings()
 

@@ -2,7 +2,9 @@
 
 `render_line` asks the subclass for one row at a time (`render_row`), so a list of
 100,000 rows costs what the 40 rows on screen cost. Subclasses say how many rows
-there are and what each looks like, and hear about cursor moves.
+there are and what each looks like, and hear about cursor moves. A row may take
+more than one line (`row_height`, e.g. the diff stacking source over target in a
+narrow terminal); the cursor still moves by row.
 """
 
 from __future__ import annotations
@@ -80,6 +82,15 @@ class CursorList(ScrollView, can_focus=True):
     def render_row(self, position: int, width: int) -> Text:
         return Text("")
 
+    @property
+    def row_height(self) -> int:
+        """Lines per row; subclasses drawing a row on several lines override it."""
+        return 1
+
+    def render_row_line(self, position: int, line: int, width: int) -> Text:
+        """Line `line` (below `row_height`) of row `position`; the first is `render_row`."""
+        return self.render_row(position, width) if line == 0 else Text("")
+
     def cursor_changed(self, position: int) -> None:
         """Called after the cursor moved (also when it is set to the same row)."""
 
@@ -88,7 +99,7 @@ class CursorList(ScrollView, can_focus=True):
     def rows_changed(self, *, cursor: int | None = None, center: bool = False) -> None:
         """The rows changed (count or content): resize, clamp the cursor, repaint."""
         count = self.row_count()
-        self.virtual_size = Size(max(self.scrollable_content_region.width, 1), count)
+        self._size_to_rows()
         target = self.cursor if cursor is None else cursor
         self.cursor = max(0, min(target, count - 1)) if count else 0
         self.refresh()
@@ -103,14 +114,21 @@ class CursorList(ScrollView, can_focus=True):
         position = max(0, min(position, count - 1))
         previous = self.cursor
         self.cursor = position
-        self.refresh_line(previous)
-        self.refresh_line(position)
+        height = self.row_height
+        self.refresh_lines(previous * height, height)
+        self.refresh_lines(position * height, height)
         self._ensure_visible(center=center)
         self.cursor_changed(position)
 
     @property
     def page_height(self) -> int:
-        return max(self.scrollable_content_region.height, 1)
+        """Whole rows that fit on screen."""
+        return max(self.scrollable_content_region.height // self.row_height, 1)
+
+    def _size_to_rows(self) -> None:
+        self.virtual_size = Size(
+            max(self.scrollable_content_region.width, 1), self.row_count() * self.row_height
+        )
 
     def _ensure_visible(self, *, center: bool = False) -> None:
         height = self.scrollable_content_region.height
@@ -118,13 +136,14 @@ class CursorList(ScrollView, can_focus=True):
             self.call_after_refresh(self._ensure_visible, center=center)
             return
         top = round(self.scroll_offset.y)
-        cursor = self.cursor
+        lines = self.row_height
+        first, last = self.cursor * lines, self.cursor * lines + lines - 1
         if center:
-            target = max(0, cursor - height // 2)
-        elif cursor < top:
-            target = cursor
-        elif cursor >= top + height:
-            target = cursor - height + 1
+            target = max(0, first - (height - lines) // 2)
+        elif first < top:
+            target = first
+        elif last >= top + height:
+            target = last - height + 1
         else:
             return
         self.scroll_to(y=target, animate=False, force=True)
@@ -133,11 +152,11 @@ class CursorList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        position = round(self.scroll_offset.y) + y
+        position, line = divmod(round(self.scroll_offset.y) + y, self.row_height)
         base = self.rich_style
         if position >= self.row_count() or width <= 0:
             return Strip.blank(max(width, 0), base)
-        text = self.render_row(position, width)
+        text = self.render_row_line(position, line, width)
         text.truncate(width, overflow="ellipsis", pad=True)
         if position == self.cursor:
             cursor_style: Style = self.get_component_rich_style("cursor-list--cursor")
@@ -146,14 +165,14 @@ class CursorList(ScrollView, can_focus=True):
         return Strip(segments).adjust_cell_length(width, base).apply_style(base)
 
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(max(self.scrollable_content_region.width, 1), self.row_count())
+        self._size_to_rows()
         self._ensure_visible()
 
     async def _on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None:
             return
-        self.move_to(round(self.scroll_offset.y) + offset.y)
+        self.move_to((round(self.scroll_offset.y) + offset.y) // self.row_height)
 
     # --- actions ---------------------------------------------------------------------
 

@@ -1,9 +1,14 @@
-"""The side-by-side diff: one line per alignment row, source left, branch right."""
+"""The diff: one line per alignment row, source left, branch right; stacked when narrow.
+
+Below `STACK_BELOW` columns the two sides would be cut to a few words each, so
+each row takes two lines instead: the source over the branch, both at full width.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import BindingType
 from textual.message import Message
@@ -15,6 +20,18 @@ __all__ = ["DiffView"]
 
 _ROW_WIDTH = 6
 _MARK_WIDTH = 5
+_SIDE_LABEL_WIDTH = 7  # "source " / "target "
+
+STACK_BELOW = 100
+"""Narrower than this (in columns), the view stacks source over target."""
+
+
+def _side_width(width: int) -> int:
+    return max((width - _ROW_WIDTH - _MARK_WIDTH - 3) // 2, 4)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class DiffView(CursorList):
@@ -55,34 +72,78 @@ class DiffView(CursorList):
         first = rows.first_divergence
         self.rows_changed(cursor=first or 0, center=first is not None)
 
-    @staticmethod
-    def header_text(width: int) -> str:
-        side = max((width - _ROW_WIDTH - _MARK_WIDTH - 3) // 2, 4)
-        return (
-            f"{'row':>{_ROW_WIDTH - 1}} {'diff':<{_MARK_WIDTH}}{'source':<{side}} │ branch / target"
-        )
+    @property
+    def stacked(self) -> bool:
+        """Whether the view is too narrow for two sides (its width, not its content's:
+        the scrollbar that stacking may bring must not switch it back)."""
+        return self.size.width < STACK_BELOW
+
+    def header_text(self) -> str:
+        """The column titles above the rows, for the view's current width."""
+        head = f"{'row':>{_ROW_WIDTH - 1}} {'diff':<{_MARK_WIDTH}}"
+        if self.stacked:
+            return f"{head}source, with the branch / target below it"
+        side = _side_width(self.scrollable_content_region.width)
+        return f"{head}{'source':<{side}} │ branch / target"
 
     def row_count(self) -> int:
         return 0 if self.rows is None else len(self.rows)
 
-    def render_row(self, position: int, width: int) -> Text:
-        assert self.rows is not None
-        side = max((width - _ROW_WIDTH - _MARK_WIDTH - 3) // 2, 4)
-        row = self.rows.row(position, side - 1)
-        style = self.get_component_rich_style(
+    @property
+    def row_height(self) -> int:
+        return 2 if self.stacked else 1
+
+    def _row_style(self, status: str) -> Style:
+        return self.get_component_rich_style(
             {
                 "changed": "diff-view--changed",
                 "missing": "diff-view--missing",
                 "added": "diff-view--added",
-            }.get(row.status, "diff-view--same")
+            }.get(status, "diff-view--same")
         )
+
+    def render_row_line(self, position: int, line: int, width: int) -> Text:
+        if not self.stacked:
+            return self.render_row(position, width)
+        assert self.rows is not None
+        side = width - _ROW_WIDTH - _MARK_WIDTH - _SIDE_LABEL_WIDTH
+        row = self.rows.row(position, side - 1)
+        style = self._row_style(row.status)
+        first = position == self.rows.first_divergence
+        text = Text(no_wrap=True, overflow="ellipsis")
+        if line == 0:
+            text.append(f"{'▶' if first else ' '}{row.index:>{_ROW_WIDTH - 2}} ")
+            marker = row.marker + ("P" if row.patch_id else "")
+            text.append(f"{marker:<{_MARK_WIDTH}}", style=style if row.differs else "")
+            text.append("source ", style=self.get_component_rich_style("diff-view--same"))
+            shown = style if row.status in ("changed", "missing") else ""
+            text.append(_cut(row.left, side) or "(none)", style=shown)
+            if row.patch_id:
+                text.stylize(
+                    self.get_component_rich_style("diff-view--patch"),
+                    _ROW_WIDTH,
+                    _ROW_WIDTH + _MARK_WIDTH,
+                )
+        else:
+            text.append(" " * (_ROW_WIDTH + _MARK_WIDTH))
+            text.append("target ", style=self.get_component_rich_style("diff-view--same"))
+            shown = style if row.status in ("changed", "added") else ""
+            text.append(_cut(row.right, side) or "(none)", style=shown)
+        if first:
+            text.stylize(self.get_component_rich_style("diff-view--first"))
+        return text
+
+    def render_row(self, position: int, width: int) -> Text:
+        assert self.rows is not None
+        side = _side_width(width)
+        row = self.rows.row(position, side - 1)
+        style = self._row_style(row.status)
         first = position == self.rows.first_divergence
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{'▶' if first else ' '}{row.index:>{_ROW_WIDTH - 2}} ")
         marker = row.marker + ("P" if row.patch_id else "")
         text.append(f"{marker:<{_MARK_WIDTH}}", style=style if row.differs else "")
-        left = row.left if len(row.left) <= side else row.left[: side - 1] + "…"
-        right = row.right if len(row.right) <= side else row.right[: side - 1] + "…"
+        left, right = _cut(row.left, side), _cut(row.right, side)
         text.append(f"{left:<{side}}", style=style if row.status in ("changed", "missing") else "")
         text.append(" │ ")
         text.append(right, style=style if row.status in ("changed", "added") else "")

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
@@ -35,8 +35,11 @@ def render_report(lines: list[ReportLine]) -> RenderableType:
     return Group(*(Text(line.text, style=_STYLES[line.style]) for line in lines))
 
 
-class RunPanel(VerticalScroll):
-    """Runs one `RunRequest` in a worker thread; shows progress, then the report."""
+class RunPanel(Vertical):
+    """Runs one `RunRequest` in a worker thread; shows progress, then the report.
+
+    It grows with the report: the screen holding it scrolls (a `ScrollBox`).
+    """
 
     class Finished(Message):
         """The run ended (successfully or not, cancelled or timed out included)."""
@@ -111,5 +114,4 @@ class RunPanel(VerticalScroll):
             Text(f"finished in {result.elapsed:.1f} s", style="dim") if result.elapsed else ""
         )
         self.query_one("#run-report", Static).update(render_report(describe_result(result)))
-        self.scroll_home(animate=False)
         self.post_message(self.Finished(self, result))

@@ -1,4 +1,8 @@
-"""The output of the selected operation as JSON lines, navigable by JSON path."""
+"""The output of the selected operation as JSON lines, navigable by JSON path.
+
+Objects and arrays fold to one line (`space` at or inside one, `-` folds all,
+`+` unfolds all); a search finds folded values too, and unfolds what hides them.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,8 @@ from textual.message import Message
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.context import debugger
-from toolreplay_tui.model.jsonpaths import (
-    JsonLine,
-    JsonPath,
-    find_line,
-    get_at,
-    json_lines,
-    path_text,
-)
+from toolreplay_tui.model.folding import FoldedLines
+from toolreplay_tui.model.jsonpaths import JsonPath, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
@@ -36,6 +34,7 @@ class ValueView(CursorList):
         "value-view--number",
         "value-view--literal",
         "value-view--punctuation",
+        "value-view--folded",
     }
 
     DEFAULT_CSS = """
@@ -44,6 +43,7 @@ class ValueView(CursorList):
     ValueView > .value-view--number { color: $warning; }
     ValueView > .value-view--literal { color: $secondary; }
     ValueView > .value-view--punctuation { color: $text-muted; }
+    ValueView > .value-view--folded { color: $text-muted; text-style: italic; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -51,6 +51,16 @@ class ValueView(CursorList):
         Binding("enter,i", "edit_value", "Edit value", id="values.edit"),
         Binding("y", "copy_value", "Copy value", id="values.copy_value"),
         Binding("Y", "copy_path", "Copy path", id="values.copy_path"),
+        Binding("space", "toggle_fold", "Fold/unfold", id="values.fold"),
+        Binding("minus", "fold_all", "Fold all", key_display="-", show=False, id="values.fold_all"),
+        Binding(
+            "plus,equals_sign",
+            "unfold_all",
+            "Unfold all",
+            key_display="+",
+            show=False,
+            id="values.unfold_all",
+        ),
     ]
 
     class Selected(Message):
@@ -69,39 +79,44 @@ class ValueView(CursorList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.lines: list[JsonLine] = []
-        self.value: JsonValue = None
+        self.lines = FoldedLines.nothing()
+
+    @property
+    def value(self) -> JsonValue:
+        return self.lines.value
 
     def show(self, value: JsonValue, *, keep_path: bool = False) -> None:
-        """Show `value`; with `keep_path`, stay on the same path if it still exists."""
+        """Show `value`; with `keep_path` (the same operation), stay on the same path if it
+        still exists and keep the folds."""
         previous = self.current_path if keep_path else None
-        self.value = value
-        self.lines = json_lines(value)
+        self.lines = FoldedLines(value, self.lines.folded if keep_path else None)
         cursor = 0
         if previous is not None:
-            cursor = next((i for i, line in enumerate(self.lines) if line.path == previous), 0)
+            cursor = self.lines.position_of(previous) or 0
         elif len(self.lines) > 1:
             cursor = 1  # the first member, not the opening bracket
         self.rows_changed(cursor=cursor)
 
     def clear(self) -> None:
-        self.value = None
-        self.lines = []
+        self.lines = FoldedLines.nothing()
         self.rows_changed(cursor=0)
 
     @property
     def current_path(self) -> JsonPath | None:
-        if not self.lines:
+        if not len(self.lines):
             return None
-        return self.lines[min(self.cursor, len(self.lines) - 1)].path
+        return self.lines.line(min(self.cursor, len(self.lines) - 1)).path
 
     def search(self, query: str, *, forward: bool = True, from_start: bool = False) -> bool:
-        """Move to the next line holding `query`; False when none does."""
-        start = -1 if from_start and forward else self.cursor
-        found = find_line(self.lines, query, start, forward=forward)
+        """Move to the next line holding `query` (unfolding it); False when none does."""
+        if not len(self.lines):
+            return False
+        found = self.lines.find(
+            query, self.cursor, forward=forward, from_start=from_start and forward
+        )
         if found is None:
             return False
-        self.move_to(found)
+        self.rows_changed(cursor=found)
         return True
 
     def row_count(self) -> int:
@@ -111,12 +126,18 @@ class ValueView(CursorList):
         return self.get_component_rich_style(f"value-view--{name}")
 
     def render_row(self, position: int, width: int) -> Text:
-        line = self.lines[position]
+        line = self.lines.line(position)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("  " * line.depth)
         if isinstance(line.key, str):
             text.append(json.dumps(line.key, ensure_ascii=False), style=self._style("key"))
             text.append(": ", style=self._style("punctuation"))
+        if self.lines.is_folded(position):
+            folded = self.lines.folded_text(position)
+            brackets, _, size = folded.partition(" ")
+            text.append(brackets, style=self._style("punctuation"))
+            text.append(f"  {size}", style=self._style("folded"))
+            return text
         body = line.text
         comma = body.endswith(",")
         core = body[:-1] if comma else body
@@ -138,6 +159,18 @@ class ValueView(CursorList):
         path = self.current_path
         if path is not None:
             self.post_message(self.Selected(path))
+
+    def action_toggle_fold(self) -> None:
+        if len(self.lines):
+            self.rows_changed(cursor=self.lines.toggle(self.cursor))
+
+    def action_fold_all(self) -> None:
+        if len(self.lines):
+            self.rows_changed(cursor=self.lines.fold_all(self.cursor))
+
+    def action_unfold_all(self) -> None:
+        if len(self.lines):
+            self.rows_changed(cursor=self.lines.unfold_all(self.cursor))
 
     def action_edit_value(self) -> None:
         path = self.current_path

@@ -1,0 +1,120 @@
+"""A real terminal for the debugger: a private tmux server, driven by keys, read by screen.
+
+`TmuxTerminal` starts one command in a detached tmux session of a fixed size, on
+its own server socket (never the user's tmux), sends keys as a person types them
+and reads what the pane shows. Closing it kills that server and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["TMUX", "TmuxTerminal"]
+
+TMUX = shutil.which("tmux")
+"""The tmux executable, or None where it is not installed."""
+
+
+class TmuxTerminal:
+    """One command running in a `width`x`height` tmux pane."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        width: int = 80,
+        height: int = 24,
+    ) -> None:
+        assert TMUX is not None, "tmux is not installed"
+        self.tmux = TMUX
+        self.socket = f"toolreplay-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.env = dict(env)
+        self._run(
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            "-c",
+            str(cwd),
+            *command,
+        )
+        # Keep the pane (and its last screen) when the command ends, to say why it did.
+        self._run("set-option", "-t", "main", "remain-on-exit", "on")
+
+    def _run(self, *args: str) -> str:
+        result = subprocess.run(
+            [self.tmux, "-L", self.socket, "-f", os.devnull, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def keys(self, *names: str) -> None:
+        """Press keys by tmux name (`j`, `Tab`, `Enter`, `Escape`, `C-s`)."""
+        for name in names:
+            self._run("send-keys", "-t", "main", name)
+
+    def type(self, text: str) -> None:
+        """Type `text` literally."""
+        self._run("send-keys", "-t", "main", "-l", text)
+
+    def screen(self) -> str:
+        """What the pane shows now, one line per row."""
+        return self._run("capture-pane", "-p", "-t", "main")
+
+    def wait_for(self, *texts: str, timeout: float = 60.0) -> str:
+        """Wait until the pane shows every one of `texts`; returns that screen."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(text in screen for text in texts):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the terminal never showed {texts!r}; it shows:\n{screen}")
+
+    def wait_until_gone(self, text: str, timeout: float = 30.0) -> str:
+        """Wait until the pane no longer shows `text`; returns that screen."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text not in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the terminal kept showing {text!r}:\n{screen}")
+
+    def close(self) -> None:
+        """Kill this terminal's own tmux server (and the command in it), and remove its
+        socket file."""
+        socket = Path(self._run("display-message", "-p", "#{socket_path}").strip())
+        subprocess.run(
+            [self.tmux, "-L", self.socket, "kill-server"],
+            env=self.env,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        socket.unlink(missing_ok=True)
+
+    def __enter__(self) -> TmuxTerminal:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,117 @@
+"""`v`: the full text of what a pane cuts off (a long string, the inputs, the fingerprint).
+
+The list, the detail pane and the value lines cut long values with `…` to keep
+one line per row; this screen shows the whole value, wrapped, and scrolls.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from toolreplay import AlignmentRow, ErrorPatch, JsonValue, Operation, Patch, Raised
+from toolreplay_tui.model.jsonpaths import JsonPath, path_text
+from toolreplay_tui.model.jsontext import format_json
+from toolreplay_tui.widgets.scroll_box import ScrollBox
+
+__all__ = ["FullValueScreen", "describe_aligned", "describe_operation", "describe_value"]
+
+
+def _json(value: JsonValue) -> RenderableType:
+    rendered = JSON(format_json(value))
+    rendered.text.no_wrap = False
+    rendered.text.overflow = "fold"  # a long string wraps, nothing is cut
+    return rendered
+
+
+def describe_value(operation: Operation, path: JsonPath, value: JsonValue) -> RenderableType:
+    """The value at `path` of the operation's (shown) output, in full."""
+    return Group(
+        Text.assemble(
+            (f"#{operation.logical_id} {operation.effect}", "bold"),
+            ("  output  ", "dim"),
+            (path_text(path), "bold"),
+        ),
+        Text(""),
+        _json(value),
+    )
+
+
+def describe_operation(operation: Operation, patch: Patch | None) -> RenderableType:
+    """Everything the list and the detail pane shorten: identity, lineage, inputs, outcome."""
+    identity = operation.identity
+    parts: list[RenderableType] = [
+        Text(f"#{operation.logical_id} {operation.effect}", style="bold"),
+        Text.assemble(("fingerprint  ", "dim"), identity.fingerprint),
+        Text.assemble(("occurrence   ", "dim"), str(identity.occurrence)),
+        Text.assemble(("origin       ", "dim"), operation.origin),
+    ]
+    if operation.patch_id is not None:
+        parts.append(Text.assemble(("patch        ", "dim"), operation.patch_id))
+    parts += [Text(""), Text("inputs", style="bold"), _json(operation.inputs), Text("")]
+    outcome = operation.outcome
+    if isinstance(outcome, Raised):
+        parts.append(Text("raised", style="bold"))
+        parts.append(Text(f"{outcome.error_type}: {outcome.message}", style="red"))
+    else:
+        parts.append(Text("output", style="bold"))
+        parts.append(_json(outcome.value))
+    if patch is not None:
+        parts += [Text(""), Text(f"pending patch {patch.patch_id}", style="bold yellow")]
+        if isinstance(patch, ErrorPatch):
+            parts.append(Text(f"{patch.error_type}: {patch.message}", style="red"))
+        else:
+            parts.append(_json(patch.value))
+    return Group(*parts)
+
+
+def describe_aligned(row: AlignmentRow) -> RenderableType:
+    """Both sides of a diff row in full: the source operation, then the branch's (or the
+    call it attempted)."""
+    parts: list[RenderableType] = [Text(f"diff row {row.index}", style="bold underline"), Text("")]
+    for side, operation in (("source", row.source), ("branch / target", row.target)):
+        parts.append(Text(side, style="bold reverse"))
+        if operation is not None:
+            parts.append(describe_operation(operation, None))
+        elif side != "source" and row.attempted is not None:
+            attempted = row.attempted
+            parts += [
+                Text(f"{attempted.effect}: attempted, not recorded", style="bold"),
+                Text.assemble(("fingerprint  ", "dim"), attempted.identity.fingerprint),
+                Text.assemble(("occurrence   ", "dim"), str(attempted.identity.occurrence)),
+                Text("inputs", style="bold"),
+                _json(attempted.inputs),
+            ]
+        else:
+            parts.append(Text("(no operation on this side)", style="dim"))
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+class FullValueScreen(ModalScreen[None]):
+    """A value in full, wrapped; `escape`, `v` or `q` close it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,v,q", "close", "Close", key_display="esc", id="full_value.close"),
+    ]
+
+    def __init__(self, content: RenderableType) -> None:
+        super().__init__()
+        self.content = content
+
+    def compose(self) -> ComposeResult:
+        with ScrollBox(id="full-value-box"):
+            yield Static(self.content, id="full-value-text")
+
+    def on_mount(self) -> None:
+        self.query_one("#full-value-box", ScrollBox).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
