@@ -17,6 +17,7 @@ Importing this package imports neither typer, textual nor openai.
 from typing import TYPE_CHECKING
 
 from toolreplay._version import __version__
+from toolreplay.capturing import Capture, CapturedRequest, Retention, capture
 from toolreplay.cases import (
     CASE_NAME_PATTERN,
     CaseManifest,
@@ -46,6 +47,7 @@ from toolreplay.errors import (
     AmbiguousReplayMatch,
     ApplicationExecutionError,
     BehavioralRegressionError,
+    CaptureConfigError,
     CaseError,
     CaseIntegrityError,
     CaseSearchError,
@@ -76,6 +78,7 @@ from toolreplay.errors import (
     TraceExistsError,
     TraceFormatError,
     TraceNotFoundError,
+    TraceSearchError,
     TraceWriteError,
     UnappliedPatchError,
     UnconsumedOperationsError,
@@ -116,6 +119,7 @@ from toolreplay.runtime import (
     record,
     replay,
 )
+from toolreplay.search import TraceMatch, TraceSearch, find_traces
 from toolreplay.trace import (
     TRACE_FORMAT_VERSION,
     Operation,
@@ -142,6 +146,9 @@ __all__ = [
     "AmbiguousReplayMatch",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
+    "Capture",
+    "CaptureConfigError",
+    "CapturedRequest",
     "CaseError",
     "CaseIntegrityError",
     "CaseManifest",
@@ -179,6 +186,7 @@ __all__ = [
     "ReplayMiss",
     "ReplaySession",
     "ReplayedEffectError",
+    "Retention",
     "Returned",
     "RunnerError",
     "Session",
@@ -195,7 +203,10 @@ __all__ = [
     "TraceFooter",
     "TraceFormatError",
     "TraceHeader",
+    "TraceMatch",
     "TraceNotFoundError",
+    "TraceSearch",
+    "TraceSearchError",
     "TraceWriteError",
     "UnappliedPatchError",
     "UnconsumedOperationsError",
@@ -205,6 +216,7 @@ __all__ = [
     "VerifiedCase",
     "__version__",
     "canonical_json",
+    "capture",
     "copy_value",
     "current_session",
     "describe_trace",
@@ -212,6 +224,7 @@ __all__ = [
     "effect",
     "ensure_portable",
     "find_cases",
+    "find_traces",
     "fingerprint",
     "fork",
     "format_path",

@@ -21,6 +21,7 @@ __all__ = [
     "AmbiguousReplayMatch",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
+    "CaptureConfigError",
     "CaseError",
     "CaseIntegrityError",
     "CaseSearchError",
@@ -51,6 +52,7 @@ __all__ = [
     "TraceExistsError",
     "TraceFormatError",
     "TraceNotFoundError",
+    "TraceSearchError",
     "TraceWriteError",
     "UnappliedPatchError",
     "UnconsumedOperationsError",
@@ -150,6 +152,18 @@ class TraceFormatError(TraceError):
         location = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{location}: {message}", path=path)
         self.line = line
+
+
+class TraceSearchError(ToolReplayError, ValueError):
+    """A `toolreplay find` query is malformed, or its folder cannot be searched."""
+
+
+class CaptureConfigError(ToolReplayError, ValueError):
+    """`toolreplay.capture(...)` was given a setting it cannot use.
+
+    Raised where the code passes the setting; a bad `TOOLREPLAY_CAPTURE_*`
+    environment variable is logged instead, and that request is not captured.
+    """
 
 
 # --- sessions -------------------------------------------------------------------------

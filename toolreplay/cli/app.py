@@ -9,6 +9,7 @@ import typer
 from toolreplay._version import __version__
 from toolreplay.cli.cases import promote, verify
 from toolreplay.cli.diff import diff
+from toolreplay.cli.find import find
 from toolreplay.cli.migrate import migrate
 from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
@@ -50,6 +51,7 @@ app.command(name="promote")(promote)
 app.command(name="verify")(verify)
 app.command(name="tui")(tui)
 app.command(name="migrate")(migrate)
+app.command(name="find")(find)
 
 
 def main() -> None:

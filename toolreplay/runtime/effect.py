@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from toolreplay.errors import EffectDefinitionError
+from toolreplay.errors import EffectDefinitionError, NonPortableValueError
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.runtime.session import (
     RecordSession,
@@ -192,11 +192,16 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(function)
     def call_effect(*args: P.args, **kwargs: P.kwargs) -> R:
         session = session_var.get()
-        if session is None:
-            if offline_guard.active:
+        if session is None or not session.observing:
+            if session is None and offline_guard.active:
                 raise offline_guard.refuse(spec.qualified_name)
             return function(*args, **kwargs)
-        inputs = spec.bind(args, kwargs)
+        try:
+            inputs = spec.bind(args, kwargs)
+        except (TypeError, NonPortableValueError) as error:
+            if not session.tolerates(spec.qualified_name, error):
+                raise
+            return function(*args, **kwargs)
         if isinstance(session, ReplaySession):
             return cast(R, session.answer(spec.namespace, spec.name, inputs))
         assert isinstance(session, RecordSession)
@@ -213,11 +218,16 @@ def _async_effect(
     @functools.wraps(function)
     async def call_effect(*args: Any, **kwargs: Any) -> object:
         session = session_var.get()
-        if session is None:
-            if offline_guard.active:
+        if session is None or not session.observing:
+            if session is None and offline_guard.active:
                 raise offline_guard.refuse(spec.qualified_name)
             return await function(*args, **kwargs)
-        inputs = spec.bind(args, kwargs)
+        try:
+            inputs = spec.bind(args, kwargs)
+        except (TypeError, NonPortableValueError) as error:
+            if not session.tolerates(spec.qualified_name, error):
+                raise
+            return await function(*args, **kwargs)
         if isinstance(session, ReplaySession):
             # The body's coroutine is never created, so nothing can leak out of it.
             return session.answer(spec.namespace, spec.name, inputs)

@@ -177,6 +177,14 @@ class Session:
     """What record and replay sessions share: scoping, occurrences, lanes and time."""
 
     mode: ClassVar[Literal["record", "replay", "fork"]]
+    guards_process: ClassVar[bool] = True
+    """Whether an open session makes the offline guard (§3.2) refuse unobserved effects.
+
+    A per-request capture (`toolreplay.capture`) does not: refusing calls in the
+    rest of a production process would change what the application does.
+    """
+    observing: bool = True
+    """False once a capture gave up on its request: effects then run as if undecorated."""
 
     def __init__(self) -> None:
         self._state: Literal["new", "open", "closed"] = "new"
@@ -296,6 +304,15 @@ class Session:
         if self._occurrences.get(key) == identity.occurrence + 1:
             self._occurrences[key] = identity.occurrence
 
+    def tolerates(self, effect: str, error: Exception) -> bool:
+        """Whether `effect` may run unobserved after its inputs failed to bind with `error`.
+
+        Sessions refuse (False: the error reaches the caller); a capture gives up
+        on its request instead, so the application behaves as without it.
+        """
+        del effect, error
+        return False
+
     def note_violation(self, error: ToolReplayError) -> None:
         """Remember the first error that means this run cannot reproduce the recording."""
         if self._violation is None:
@@ -369,7 +386,8 @@ class RecordSession(Session):
             self.path, header, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS
         )
         self._enter_scope()
-        offline_guard.enter(self)
+        if self.guards_process:
+            offline_guard.enter(self)
         return self
 
     def __exit__(
@@ -378,7 +396,8 @@ class RecordSession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        offline_guard.leave(self)
+        if self.guards_process:
+            offline_guard.leave(self)
         failure: ToolReplayError | None = self._leave_scope()
         with self._lock:
             running = min(self._in_flight, key=lambda call: call.start_ns, default=None)

@@ -59,6 +59,11 @@ class TraceWriter:
     def operation_count(self) -> int:
         return self._count
 
+    @property
+    def size(self) -> int:
+        """Bytes of the complete lines written so far."""
+        return self._size
+
     def append(self, operation: Operation) -> None:
         """Write one operation; on failure nothing of it stays in the file."""
         self._write(encode_operation(operation), what=f"operation {operation.logical_id}")
