@@ -119,7 +119,7 @@ from toolreplay.runtime import (
     record,
     replay,
 )
-from toolreplay.search import TraceMatch, TraceSearch, find_traces
+from toolreplay.search import FoundTrace, TraceSearch, find_traces
 from toolreplay.trace import (
     TRACE_FORMAT_VERSION,
     Operation,
@@ -161,6 +161,7 @@ __all__ = [
     "EffectDefinitionError",
     "FieldDifference",
     "ForkSession",
+    "FoundTrace",
     "JsonTextError",
     "JsonValue",
     "LegacyOpenAITraceError",
@@ -203,7 +204,6 @@ __all__ = [
     "TraceFooter",
     "TraceFormatError",
     "TraceHeader",
-    "TraceMatch",
     "TraceNotFoundError",
     "TraceSearch",
     "TraceSearchError",

@@ -39,7 +39,7 @@ from toolreplay.trace.model import effect_name_problem
 __all__ = [
     "OPERATORS",
     "Condition",
-    "TraceMatch",
+    "FoundTrace",
     "TraceSearch",
     "describe_match",
     "find_traces",
@@ -290,7 +290,7 @@ def parse_time(text: str, *, now: datetime | None = None) -> datetime:
 
 
 @dataclass(frozen=True, slots=True)
-class TraceMatch:
+class FoundTrace:
     """A trace that matched: what its header and footer say, and which operations matched."""
 
     path: Path
@@ -390,7 +390,7 @@ class TraceSearch:
         found.sort(reverse=True)
         return found
 
-    def __iter__(self) -> Iterator[TraceMatch]:
+    def __iter__(self) -> Iterator[FoundTrace]:
         flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
         for started, _, path in self.files():
             if self.since is not None and started < self.since:
@@ -413,7 +413,7 @@ class TraceSearch:
             if match is not None:
                 yield match
 
-    def _scan(self, descriptor: int, path: str, started: datetime) -> TraceMatch | None:
+    def _scan(self, descriptor: int, path: str, started: datetime) -> FoundTrace | None:
         size = os.fstat(descriptor).st_size
         if size < _BLOCK:  # a typical trace: one read, newlines counted only for a match
             data = os.read(descriptor, size + 1)
@@ -442,7 +442,7 @@ class TraceSearch:
             )
         return self._scan_blocks(descriptor, path, started)
 
-    def _scan_blocks(self, descriptor: int, path: str, started: datetime) -> TraceMatch | None:
+    def _scan_blocks(self, descriptor: int, path: str, started: datetime) -> FoundTrace | None:
         """A large trace, in bounded blocks cut at line ends."""
         first_line = b""
         last_line = b""
@@ -524,7 +524,7 @@ class TraceSearch:
         count_lines: Callable[[], int],
         size: int,
         matching: list[int],
-    ) -> TraceMatch | None:
+    ) -> FoundTrace | None:
         try:
             header: object = json.loads(first_line)
         except ValueError:
@@ -555,7 +555,7 @@ class TraceSearch:
                 return None
             if condition.target == "ending" and (ending is None or not condition.holds(ending)):
                 return None
-        return TraceMatch(
+        return FoundTrace(
             path=Path(path),
             started=started,
             metadata=metadata,
@@ -597,7 +597,7 @@ def find_traces(
     )
 
 
-def describe_match(match: TraceMatch) -> str:
+def describe_match(match: FoundTrace) -> str:
     """One line of metadata for people: `request_id=r-17 route=/refund` (capture's own left out)."""
     return " ".join(
         f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"

@@ -56,7 +56,12 @@ from toolreplay.capturing.store import (
     storage_recovered,
     swept_after_keep,
 )
-from toolreplay.errors import CaptureConfigError, NonPortableValueError, ToolReplayError
+from toolreplay.errors import (
+    CaptureConfigError,
+    NonPortableValueError,
+    ToolReplayError,
+    TraceError,
+)
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.runtime.session import session_var
 
@@ -80,7 +85,14 @@ _open_requests: contextvars.ContextVar[tuple[CapturedRequest, ...]] = contextvar
 
 
 def _reason(error: BaseException) -> str:
-    """An error named without its message (which may carry a recorded value)."""
+    """An error named without its message (which may carry a recorded value).
+
+    The operating system's reason is kept (`reason` of a `TraceWriteError`, the
+    `strerror` of an `OSError`); a `TraceError` about creating a file says only
+    that, about a path, so its message is kept too.
+    """
+    if type(error) is TraceError:
+        return f"{type(error).__name__}: {error}"
     detail = getattr(error, "reason", None) or getattr(error, "strerror", None)
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 

@@ -83,8 +83,12 @@ class CaptureSession(RecordSession):
         return True
 
     def note_violation(self, error: ToolReplayError) -> None:
-        kind = "storage" if isinstance(error, TraceWriteError) else "unrecordable"
-        self.give_up(kind, f"the trace could not hold the request ({type(error).__name__})", error)
+        if isinstance(error, TraceWriteError):
+            self.give_up("storage", "a line of the trace could not be written", error)
+        else:
+            self.give_up(
+                "unrecordable", f"the request cannot be recorded ({type(error).__name__})", error
+            )
 
     def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
         if not self.given_up:

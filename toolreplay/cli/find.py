@@ -17,14 +17,14 @@ import typer
 
 from toolreplay.cli.output import FormatOption, Output, OutputFormat
 from toolreplay.errors import TraceSearchError
-from toolreplay.search import TraceMatch, describe_match, find_traces
+from toolreplay.search import FoundTrace, describe_match, find_traces
 
 __all__ = ["FIND_FORMAT_VERSION", "find"]
 
 FIND_FORMAT_VERSION = 1
 
 
-def _ending(match: TraceMatch) -> str:
+def _ending(match: FoundTrace) -> str:
     ending = match.ending
     if ending is None:
         return "incomplete"
@@ -33,7 +33,7 @@ def _ending(match: TraceMatch) -> str:
     return f"raised {ending.get('error_type')}"
 
 
-def _line(match: TraceMatch, root: Path) -> str:
+def _line(match: FoundTrace, root: Path) -> str:
     relative = match.to_dict(root)["path"]
     started = match.started.strftime("%Y-%m-%d %H:%M:%S")
     matches = f"{len(match.matching)} matching" if match.matching else ""
@@ -98,7 +98,7 @@ def find(
     except TraceSearchError as error:
         out.error(str(error))
         raise typer.Exit(2) from None
-    found: list[TraceMatch] = []
+    found: list[FoundTrace] = []
     for match in search:
         found.append(match)
         if output_format is OutputFormat.text:
