@@ -340,6 +340,8 @@ class TraceSearch:
     conditions: tuple[Condition, ...] = ()
     since: datetime | None = None
     until: datetime | None = None
+    block_size: int = _BLOCK
+    """Files at least this large are read in blocks of this size, cut at line ends."""
     scanned: int = 0
     unreadable: list[tuple[Path, str]] = field(default_factory=lambda: list[tuple[Path, str]]())
 
@@ -415,10 +417,10 @@ class TraceSearch:
 
     def _scan(self, descriptor: int, path: str, started: datetime) -> FoundTrace | None:
         size = os.fstat(descriptor).st_size
-        if size < _BLOCK:  # a typical trace: one read, newlines counted only for a match
+        if size < self.block_size:  # a typical trace: one read, newlines counted only for a match
             data = os.read(descriptor, size + 1)
             while len(data) <= size:  # a short read, or a file growing as it is read
-                more = os.read(descriptor, _BLOCK)
+                more = os.read(descriptor, self.block_size)
                 if not more:
                     break
                 data += more
@@ -451,7 +453,7 @@ class TraceSearch:
         matching: list[int] = []
         carry = b""
         while True:
-            block = os.read(descriptor, _BLOCK)
+            block = os.read(descriptor, self.block_size)
             size += len(block)
             if not block:
                 last_line = carry or last_line  # a torn last line is not counted
