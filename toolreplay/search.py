@@ -41,7 +41,6 @@ __all__ = [
     "Condition",
     "FoundTrace",
     "TraceSearch",
-    "describe_match",
     "find_traces",
     "parse_condition",
     "parse_time",
@@ -305,6 +304,15 @@ class FoundTrace:
     """`logical_id`s of the operations that matched (empty when the query has no operation
     condition)."""
     size: int
+
+    def metadata_text(self) -> str:
+        """The metadata on one line for people (`request_id=r-17 route=/refund`), without
+        capture's own entry."""
+        return " ".join(
+            f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+            for key, value in self.metadata.items()
+            if key != METADATA_KEY
+        )
 
     def to_dict(self, root: Path) -> dict[str, JsonValue]:
         """The `--format json` entry; `path` relative to `root` (the folder searched)."""
@@ -596,13 +604,4 @@ def find_traces(
         conditions=conditions,
         since=parse_time(since) if isinstance(since, str) else since,
         until=parse_time(until) if isinstance(until, str) else until,
-    )
-
-
-def describe_match(match: FoundTrace) -> str:
-    """One line of metadata for people: `request_id=r-17 route=/refund` (capture's own left out)."""
-    return " ".join(
-        f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
-        for key, value in match.metadata.items()
-        if key != METADATA_KEY
     )

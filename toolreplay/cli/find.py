@@ -17,7 +17,7 @@ import typer
 
 from toolreplay.cli.output import FormatOption, Output, OutputFormat
 from toolreplay.errors import TraceSearchError
-from toolreplay.search import FoundTrace, describe_match, find_traces
+from toolreplay.search import FoundTrace, find_traces
 
 __all__ = ["FIND_FORMAT_VERSION", "find"]
 
@@ -43,7 +43,7 @@ def _line(match: FoundTrace, root: Path) -> str:
         f"{match.operation_count} ops",
         _ending(match),
         matches,
-        describe_match(match),
+        match.metadata_text(),
     ]
     return "  ".join(cell for cell in cells if cell)
 

@@ -2,6 +2,7 @@
 
     from toolreplay_tui import run
     run(Path("incident.trp"), runner=None, against=None)
+    run(Path("traces/"))        # a folder: pick one of its traces first
 
 Importing this package imports no Textual: `run` imports the app when called.
 """
@@ -22,11 +23,21 @@ def run(
 ) -> None:
     """Open `trace` in the debugger and return when the user quits.
 
+    `trace` may be a folder: a picker lists its traces first (newest first) and
+    the one chosen opens.
+
     `runner` (`module:callable`) overrides the runner in the trace header;
     `against` is another trace to compare with (`d`) before any fork has run;
     `workdir` is where branch traces and patch files go (default: `.toolreplay/`
     next to the trace). The application only ever runs in child processes.
     """
+    if trace.is_dir():  # a folder of traces (a capture folder): pick one first
+        from toolreplay_tui.screens.picker import pick_trace
+
+        picked = pick_trace(trace)
+        if picked is None:
+            return
+        trace = picked
     from toolreplay_tui.app import ToolReplayApp
 
     ToolReplayApp(trace, runner=runner, against=against, workdir=workdir).run()
