@@ -372,10 +372,11 @@ class TraceSearch:
             needles.append(_encode(namespace) + b',"name":' + _encode(name))
             needles[-1] = b'"namespace":' + needles[-1]
         for condition in self._operation_conditions:
-            needles[:0] = condition.needles[:1]  # a condition's value is rarer than an effect
-            needles.extend(condition.needles[1:])
-        # The first needle finds candidate lines; the rest are checked on each candidate.
-        self._needles = tuple(dict.fromkeys(needles)) or (b'{"kind":"operation"',)
+            needles.extend(condition.needles)
+        # The longest needle finds candidate lines (`bytes.find` skips further with a
+        # longer one, and it is usually the rarest); the rest are checked on each candidate.
+        needles = sorted(dict.fromkeys(needles), key=len, reverse=True)
+        self._needles = tuple(needles) or (b'{"kind":"operation"',)
         self._scan_operations = self._effect_key is not None or bool(self._operation_conditions)
 
     def files(self) -> list[tuple[datetime, str, str]]:
