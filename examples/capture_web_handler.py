@@ -136,8 +136,10 @@ def main() -> None:
             "--where",
             "$.outcome.status == error",
         ]
-        print("$ toolreplay find captured --effect billing.refund.create "
-              "--where '$.outcome.status == error'")
+        print(
+            "$ toolreplay find captured --effect billing.refund.create "
+            "--where '$.outcome.status == error'"
+        )
         found = subprocess.run(command, capture_output=True, text=True, check=True)
         print(found.stdout.rstrip())
 

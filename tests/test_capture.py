@@ -642,3 +642,39 @@ def test_capture_logs_nothing_on_success(tmp_path: Path, caplog: pytest.LogCaptu
     caplog.set_level(logging.DEBUG, logger="toolreplay.capture")
     toolreplay.capture(tmp_path)(checkout)(1)
     assert capture_warnings(caplog) == []
+
+
+# --- the OpenAI adapter under capture ------------------------------------------------------
+
+
+def test_an_instrumented_openai_client_is_captured_and_never_refused(tmp_path: Path) -> None:
+    from examples.local_openai import LocalOpenAI, response_body
+    from tests.adapters.support import sync_client
+    from toolreplay.adapters.openai import instrument
+
+    api = LocalOpenAI(response_body(), "approve")
+    client = instrument(sync_client(api))
+
+    @toolreplay.capture(tmp_path)
+    def decide() -> str:
+        return client.responses.create(model="gpt-5-mini", input="Refund?").output_text
+
+    assert decide() == "approve"
+    (kept,) = traces(tmp_path)
+    (operation,) = toolreplay.read_trace(kept).operations
+    assert operation.effect == "openai.responses.create"
+
+    # A request the adapter cannot record (outside the base URL): a recording refuses it;
+    # a capture sends it as the plain client would and keeps no trace.
+    def elsewhere() -> str:
+        try:
+            client.get("https://elsewhere.example/tokens", cast_to=object)
+        except Exception as error:
+            return type(error).__name__
+        return "answered"
+
+    plain = elsewhere()
+    calls = api.calls
+    assert toolreplay.capture(tmp_path / "other")(elsewhere)() == plain
+    assert api.calls == calls + 1
+    assert not (tmp_path / "other").exists() or traces(tmp_path / "other") == []
