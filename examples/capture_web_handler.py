@@ -48,8 +48,10 @@ def create_refund(customer_id: int, amount: float) -> dict[str, toolreplay.JsonV
 def refund(request_id: str, customer_id: int, amount: float) -> tuple[int, dict[str, Any]]:
     """The application: a status and a JSON body. It never knows it is captured."""
     customer = get_customer(customer_id)
+    if customer["tier"] == "suspended":
+        return 403, {"request_id": request_id, "error": "account suspended"}
     try:
-        created = create_refund(customer["id"], amount)
+        created = create_refund(customer_id, amount)
     except TimeoutError as error:
         return 500, {"request_id": request_id, "error": str(error)}
     return 200, {"request_id": request_id, "refund": created}
@@ -84,7 +86,7 @@ def make_app(capture_folder: Path) -> Callable[..., Iterable[bytes]]:
 
 
 class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: object) -> None:
         """No access log on stderr: the example prints what matters."""
 
 
