@@ -262,3 +262,57 @@ def test_the_find_benchmark_runs_at_a_small_size() -> None:
     assert "find/grep" in result.stdout
     assert "60 traces of 100 operations" in result.stdout
     assert "targets" in result.stdout
+
+
+# --- the byte prefilters never change the answer -------------------------------------------
+
+from hypothesis import given  # noqa: E402 - the property tests' own imports
+from hypothesis import strategies as st  # noqa: E402
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**17), max_value=10**17)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+)
+
+
+@toolreplay.effect("probe.value")
+def probe(value: object) -> object:
+    return {"echo": value}
+
+
+def naive(trace: Path, condition: str) -> bool:
+    """Decode every operation and check the condition: what find must agree with."""
+    check = parse_condition(condition)
+    return any(
+        check.holds(
+            {"inputs": op.inputs, "outcome": {"status": "ok", "value": op.outcome.value}}  # type: ignore[union-attr]
+        )
+        for op in toolreplay.read_trace(trace).operations
+    )
+
+
+@given(
+    recorded=st.lists(SCALARS | st.lists(SCALARS, max_size=3), min_size=1, max_size=4),
+    wanted=SCALARS,
+    operator=st.sampled_from(["==", "!=", "contains", "<", ">="]),
+    path=st.sampled_from(["$.inputs.value", "$.outcome.value.echo", "$.inputs.value[*]"]),
+)
+def test_find_agrees_with_decoding_every_line(
+    tmp_path_factory: pytest.TempPathFactory,
+    recorded: list[object],
+    wanted: object,
+    operator: str,
+    path: str,
+) -> None:
+    folder = tmp_path_factory.mktemp("property")
+    with toolreplay.record(folder / "t.trp"):
+        for value in recorded:
+            probe(value)
+    if operator == "contains" and not isinstance(wanted, str):
+        wanted = str(wanted)
+    condition = f"{path} {operator} {json.dumps(wanted, ensure_ascii=False)}"
+    found = list(toolreplay.find_traces(folder, effect="probe.value", where=[condition]))
+    assert bool(found) == naive(folder / "t.trp", condition), condition

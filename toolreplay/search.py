@@ -251,8 +251,9 @@ def _needles(
     """Bytes a line must hold to satisfy the condition (a necessary test, never sufficient)."""
     needles = [_encode(segment) + b":" for segment in segments if isinstance(segment, str)]
     last = segments[-1] if segments else None
+    # A float, 0 (which -0.0 equals) or a huge int may be spelled otherwise in the file.
     exact = not isinstance(value, dict | list | float) and not (
-        isinstance(value, int) and abs(value) >= 10**15
+        isinstance(value, int) and not isinstance(value, bool) and not 0 < abs(value) < 10**15
     )
     if operator == "==" and isinstance(last, str) and exact:
         # The encoder writes `"key":value` with nothing between: the most selective test.
@@ -265,7 +266,7 @@ def _needles(
         )  # escaping is per character: same inside a longer string
     elif operator == "==" and (value is None or isinstance(value, bool)):
         needles.append(_encode(value))
-    elif operator == "==" and isinstance(value, int) and abs(value) < 10**15:
+    elif operator == "==" and isinstance(value, int) and 0 < abs(value) < 10**15:
         needles.append(str(value).encode())  # a float spelling of it (42.0) holds these digits too
     return tuple(dict.fromkeys(needles))
 
