@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toolreplay
 from toolreplay.capturing.store import new_trace_name
@@ -265,9 +267,6 @@ def test_the_find_benchmark_runs_at_a_small_size() -> None:
 
 
 # --- the byte prefilters never change the answer -------------------------------------------
-
-from hypothesis import given  # noqa: E402 - the property tests' own imports
-from hypothesis import strategies as st  # noqa: E402
 
 SCALARS = (
     st.none()
