@@ -169,7 +169,14 @@ def main() -> None:
                 command += ["-w", condition]
 
             def cli(command: list[str] = command) -> None:
-                subprocess.run(command, stdout=subprocess.DEVNULL, check=False)
+                subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
+
+            # The command must find what the library finds, or its timing means nothing.
+            listed = subprocess.run(command, capture_output=True, text=True, check=True)
+            library()
+            summary = listed.stdout.splitlines()[-1]
+            if not summary.startswith(f"{found[-1]} of {arguments.traces} "):
+                raise SystemExit(f"toolreplay find disagrees with the library: {summary}")
 
             grep_command = [grep or "grep", "-c", "-F", "-e", needle.decode(), "--", *files]
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal, TypeVar, cast
 
 from toolreplay.capturing.api import METADATA_KEY
-from toolreplay.capturing.store import TRACE_SUFFIX, captured_at
+from toolreplay.capturing.store import TRACE_SUFFIX, stamp_of, stamp_time, time_stamp
 from toolreplay.errors import TraceSearchError
 from toolreplay.portable import JsonValue, canonical_json
 from toolreplay.trace.model import effect_name_problem
@@ -380,10 +380,11 @@ class TraceSearch:
         self._needles = tuple(needles) or (b'{"kind":"operation"',)
         self._scan_operations = self._effect_key is not None or bool(self._operation_conditions)
 
-    def files(self) -> list[tuple[datetime, str, str]]:
-        """`(started, name, path)` of the `.trp` files below the folder (hidden folders
-        skipped), newest first."""
-        found: list[tuple[datetime, str, str]] = []
+    def files(self) -> list[tuple[str, str, str]]:
+        """`(stamp, name, path)` of the `.trp` files below the folder (hidden folders
+        skipped), newest first. `stamp` is the time as a capture name writes it (its own,
+        else the file's modification time), so that text order is time order."""
+        found: list[tuple[str, str, str]] = []
         pending = [os.fspath(self.directory)]
         while pending:
             folder = pending.pop()
@@ -395,19 +396,22 @@ class TraceSearch:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
                     elif name.endswith(TRACE_SUFFIX) and entry.is_file():
-                        started = captured_at(name)
-                        if started is None:
-                            started = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
-                        found.append((started, name, entry.path))
+                        stamp = stamp_of(name)
+                        if stamp is None or stamp_time(stamp) is None:
+                            modified = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
+                            stamp = time_stamp(modified)
+                        found.append((stamp, name, entry.path))
         found.sort(reverse=True)
         return found
 
     def __iter__(self) -> Iterator[FoundTrace]:
         flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-        for started, _, path in self.files():
-            if self.since is not None and started < self.since:
+        since = None if self.since is None else time_stamp(self.since)
+        until = None if self.until is None else time_stamp(self.until)
+        for stamp, _, path in self.files():
+            if since is not None and stamp < since:
                 continue
-            if self.until is not None and started >= self.until:
+            if until is not None and stamp >= until:
                 continue
             try:
                 descriptor = os.open(path, flags)
@@ -416,7 +420,7 @@ class TraceSearch:
                 continue
             self.scanned += 1
             try:
-                match = self._scan(descriptor, path, started)
+                match = self._scan(descriptor, path, stamp)
             except OSError as error:
                 self.unreadable.append((Path(path), f"cannot read it: {error.strerror}"))
                 continue
@@ -425,11 +429,11 @@ class TraceSearch:
             if match is not None:
                 yield match
 
-    def _scan(self, descriptor: int, path: str, started: datetime) -> FoundTrace | None:
+    def _scan(self, descriptor: int, path: str, stamp: str) -> FoundTrace | None:
         size = os.fstat(descriptor).st_size
         if size < self.block_size:  # a typical trace: one read, newlines counted only for a match
             data = os.read(descriptor, size + 1)
-            while len(data) <= size:  # a short read, or a file growing as it is read
+            while len(data) != size:  # a short read, or a file growing as it is read
                 more = os.read(descriptor, self.block_size)
                 if not more:
                     break
@@ -445,16 +449,16 @@ class TraceSearch:
             last_line = data[cut:] or data[data.rfind(b"\n", 0, cut - 1) + 1 : cut - 1]
             return self._summary(
                 path,
-                started,
+                stamp,
                 first_line,
                 last_line,
                 lambda: data.count(b"\n", 0, cut),
                 len(data),
                 matching,
             )
-        return self._scan_blocks(descriptor, path, started)
+        return self._scan_blocks(descriptor, path, stamp)
 
-    def _scan_blocks(self, descriptor: int, path: str, started: datetime) -> FoundTrace | None:
+    def _scan_blocks(self, descriptor: int, path: str, stamp: str) -> FoundTrace | None:
         """A large trace, in bounded blocks cut at line ends."""
         first_line = b""
         last_line = b""
@@ -487,7 +491,7 @@ class TraceSearch:
             return None
         if self._scan_operations and not matching:
             return None
-        return self._summary(path, started, first_line, last_line, lambda: lines, size, matching)
+        return self._summary(path, stamp, first_line, last_line, lambda: lines, size, matching)
 
     def _matching_operations(self, data: bytes, stop: int) -> Iterator[int]:
         """The `logical_id`s of matching operations on the complete lines of `data[:stop]`."""
@@ -530,7 +534,7 @@ class TraceSearch:
     def _summary(
         self,
         path: str,
-        started: datetime,
+        stamp: str,
         first_line: bytes,
         last_line: bytes,
         count_lines: Callable[[], int],
@@ -567,6 +571,8 @@ class TraceSearch:
                 return None
             if condition.target == "ending" and (ending is None or not condition.holds(ending)):
                 return None
+        started = stamp_time(stamp)
+        assert started is not None  # `files` only gives valid stamps
         return FoundTrace(
             path=Path(path),
             started=started,

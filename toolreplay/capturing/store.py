@@ -39,11 +39,14 @@ __all__ = [
     "PART_SUFFIX",
     "TRACE_SUFFIX",
     "captured_at",
+    "stamp_of",
+    "stamp_time",
     "log_once",
     "new_trace_name",
     "storage_recovered",
     "sweep",
     "swept_after_keep",
+    "time_stamp",
 ]
 
 TRACE_SUFFIX = ".trp"
@@ -64,19 +67,34 @@ def new_trace_name(now: datetime) -> str:
 
 def captured_at(name: str) -> datetime | None:
     """When a captured trace's request started, from its file name (None: not a capture name)."""
+    stamp = stamp_of(name)
+    return None if stamp is None else stamp_time(stamp)
+
+
+def stamp_of(name: str) -> str | None:
+    """The time part of a capture name (`20261201T083806.123456Z`), text that sorts as time."""
     stem = name.removesuffix(PART_SUFFIX).removesuffix(TRACE_SUFFIX)
-    if CAPTURE_NAME.fullmatch(stem) is None:
-        return None
-    # By position, not strptime: `find` calls this for every file in a folder.
+    match = CAPTURE_NAME.fullmatch(stem)
+    return None if match is None else match["stamp"]
+
+
+def time_stamp(moment: datetime) -> str:
+    """`moment` written as a capture name's time part (converted to UTC)."""
+    return moment.astimezone(UTC).strftime(_STAMP)
+
+
+def stamp_time(stamp: str) -> datetime | None:
+    """The moment a capture name's time part stands for (None: no such moment)."""
+    # By position, not strptime: `find` may call this for every file of a folder.
     try:
         return datetime(
-            int(stem[0:4]),
-            int(stem[4:6]),
-            int(stem[6:8]),
-            int(stem[9:11]),
-            int(stem[11:13]),
-            int(stem[13:15]),
-            int(stem[16:22]),
+            int(stamp[0:4]),
+            int(stamp[4:6]),
+            int(stamp[6:8]),
+            int(stamp[9:11]),
+            int(stamp[11:13]),
+            int(stamp[13:15]),
+            int(stamp[16:22]),
             tzinfo=UTC,
         )
     except ValueError:  # digits in the right places, but no such moment (month 13)
