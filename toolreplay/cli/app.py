@@ -10,6 +10,7 @@ from toolreplay._version import __version__
 from toolreplay.cli.cases import promote, verify
 from toolreplay.cli.diff import diff
 from toolreplay.cli.migrate import migrate
+from toolreplay.cli.privacy import redact, scan
 from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
 from toolreplay.cli.tui import tui
@@ -50,6 +51,8 @@ app.command(name="promote")(promote)
 app.command(name="verify")(verify)
 app.command(name="tui")(tui)
 app.command(name="migrate")(migrate)
+app.command(name="scan")(scan)
+app.command(name="redact")(redact)
 
 
 def main() -> None:
