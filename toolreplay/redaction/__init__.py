@@ -2,9 +2,12 @@
 
 See RFC 0007. Redaction replaces selected values by keyed-hash placeholders so
 that matching stays exact; the scanner refuses to let a recognisable secret
-reach a trace.
+reach a trace. This namespace is public: its `__all__` is its API (the most
+used names are also exported by `toolreplay`).
 """
 
+from toolreplay.files import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, PUBLIC_FILE_MODE
+from toolreplay.redaction.edits import check_redacted_edit, redacted_paths
 from toolreplay.redaction.keys import (
     KEY_ENVIRONMENT_VARIABLE,
     PLACEHOLDER_PATTERN,
@@ -33,6 +36,9 @@ __all__ = [
     "BUILTIN_SECRET_RULES",
     "KEY_ENVIRONMENT_VARIABLE",
     "PLACEHOLDER_PATTERN",
+    "PRIVATE_FILE_MODE",
+    "PRIVATE_FOLDER_MODE",
+    "PUBLIC_FILE_MODE",
     "SECRETS_ENVIRONMENT_VARIABLE",
     "JsonPath",
     "RedactionKey",
@@ -42,10 +48,12 @@ __all__ = [
     "SecretPart",
     "SecretRule",
     "SecretScanner",
+    "check_redacted_edit",
     "current_redaction",
     "is_placeholder",
     "luhn_valid",
     "parse_path",
     "redact",
+    "redacted_paths",
     "set_redaction",
 ]

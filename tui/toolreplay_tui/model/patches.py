@@ -24,7 +24,7 @@ from toolreplay import (
     replace_output,
     write_patches,
 )
-from toolreplay.redaction.edits import check_redacted_edit
+from toolreplay.redaction import check_redacted_edit
 
 __all__ = ["LoadedPatches", "PendingPatches", "SkippedPatch"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from toolreplay.files import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE
+from toolreplay.redaction import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE
 
 __all__ = ["FORK_SUFFIX", "ForkPaths", "Workspace", "display_path"]
 

@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from toolreplay.portable import JsonValue
-from toolreplay.redaction.keys import PLACEHOLDER_PATTERN
+from toolreplay.redaction import PLACEHOLDER_PATTERN
 from toolreplay_tui.model.jsonpaths import JsonLine, JsonPath, find_line, json_lines
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
