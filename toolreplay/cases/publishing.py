@@ -125,6 +125,7 @@ def _check(
         raise secret_in_trace_error(
             findings,
             what=f"{source} was not promoted",
+            verb="holds",
             advice="A promoted case is meant to be committed and shared. Redact the trace "
             "first (`toolreplay redact IN OUT --rule PATH`, or record with redaction rules), "
             "or, if these are not real secrets, promote with allow_secret_findings=True "

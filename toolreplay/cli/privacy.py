@@ -13,9 +13,14 @@ from toolreplay.cli.output import FormatOption, OutputFormat
 from toolreplay.errors import ToolReplayError
 from toolreplay.redaction.files import redact_trace, scan_paths
 from toolreplay.redaction.policy import RedactionPolicy
-from toolreplay.redaction.scanner import SecretFinding, SecretScanner, describe_findings
+from toolreplay.redaction.scanner import (
+    DEFAULT_SCANNER,
+    SecretFinding,
+    SecretScanner,
+    describe_findings,
+)
 
-__all__ = ["redact", "scan"]
+__all__ = ["redact", "scan", "secret_scanner"]
 
 PatternOption = Annotated[
     list[str] | None,
@@ -27,7 +32,8 @@ PatternOption = Annotated[
 ]
 
 
-def _scanner(patterns: list[str] | None) -> SecretScanner:
+def secret_scanner(patterns: list[str] | None) -> SecretScanner | None:
+    """The built-in rules plus `--pattern NAME=REGEX` rules (None when there are none)."""
     rules: dict[str, str] = {}
     for given in patterns or []:
         name, equals, regex = given.partition("=")
@@ -37,7 +43,7 @@ def _scanner(patterns: list[str] | None) -> SecretScanner:
                 param_hint="--pattern",
             )
         rules[name] = regex
-    return SecretScanner(rules)
+    return SecretScanner(rules) if rules else None
 
 
 def _fail(error: ToolReplayError) -> typer.Exit:
@@ -66,7 +72,7 @@ def scan(
     when a path cannot be read or an option is malformed.
     """
     try:
-        scanned = scan_paths(paths, _scanner(patterns))
+        scanned = scan_paths(paths, secret_scanner(patterns) or DEFAULT_SCANNER)
     except ToolReplayError as error:
         raise _fail(error) from None
     if output_format is OutputFormat.json:

@@ -26,6 +26,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.output import FormatOption, OutputFormat, application_output_to_stderr
+from toolreplay.cli.privacy import secret_scanner
 from toolreplay.errors import (
     NonPortableValueError,
     PatchError,
@@ -222,6 +223,15 @@ def record(
             "abandon removes the trace, off does not scan.",
         ),
     ] = None,
+    patterns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pattern",
+            metavar="NAME=REGEX",
+            help="An extra secret rule for the scan, such as national-id='NID-\\d{9}' "
+            "(repeatable).",
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Run an application and record every effect it calls to a new trace.
@@ -239,6 +249,7 @@ def record(
             overwrite=overwrite,
             metadata={"runner": runner},
             secrets=None if secrets is None else secrets.value,
+            scanner=secret_scanner(patterns),
         )
         session.check_before_run()  # before the import: a refused --output runs no app code
         with application_output_to_stderr():  # the import may print

@@ -376,16 +376,19 @@ def describe_findings(findings: Sequence[SecretFinding]) -> str:
 
 
 def secret_in_trace_error(
-    findings: Sequence[SecretFinding], *, what: str, advice: str
+    findings: Sequence[SecretFinding], *, what: str, advice: str, verb: str = "would write"
 ) -> SecretInTraceError:
-    """The error for `findings`: what was refused, where, which rule, what to do; no value."""
+    """The error for `findings`: what was refused, where, which rule, what to do; no value.
+
+    `verb` says what the refused thing does with the values ("would write", "holds").
+    """
     count = (
         "a value that matches a secret rule"
         if len(findings) == 1
-        else (f"{len(findings)} values that match secret rules")
+        else f"{len(findings)} values that match secret rules"
     )
     return SecretInTraceError(
-        f"{what}: it would write {count} (the value is not shown):\n"
+        f"{what}: it {verb} {count} (the values are not shown):\n"
         f"{describe_findings(findings)}\n{advice}",
         findings=findings,
     )
