@@ -9,6 +9,7 @@ any file or any output. Placeholders are deterministic across processes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -369,7 +370,7 @@ def test_scan_finds_every_kind_and_redact_writes_a_clean_copy_with_lineage(
     assert isinstance(entry, dict)
     assert entry["redacted_from"] == {
         "trace_id": read_trace(source).header.trace_id,
-        "sha256": __import__("hashlib").sha256(source_bytes).hexdigest(),
+        "sha256": hashlib.sha256(source_bytes).hexdigest(),
     }
     assert header.trace_id != read_trace(source).header.trace_id
     # The application, with the same rules declared, replays the redacted copy.

@@ -39,7 +39,7 @@ _VALUE_PREFIX = b"toolreplay.redaction.v1\x00"
 class RedactionKey:
     """A secret key that turns values into placeholders. Its repr never shows the key."""
 
-    __slots__ = ("_key", "key_id")
+    __slots__ = ("_keyed", "key_id")
 
     def __init__(self, key: bytes | str) -> None:
         secret = key.encode("utf-8") if isinstance(key, str) else bytes(key)
@@ -49,8 +49,9 @@ class RedactionKey:
                 f'{len(secret)}); generate one with `python -c "import secrets; '
                 f'print(secrets.token_hex(32))"` and keep it outside every trace'
             )
-        self._key = secret
         self.key_id = hmac.new(secret, _KEY_ID_MESSAGE, hashlib.sha256).hexdigest()[:12]
+        # Keyed once; each placeholder copies it (much cheaper than keying anew).
+        self._keyed = hmac.new(secret, _VALUE_PREFIX, hashlib.sha256)
 
     def __repr__(self) -> str:
         return f"RedactionKey(key_id={self.key_id!r})"
@@ -63,8 +64,9 @@ class RedactionKey:
 
     def placeholder_of_json(self, encoded: bytes) -> str:
         """The placeholder of a value given as its canonical JSON bytes."""
-        digest = hmac.new(self._key, _VALUE_PREFIX + encoded, hashlib.sha256).hexdigest()
-        return f"<redacted:{self.key_id}:{digest[:32]}>"
+        keyed = self._keyed.copy()
+        keyed.update(encoded)
+        return f"<redacted:{self.key_id}:{keyed.hexdigest()[:32]}>"
 
 
 def is_placeholder(value: object) -> bool:

@@ -12,14 +12,13 @@ search over text the runtime encodes anyway.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
 from toolreplay.errors import SecretInTraceError, SecretScanError
-from toolreplay.portable import JsonValue, format_path
+from toolreplay.portable import JsonValue, canonical_json, format_path
 
 __all__ = [
     "BUILTIN_SECRET_RULES",
@@ -325,7 +324,7 @@ class SecretScanner:
         """
         if self._loose is not None:
             if encoded is None:
-                encoded = json.dumps(value, ensure_ascii=False).encode("utf-8")
+                encoded = canonical_json(value)
             if self._loose.search(encoded) is None:
                 return []
         findings: list[SecretFinding] = []
