@@ -2,8 +2,9 @@
 
 Run it with `uv run python examples/capture_web_handler.py`. A standard library
 WSGI server (`wsgiref`) answers on 127.0.0.1; each request is captured into its
-own trace in a temporary capture folder, with its request id in the header. One
-refund times out at the billing service. Afterwards, `toolreplay find` names the
+own trace in a temporary capture folder, with its request id in the header, and
+the customers' email addresses redacted before anything is written. One refund
+times out at the billing service. Afterwards, `toolreplay find` names the
 request that failed, and replaying its trace reproduces the 500 answer offline,
 without calling the CRM or billing again. No network beyond the loopback
 interface, no API key.
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -25,6 +28,13 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import toolreplay
 
 live_calls = 0
+
+# Emails are replaced by keyed placeholders before anything is fingerprinted or written.
+# The key lives outside the traces: in production, TOOLREPLAY_REDACTION_KEY.
+REDACTION = toolreplay.RedactionPolicy(
+    paths=["$..email"],
+    key=os.environ.get("TOOLREPLAY_REDACTION_KEY") or secrets.token_hex(16),
+)
 
 
 @toolreplay.effect("crm.customer.get")
@@ -66,6 +76,7 @@ def make_app(capture_folder: Path) -> Callable[..., Iterable[bytes]]:
             "route": "/refund",
         },
         retain=1000,  # the folder keeps the newest 1,000 requests
+        redaction=REDACTION,
     )
     captured_refund = capture(refund)
 
@@ -124,7 +135,10 @@ def main() -> None:
         folder = Path(temporary) / "captured"
         for request_id, status in serve(folder):
             print(f"{request_id}: HTTP {status}")
-        print(f"{len(list(folder.glob('*.trp')))} requests captured in {folder.name}/")
+        captured = sorted(folder.glob("*.trp"))
+        print(f"{len(captured)} requests captured in {folder.name}/")
+        assert not any(b"@example.com" in path.read_bytes() for path in captured)
+        print("no email address in any trace: they are redacted")
 
         # Find the incident: the request whose refund call failed.
         command = [
@@ -155,7 +169,9 @@ def main() -> None:
         trace = toolreplay.read_trace(incident.path)
         inputs = trace.operations[1].inputs  # the refund call: what the request asked for
         live_calls = 0
-        with toolreplay.replay(trace):
+        email = trace.operations[0].outcome.value["email"]  # type: ignore[union-attr, index]
+        print(f"  the customer's email, as recorded: {str(email)[:22]}...")
+        with toolreplay.replay(trace, redaction=REDACTION):
             status, body = refund(
                 str(request_id), int(str(inputs["customer_id"])), float(str(inputs["amount"]))
             )

@@ -678,3 +678,63 @@ def test_an_instrumented_openai_client_is_captured_and_never_refused(tmp_path: P
     assert toolreplay.capture(tmp_path / "other")(elsewhere)() == plain
     assert api.calls == calls + 1
     assert not (tmp_path / "other").exists() or traces(tmp_path / "other") == []
+
+
+# --- redaction and secrets pass through (RFC 0007) ---------------------------------------
+
+TOKEN = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3"  # shaped like an OpenAI key
+
+
+@toolreplay.effect("vault.token")
+def token() -> str:
+    return TOKEN
+
+
+def test_capture_redacts_before_writing_and_the_trace_replays_with_the_key(
+    tmp_path: Path,
+) -> None:
+    policy = toolreplay.RedactionPolicy(paths=["$..card"], key="k" * 32)
+    handler = toolreplay.capture(tmp_path, redaction=policy)(checkout)
+    expected = handler(5)
+    assert expected["receipt"] == {"charged": 5}
+    (kept,) = traces(tmp_path)
+    assert CANARY.encode() not in kept.read_bytes()
+    (charged,) = [
+        op for op in toolreplay.read_trace(kept).operations if op.effect == "billing.charge"
+    ]
+    assert str(charged.inputs["card"]).startswith("<redacted:")
+    LIVE_CALLS.clear()
+    with toolreplay.replay(kept, redaction=policy):
+        assert handler(5) == expected
+    assert LIVE_CALLS == []
+
+
+def test_a_secret_abandons_the_requests_trace_and_the_request_carries_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLREPLAY_SECRETS", "error")  # a capture abandons all the same
+
+    @toolreplay.capture(tmp_path)
+    def handle() -> list[object]:
+        return [fetch(1), token(), fetch(2)]
+
+    assert handle() == [fetch(1), TOKEN, fetch(2)]
+    assert list(tmp_path.iterdir()) == []
+    (warning,) = capture_warnings(caplog)
+    assert "openai-api-key" in warning
+    assert "vault.token" in warning
+    assert TOKEN not in caplog.text
+    with pytest.raises(toolreplay.CaptureConfigError, match="never fails the application"):
+        toolreplay.capture(tmp_path, secrets="error")  # type: ignore[arg-type]
+
+
+def test_a_redaction_policy_without_its_key_is_logged_and_the_request_runs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLREPLAY_REDACTION_KEY", raising=False)
+    policy = toolreplay.RedactionPolicy(paths=["$..card"])
+    handler = toolreplay.capture(tmp_path, redaction=policy)(checkout)
+    assert handler(1)["receipt"] == {"charged": 1}
+    assert list(tmp_path.iterdir()) == []
+    (warning,) = capture_warnings(caplog)
+    assert "RedactionKeyError" in warning

@@ -63,6 +63,7 @@ from toolreplay.errors import (
     TraceError,
 )
 from toolreplay.portable import JsonValue, ensure_portable
+from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
 from toolreplay.runtime.session import session_var
 
 __all__ = ["METADATA_KEY", "Capture", "CapturedRequest", "capture"]
@@ -184,18 +185,28 @@ class CapturedRequest:
             "name": request.name,
             "started_at": request._started.isoformat().replace("+00:00", "Z"),
         }
-        session = CaptureSession(
-            directory / (request.name + PART_SUFFIX),
-            metadata=metadata,
-            max_bytes=settings.max_bytes,
-            on_give_up=request._gave_up,
-        )
+        try:
+            session = CaptureSession(
+                directory / (request.name + PART_SUFFIX),
+                metadata=metadata,
+                max_bytes=settings.max_bytes,
+                on_give_up=request._gave_up,
+                redaction=capture.redaction,
+                secrets=capture_secret_mode(capture.secrets),
+                scanner=capture.scanner,
+            )
+        except ToolReplayError as error:  # the metadata itself is refused (RFC 0007)
+            log_once(directory, "metadata", f"unusable metadata ({type(error).__name__})")
+            return request._skip("metadata")
         try:
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             session.__enter__()
-        except (ToolReplayError, OSError) as error:
+        except (TraceError, OSError) as error:
             log_once(directory, "storage", f"cannot create a trace ({_reason(error)})")
             return request._skip("storage")
+        except ToolReplayError as error:  # a redaction policy without its key, say
+            log_once(directory, "redaction", f"cannot record ({type(error).__name__}: {error})")
+            return request._skip("redaction")
         request._session = session
         request._keep = settings.keep
         request._retention = settings.retention
@@ -297,7 +308,22 @@ class Capture:
         keep: KeepRule,
         max_bytes: int | None,
         retain: int | timedelta | Retention | None,
+        redaction: RedactionPolicy | None = None,
+        secrets: SecretMode | None = None,
+        scanner: SecretScanner | None = None,
     ) -> None:
+        if secrets not in (None, "abandon", "warn", "off"):
+            raise CaptureConfigError(
+                f"capture(secrets={secrets!r}): a capture never fails the application's "
+                "calls, so a secret about to be written abandons that request's trace "
+                "('abandon', the default); 'warn' and 'off' write it on purpose (RFC 0007)"
+            )
+        self.redaction = redaction
+        """The redaction policy passed to each request's recording (RFC 0007)."""
+        self.secrets: SecretMode | None = secrets
+        """The secret mode given in code (None: `TOOLREPLAY_SECRETS`, else "abandon")."""
+        self.scanner = scanner
+        """The secret scanner passed to each request's recording (None: the built-in rules)."""
         if metadata is not None and not callable(metadata):
             metadata = checked_metadata(metadata, "capture(metadata=...)")
         self.metadata: Metadata = metadata
@@ -379,6 +405,15 @@ class Capture:
         return captured
 
 
+def capture_secret_mode(given: SecretMode | None) -> SecretMode:
+    """The secret mode of a capture: as given, else `TOOLREPLAY_SECRETS` if it is one a
+    capture may use, else "abandon" (an "error" there would fail the application)."""
+    if given is not None:
+        return given
+    chosen = os.environ.get("TOOLREPLAY_SECRETS", "").strip()
+    return chosen if chosen in ("warn", "off", "abandon") else "abandon"  # type: ignore[return-value]
+
+
 def capture(
     directory: str | os.PathLike[str] | None = None,
     *,
@@ -387,6 +422,9 @@ def capture(
     keep: KeepRule = "always",
     max_bytes: int | None = None,
     retain: int | timedelta | Retention | None = None,
+    redaction: RedactionPolicy | None = None,
+    secrets: SecretMode | None = None,
+    scanner: SecretScanner | None = None,
 ) -> Capture:
     """Capture each request (or job) into its own trace in `directory`, safely in production.
 
@@ -408,6 +446,11 @@ def capture(
     - `max_bytes`: a trace growing past it is discarded.
     - `retain`: a count, an age (`timedelta`), or `Retention(count, age)`:
       older captured traces in the folder are deleted.
+    - `redaction`, `scanner`: passed to each request's recording (RFC 0007): values
+      are redacted before anything is fingerprinted or written.
+    - `secrets`: `"abandon"` (the default, also when `TOOLREPLAY_SECRETS` says
+      "error"): a secret about to be written removes that request's trace and the
+      request carries on unrecorded; `"warn"` or `"off"` write it on purpose.
 
     Every setting can be overridden by a `TOOLREPLAY_CAPTURE_*` environment
     variable (`DIR`, `RATE`, `KEEP`, `MAX_BYTES`, `RETAIN`, `DISABLED`); with no
@@ -425,4 +468,7 @@ def capture(
         keep=keep,
         max_bytes=max_bytes,
         retain=retain,
+        redaction=redaction,
+        secrets=secrets,
+        scanner=scanner,
     )

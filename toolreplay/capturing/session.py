@@ -21,8 +21,10 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 
-from toolreplay.errors import ToolReplayError, TraceWriteError
+from toolreplay.errors import SecretInTraceError, ToolReplayError, TraceWriteError
 from toolreplay.portable import JsonValue
+from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
+from toolreplay.redaction.paths import JsonPath
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.session import PendingCall, RecordSession
 from toolreplay.trace.model import OperationIdentity
@@ -54,14 +56,18 @@ class CaptureSession(RecordSession):
         metadata: dict[str, JsonValue],
         max_bytes: int | None,
         on_give_up: GiveUp,
+        redaction: RedactionPolicy | None = None,
+        secrets: SecretMode = "abandon",
+        scanner: SecretScanner | None = None,
     ) -> None:
-        super().__init__(path, metadata=metadata)
-        self._max_bytes = max_bytes
+        # Set before the base class scans the metadata, which may abandon at once.
         self._on_give_up = on_give_up
-        # Not the session's lock: the runtime reports violations while holding that one.
         self._give_up_lock = threading.Lock()
         self.given_up = False
-        """True once the capture gave up: its trace must be discarded."""
+        super().__init__(
+            path, metadata=metadata, redaction=redaction, secrets=secrets, scanner=scanner
+        )
+        self._max_bytes = max_bytes
 
     def give_up(self, kind: str, reason: str, error: BaseException | None = None) -> None:
         """Stop observing this request; the first reason is the one reported."""
@@ -90,10 +96,26 @@ class CaptureSession(RecordSession):
                 "unrecordable", f"the request cannot be recorded ({type(error).__name__})", error
             )
 
-    def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
+    def _abandon(self, reason: SecretInTraceError) -> None:
+        """Secret mode "abandon" (RFC 0007 §4.3): the base removes the trace; stop observing."""
+        super()._abandon(reason)
+        findings = sorted(
+            {f"{finding.rule} in {finding.part} {finding.path}" for finding in reason.findings}
+        )
+        effects = sorted({finding.effect for finding in reason.findings if finding.effect})
+        where = f" of {', '.join(effects)}" if effects else ""
+        self.give_up("secret", f"a value{where} matched a secret rule ({'; '.join(findings)})")
+
+    def begin(
+        self,
+        namespace: str,
+        name: str,
+        inputs: dict[str, JsonValue],
+        redact: tuple[JsonPath, ...] = (),
+    ) -> PendingCall:
         if not self.given_up:
             try:
-                return super().begin(namespace, name, inputs)
+                return super().begin(namespace, name, inputs, redact)
             except ToolReplayError as error:  # nested, or called after the request ended
                 self.give_up(
                     "unrecordable",
@@ -156,9 +178,11 @@ class CaptureSession(RecordSession):
             running = bool(self._in_flight)
         if running:
             self.give_up("unrecordable", "an effect was still running when the request ended")
-        writer = self._writer
-        assert writer is not None
+        with self._lock:
+            writer = self._writer
+        if writer is None:  # abandoned: its trace is already gone
+            return
         try:
-            writer.close(session_ending(exc, local_paths=[self.path]))
+            writer.close(self._private_ending(session_ending(exc, local_paths=[self.path])))
         except TraceWriteError as error:
             self.give_up("storage", "the end of the trace could not be written", error)

@@ -11,6 +11,7 @@ from toolreplay.cli.cases import promote, verify
 from toolreplay.cli.diff import diff
 from toolreplay.cli.find import find
 from toolreplay.cli.migrate import migrate
+from toolreplay.cli.privacy import redact, scan
 from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
 from toolreplay.cli.tui import tui
@@ -52,6 +53,8 @@ app.command(name="verify")(verify)
 app.command(name="tui")(tui)
 app.command(name="migrate")(migrate)
 app.command(name="find")(find)
+app.command(name="scan")(scan)
+app.command(name="redact")(redact)
 
 
 def main() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from toolreplay.errors import EffectDefinitionError, NonPortableValueError
+from toolreplay.errors import EffectDefinitionError, NonPortableValueError, RedactionRuleError
 from toolreplay.portable import JsonValue, ensure_portable
+from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.runtime.session import (
     RecordSession,
     ReplaySession,
@@ -38,14 +39,22 @@ class EffectSpec:
         "name",
         "namespace",
         "qualified_name",
+        "redact",
         "signature",
     )
 
-    def __init__(self, namespace: str, name: str, signature: inspect.Signature) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        name: str,
+        signature: inspect.Signature,
+        redact: tuple[JsonPath, ...] = (),
+    ) -> None:
         self.namespace = namespace
         self.name = name
         self.qualified_name = f"{namespace}.{name}"
         self.signature = signature
+        self.redact = redact
         self._parameters = signature.parameters
         kinds = [p.kind for p in self._parameters.values()]
         simple = all(
@@ -143,6 +152,7 @@ def effect(
     *,
     namespace: str | None = None,
     name: str | None = None,
+    redact: Iterable[str] = (),
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a function (sync or async) as an effect that sessions record and replay.
 
@@ -153,6 +163,11 @@ def effect(
     undecorated; under `record()` it runs and is recorded; under `replay()` it
     never runs (an async one is not even called) and the recorded outcome is
     returned or raised. The decorated function keeps its signature and type.
+
+    `redact` lists JSON paths (`["$.email", "$.card.number", "$.items[*].token"]`)
+    whose values, in the inputs and in the output, are replaced by keyed-hash
+    placeholders before anything is fingerprinted or written (RFC 0007); a
+    malformed path raises `RedactionRuleError` here.
     """
     if callable(qualified_name):
         raise EffectDefinitionError(
@@ -160,6 +175,12 @@ def effect(
             f"{getattr(qualified_name, '__qualname__', qualified_name)!s}, not a bare @effect"
         )
     effect_namespace, effect_name = _parse_name(qualified_name, namespace, name)
+    if isinstance(redact, str):
+        raise RedactionRuleError(
+            f"@effect({effect_namespace}.{effect_name}, redact=...) takes a list of paths, "
+            f"such as redact=[{redact!r}]"
+        )
+    redact_paths = tuple(parse_path(path) for path in redact)
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         if isinstance(function, type) or not callable(function):
@@ -180,7 +201,7 @@ def effect(
                 "portable JSON. Decorate a module-level function that takes the values it "
                 "needs, and call it from the method."
             )
-        spec = EffectSpec(effect_namespace, effect_name, signature)
+        spec = EffectSpec(effect_namespace, effect_name, signature, redact_paths)
         if inspect.iscoroutinefunction(function):
             return cast(Callable[P, R], _async_effect(spec, cast(Any, function)))
         return _sync_effect(spec, function)
@@ -203,9 +224,9 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
                 raise
             return function(*args, **kwargs)
         if isinstance(session, ReplaySession):
-            return cast(R, session.answer(spec.namespace, spec.name, inputs))
+            return cast(R, session.answer(spec.namespace, spec.name, inputs, spec.redact))
         assert isinstance(session, RecordSession)
-        with session.recording(spec.namespace, spec.name, inputs) as call:
+        with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
             call.result = function(*args, **kwargs)
         return call.result  # pyright narrows it to R: it was assigned above
 
@@ -230,9 +251,9 @@ def _async_effect(
             return await function(*args, **kwargs)
         if isinstance(session, ReplaySession):
             # The body's coroutine is never created, so nothing can leak out of it.
-            return session.answer(spec.namespace, spec.name, inputs)
+            return session.answer(spec.namespace, spec.name, inputs, spec.redact)
         assert isinstance(session, RecordSession)
-        with session.recording(spec.namespace, spec.name, inputs) as call:
+        with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
             call.result = await function(*args, **kwargs)
         return call.result
 

@@ -19,6 +19,7 @@ from toolreplay._version import __version__
 from toolreplay.errors import (
     PatchTargetError,
     ReplayContractError,
+    SecretScanError,
     ToolReplayError,
     TraceError,
     TraceWriteError,
@@ -26,6 +27,8 @@ from toolreplay.errors import (
 )
 from toolreplay.patches import OutputPatch
 from toolreplay.portable import preview
+from toolreplay.redaction.policy import RedactionPolicy, SecretMode, resolve_secret_mode
+from toolreplay.redaction.scanner import DEFAULT_SCANNER, SecretScanner, secret_in_trace_error
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence
 from toolreplay.runtime.session import ReplaySession, lane_key
@@ -55,8 +58,19 @@ class ForkSession(ReplaySession):
         source: str | os.PathLike[str] | Trace,
         branch: str | os.PathLike[str],
         patches: Iterable[OutputPatch],
+        *,
+        redaction: RedactionPolicy | None = None,
+        secrets: SecretMode | None = None,
+        scanner: SecretScanner | None = None,
     ) -> None:
-        super().__init__(source)
+        super().__init__(source, redaction=redaction)
+        self._secret_mode = resolve_secret_mode(secrets)
+        if self._secret_mode == "abandon":
+            raise SecretScanError(
+                "secrets='abandon' is for unattended recordings; a fork takes 'error', "
+                "'warn' or 'off'"
+            )
+        self._scanner = scanner or DEFAULT_SCANNER
         self.branch_path = Path(branch)
         self.patches = tuple(patches)
         self._targets: dict[OperationIdentity, OutputPatch] = {}
@@ -134,6 +148,7 @@ class ForkSession(ReplaySession):
         outcome: Returned | Raised = operation.outcome
         if patch is not None:
             outcome = Returned(patch.value)
+            self._check_patch_secrets(patch, operation)
         assert self._writer is not None
         now_ns = self._elapsed_ns()  # answered at once: a branch call starts as it ends
         try:
@@ -159,6 +174,26 @@ class ForkSession(ReplaySession):
         if patch is not None:
             self._applied.add(patch.patch_id)
         return outcome
+
+    def _check_patch_secrets(self, patch: OutputPatch, operation: Operation) -> None:
+        """A patched value is new content for the branch: scan it as a recording would."""
+        if self._secret_mode == "off":
+            return
+        findings = self._scanner.scan_value(patch.value, part="output", effect=operation.effect)
+        if not findings:
+            return
+        what = f"patch {patch.patch_id} for {operation.effect}"
+        if self._secret_mode == "warn":
+            self._warn(findings, what=what)
+            return
+        error = secret_in_trace_error(
+            findings,
+            what=f"{what} was not applied and the call not answered",
+            advice="Nothing of it was written to the branch. Put a placeholder or a made-up "
+            "value in the patch, or fork with secrets='warn' or 'off' on purpose (RFC 0007).",
+        )
+        self.note_violation(error)
+        raise error
 
     def _annotate_violation(self, error: ReplayContractError) -> None:
         error.add_note(self._branch_note())
@@ -196,7 +231,9 @@ class ForkSession(ReplaySession):
         if self._writer is None:
             return
         paths = [self.branch_path, self.branch_path.resolve(), self.trace.path]
-        ending = session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
+        ending = self._private_ending(
+            session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
+        )
         with self._lock:  # a late call on another thread must not write after the footer
             self._close_trace(self._writer, ending, error)
 
@@ -212,6 +249,9 @@ def fork(
     branch: str | os.PathLike[str],
     *,
     patches: Iterable[OutputPatch] = (),
+    redaction: RedactionPolicy | None = None,
+    secrets: SecretMode | None = None,
+    scanner: SecretScanner | None = None,
 ) -> ForkSession:
     """Replay `source` strictly with `patches` applied, recording what happens to `branch`.
 
@@ -229,5 +269,12 @@ def fork(
     from the application propagates unchanged. The source trace is never
     written; `branch` must not exist, and holds what was observed even when the
     run fails part-way.
+
+    A redacted source is forked by redacting each call's inputs as `replay()`
+    does (`redaction`, RFC 0007). Patched values are scanned for secrets
+    before they reach the branch (`secrets`: "error", the default, "warn" or
+    "off"). The branch file is private to its owner (0600).
     """
-    return ForkSession(source, branch, patches)
+    return ForkSession(
+        source, branch, patches, redaction=redaction, secrets=secrets, scanner=scanner
+    )

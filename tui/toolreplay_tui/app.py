@@ -28,6 +28,7 @@ from toolreplay import (
     OutputPatch,
     PatchError,
     Raised,
+    RedactedValueEditError,
     ToolReplayError,
     Trace,
     read_trace,
@@ -221,7 +222,7 @@ class ToolReplayApp(App[None]):
     def set_patch(self, operation: Operation, value: JsonValue) -> OutputPatch | None:
         try:
             patch = self.pending.set(operation, value)
-        except (PatchError, NonPortableValueError) as error:
+        except (PatchError, NonPortableValueError, RedactedValueEditError) as error:
             self._changed(str(error), error=True)
             return None
         self._changed(

@@ -18,11 +18,13 @@ from toolreplay import (
     Operation,
     OperationIdentity,
     OutputPatch,
+    Returned,
     Trace,
     read_patches,
     replace_output,
     write_patches,
 )
+from toolreplay.redaction import check_redacted_edit
 
 __all__ = ["LoadedPatches", "PendingPatches", "SkippedPatch"]
 
@@ -68,8 +70,12 @@ class PendingPatches:
         """Add (or replace) the patch making `operation` return `value`.
 
         Raises what `toolreplay.replace_output` raises for a value that is not
-        portable JSON; the pending set is then unchanged.
+        portable JSON, and `RedactedValueEditError` for a value that puts
+        anything but a placeholder where the recorded output holds one (RFC
+        0007 §8); the pending set is then unchanged.
         """
+        if isinstance(operation.outcome, Returned):
+            check_redacted_edit(operation.outcome.value, value)
         patch = replace_output(
             effect=operation.effect,
             inputs=operation.inputs,
