@@ -80,7 +80,9 @@ def test_capture_example_finds_the_failed_request_and_replays_it_offline(tmp_pat
     out = run_example("capture_web_handler.py", tmp_path)
     assert "req-0003: HTTP 500" in out
     assert "5 requests captured in captured/" in out
-    assert "1 matching  request_id=req-0003 route=/refund" in out
+    assert "1 matching  request_id=req-0003 route=/refund\n" in out
+    assert "no email address in any trace: they are redacted" in out
+    assert "the customer's email, as recorded: <redacted:" in out
     assert "1 of 5 traces scanned matched" in out
     assert "replayed req-0003: HTTP 500 'billing did not answer within 30s'" in out
     assert "live calls while replaying: 0" in out

@@ -308,11 +308,11 @@ class FoundTrace:
 
     def metadata_text(self) -> str:
         """The metadata on one line for people (`request_id=r-17 route=/refund`), without
-        capture's own entry."""
+        Tool Replay's own entries (capture's, `toolreplay.redaction`)."""
         return " ".join(
             f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
             for key, value in self.metadata.items()
-            if key != METADATA_KEY
+            if key != METADATA_KEY and not key.startswith("toolreplay.")
         )
 
     def to_dict(self, root: Path) -> dict[str, JsonValue]:
