@@ -66,10 +66,14 @@ class ForkSession(ReplaySession):
         super().__init__(source, redaction=redaction)
         self._secret_mode = resolve_secret_mode(secrets)
         if self._secret_mode == "abandon":
-            raise SecretScanError(
-                "secrets='abandon' is for unattended recordings; a fork takes 'error', "
-                "'warn' or 'off'"
-            )
+            if secrets is not None:
+                raise SecretScanError(
+                    "secrets='abandon' is for unattended recordings; a fork takes 'error', "
+                    "'warn' or 'off'"
+                )
+            # TOOLREPLAY_SECRETS=abandon configures production capture; a fork is run by
+            # a person, who is told.
+            self._secret_mode = "error"
         self._scanner = scanner or DEFAULT_SCANNER
         self.branch_path = Path(branch)
         self.patches = tuple(patches)
