@@ -188,7 +188,7 @@ class ForkSession(ReplaySession):
             return
         what = f"patch {patch.patch_id} for {operation.effect}"
         if self._secret_mode == "warn":
-            self._warn(findings, what=what)
+            self._warn(findings, subject=f"the output {what} puts in the branch")
             return
         error = secret_in_trace_error(
             findings,
