@@ -361,3 +361,20 @@ def test_an_edit_may_keep_or_drop_a_placeholder_but_not_type_over_it() -> None:
     assert refused.value.path == "$.email"
     with pytest.raises(RedactedValueEditError, match=r"\$.note"):
         check_redacted_edit(recorded, {"email": email, "note": "mail ada@example.com", "n": 1})
+
+
+def test_a_fork_takes_no_abandon_but_reads_it_from_the_environment_as_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "source.trp"
+    with toolreplay.record(source):
+        ping("a", "b")
+    with pytest.raises(SecretScanError, match="a fork takes"):
+        toolreplay.fork(source, tmp_path / "b.trp", secrets="abandon")
+    monkeypatch.setenv("TOOLREPLAY_SECRETS", "abandon")
+    patch = toolreplay.replace_output(
+        effect="mail.ping", inputs=read_trace(source).operations[0].inputs, value=TOKEN
+    )
+    with pytest.raises(SessionError), toolreplay.fork(source, tmp_path / "b.trp", patches=[patch]):
+        with pytest.raises(SecretInTraceError):
+            ping("a", "b")

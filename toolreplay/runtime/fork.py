@@ -66,10 +66,14 @@ class ForkSession(ReplaySession):
         super().__init__(source, redaction=redaction)
         self._secret_mode = resolve_secret_mode(secrets)
         if self._secret_mode == "abandon":
-            raise SecretScanError(
-                "secrets='abandon' is for unattended recordings; a fork takes 'error', "
-                "'warn' or 'off'"
-            )
+            if secrets is not None:
+                raise SecretScanError(
+                    "secrets='abandon' is for unattended recordings; a fork takes 'error', "
+                    "'warn' or 'off'"
+                )
+            # TOOLREPLAY_SECRETS=abandon configures production capture; a fork is run by
+            # a person, who is told.
+            self._secret_mode = "error"
         self._scanner = scanner or DEFAULT_SCANNER
         self.branch_path = Path(branch)
         self.patches = tuple(patches)
@@ -184,7 +188,7 @@ class ForkSession(ReplaySession):
             return
         what = f"patch {patch.patch_id} for {operation.effect}"
         if self._secret_mode == "warn":
-            self._warn(findings, what=what)
+            self._warn(findings, subject=f"the output {what} puts in the branch")
             return
         error = secret_in_trace_error(
             findings,

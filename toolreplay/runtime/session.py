@@ -264,7 +264,7 @@ class Session:
         if self._secret_mode != "off":
             findings = self._scanner.scan_value(message, part="ending")
             if findings and self._secret_mode == "warn":
-                self._warn(findings, what=f"the ending of {self.mode} session")
+                self._warn(findings, subject=f"the ending message of the {self.mode} session")
             elif findings:
                 rules = ", ".join(sorted({finding.rule for finding in findings}))
                 message = f"<message withheld: it matched secret rule {rules}>"
@@ -280,11 +280,13 @@ class Session:
             self.note_violation(error)
             raise
 
-    def _warn(self, findings: list[SecretFinding], *, what: str) -> None:
+    def _warn(self, findings: list[SecretFinding], *, subject: str) -> None:
+        """Warn that `subject` (what is being written) matches secret rules."""
         error = secret_in_trace_error(
             findings,
-            what=f"{what} was written anyway (secret mode 'warn')",
+            what=f"{subject} was written anyway (secret mode 'warn')",
             advice="Redact it (RFC 0007) so that it is not written.",
+            verb="holds",
         )
         warnings.warn(SecretInTraceWarning(str(error)), stacklevel=4)
 
@@ -437,7 +439,8 @@ class RecordSession(Session):
         if self._secret_mode != "off":
             findings = self._scanner.scan_value(self._metadata, part="metadata")
             if findings:
-                self._refuse_or_allow(findings, what="the trace metadata given to record()")
+                what = "the trace metadata given to record()"
+                self._refuse_or_allow(findings, what=what, subject="the trace metadata")
 
     @property
     def abandoned(self) -> SecretInTraceError | None:
@@ -508,14 +511,15 @@ class RecordSession(Session):
         if exc is None and failure is not None:
             raise failure
 
-    def _refuse_or_allow(self, findings: list[SecretFinding], *, what: str) -> bool:
+    def _refuse_or_allow(self, findings: list[SecretFinding], *, what: str, subject: str) -> bool:
         """Act on findings by the secret mode: True when the value may be written anyway.
 
-        "error" raises `SecretInTraceError`, "warn" warns, "abandon" stops the
-        recording (removing its trace) and lets the application carry on.
+        "error" raises `SecretInTraceError` (`what` says what was refused), "warn"
+        warns (that `subject` was written), "abandon" stops the recording
+        (removing its trace) and lets the application carry on.
         """
         if self._secret_mode == "warn":
-            self._warn(findings, what=what)
+            self._warn(findings, subject=subject)
             return True
         paths = sorted({finding.path for finding in findings if finding.part != "error"})
         suggestion = (
@@ -570,7 +574,7 @@ class RecordSession(Session):
         else:
             what = f"{effect} ran, but its call was not recorded"
         try:
-            allowed = self._refuse_or_allow(findings, what=what)
+            allowed = self._refuse_or_allow(findings, what=what, subject=f"the {part} of {effect}")
         except SecretInTraceError:
             self.abort(call)
             raise
