@@ -18,6 +18,13 @@ the screen composes (`App._display`, called even headless), and the list's
 includes the 20 ms idle waits of `Pilot.pause()` and `Pilot.press()`, which are
 used only between timings. The targets are informational: the process exits 0
 whether they are met or not.
+
+With `--forks K`, it also times the fork round trip on the bundled incident
+(`examples/incident/refund.trp`, with the README walk's three patches pending):
+from pressing `f` to the diff screen holding its rows after `d`, K times each with
+cold child processes (`python -m toolreplay fork ...`, as before the warm runner)
+and through the warm runner (started and probed before the first timing), side by
+side.
 """
 
 from __future__ import annotations
@@ -387,6 +394,120 @@ def report(results: Sequence[SizeResult], repeats: int, presses: int, elapsed: f
     return "\n".join(out)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+INCIDENT = ROOT / "examples" / "incident" / "refund.trp"
+FORK_TARGET = 0.5
+"""Seconds from `f` to a ready diff through the warm runner."""
+
+
+def _incident_patches(trace: toolreplay.Trace) -> list[toolreplay.Patch]:
+    """The README walk's patches: the model says manual_review; the queue and notice answer."""
+    import copy
+
+    model = next(op for op in trace.operations if op.effect == "openai.responses.create")
+    outcome = model.outcome
+    assert isinstance(outcome, toolreplay.Returned)
+    envelope: Any = copy.deepcopy(outcome.value)
+    envelope["body"]["output"][1]["content"][0]["text"] = "manual_review"
+    return [
+        toolreplay.replace_output(effect=model.effect, inputs=model.inputs, value=envelope),
+        toolreplay.supply_output(
+            effect="review.queue.add",
+            inputs={
+                "order_id": "ord_1042",
+                "amount": 1200.0,
+                "reason": "above the manual review limit",
+            },
+            value={"ticket": "rv_ord_1042", "queue": "refunds"},
+        ),
+        toolreplay.supply_output(
+            effect="notify.customer",
+            inputs={
+                "customer_id": 5817,
+                "message": "Your refund request for order ord_1042 is being reviewed by our team.",
+            },
+            value={"sent": True, "channel": "email"},
+        ),
+    ]
+
+
+async def fork_round_trips(directory: Path, *, warm: bool, forks: int) -> list[float]:
+    """Seconds from `f` to the diff's rows, `forks` times, cold or through the warm runner."""
+    import os
+
+    from toolreplay_tui.screens.diff import DiffScreen
+
+    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    environment["PYTHONPATH"] = str(ROOT)
+    app = ToolReplayApp(
+        INCIDENT,
+        cwd=directory,
+        env=environment,
+        workdir=directory / ("warm" if warm else "cold"),
+        blink_cursors=False,
+        warm_runs=warm,
+    )
+    timings: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.trace is None:
+            await pilot.pause(0.05)
+        for patch in _incident_patches(app.trace):
+            app.pending.put(patch)
+        if app.warm is not None:
+            app.warm.warm_up()  # started and probed before any timing
+        for _ in range(forks):
+            before = app.last_fork
+            # Keys are posted, not pressed: `Pilot.press` waits for the app to be idle,
+            # which a running fork's spinner never is.
+            started = time.perf_counter()
+            _post_key(app, "f")
+            while app.last_fork is before:
+                await asyncio.sleep(0.005)
+            _post_key(app, "d")
+            screen = app.screen
+            while not (isinstance(screen, DiffScreen) and screen.rows is not None):
+                await asyncio.sleep(0.005)
+                screen = app.screen
+            timings.append(time.perf_counter() - started)
+            fork = app.last_fork
+            assert fork is not None
+            assert fork.result.ok, (fork.result.error, fork.result.stderr)
+            await pilot.press("escape")
+    return timings
+
+
+def _post_key(app: ToolReplayApp, key: str) -> None:
+    event = events.Key(key, key)
+    event.set_sender(app)
+    app.post_message(event)
+
+
+def fork_report(cold: list[float], warm: list[float]) -> str:
+    cold_median, warm_median = statistics.median(cold), statistics.median(warm)
+    rows = [
+        ["cold child per fork", f"{cold_median:.3f}", f"{min(cold):.3f}", "1.00x"],
+        [
+            "warm runner (os.fork)",
+            f"{warm_median:.3f}",
+            f"{min(warm):.3f}",
+            f"{cold_median / warm_median:.2f}x faster",
+        ],
+    ]
+    out = [
+        "",
+        f"fork round trip on the bundled incident, f to diff ready ({len(cold)} forks each)",
+        *measure.table(["runs", "median s", "best s", "ratio"], rows),
+        "",
+        measure.TARGETS_HEADING,
+        measure.target_line(
+            warm_median < FORK_TARGET,
+            f"warm fork round trip under {FORK_TARGET:g} s: {warm_median:.3f} s "
+            f"(cold {cold_median:.3f} s)",
+        ),
+    ]
+    return "\n".join(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.tui",
@@ -402,6 +523,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"timed presses of each key per app start with gc off (default {PRESSES})",
     )
     measure.add_sizes(parser, SIZES, "trace sizes, smallest first")
+    parser.add_argument(
+        "--forks",
+        type=int,
+        default=5,
+        help="timed fork round trips on the bundled incident, cold and warm (0 skips them)",
+    )
     args = parser.parse_args(argv)
     repeats: int = args.repeats
     presses: int = args.presses
@@ -421,7 +548,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             measure.progress(f"measuring N={n:,} ...")
             count = measure.repeats_for(n, repeats)
             results.append(measure_size(n, count, presses, directory))
-    print(report(results, repeats, presses, time.perf_counter() - started))
+        fork_text = ""
+        if args.forks > 0:
+            measure.progress("timing fork round trips (cold, then warm) ...")
+            cold = asyncio.run(fork_round_trips(directory, warm=False, forks=args.forks))
+            warm = asyncio.run(fork_round_trips(directory, warm=True, forks=args.forks))
+            fork_text = fork_report(cold, warm)
+    print(report(results, repeats, presses, time.perf_counter() - started) + fork_text)
     return 0
 
 

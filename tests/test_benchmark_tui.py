@@ -18,6 +18,7 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
             *("--sizes", "20", "60"),
             *("--repeats", "1"),
             *("--presses", "1"),
+            *("--forks", "1"),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -31,3 +32,7 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
     assert "targets" in result.stdout
     assert "[SKIP] first paint with rows under 1 s at N=100,000" in result.stdout
     assert "G cost flat in N, N=60 vs N=20" in result.stdout
+    assert "fork round trip on the bundled incident, f to diff ready (1 forks each)" in (
+        result.stdout
+    )
+    assert "warm runner (os.fork)" in result.stdout

@@ -41,7 +41,7 @@ def cli(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
 def protocol(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     document = json.loads(result.stdout)  # stdout is exactly one JSON document
     assert document["protocol"] == "toolreplay.run"
-    assert document["protocol_version"] == 1
+    assert document["protocol_version"] == 2
     assert RunDocument.from_json(result.stdout).to_dict() == document  # the typed reader agrees
     return document
 
@@ -150,6 +150,7 @@ def test_a_changed_application_is_a_replay_contract_error(workdir: Path) -> None
     assert error["identity"]["occurrence"] == 0
     assert error["inputs"] == {"amount": 1500.0, "tier": "gold"}
     assert error["candidates"][0]["inputs"] == DECIDE_INPUTS
+    assert error["candidates"][0]["outcome"]["status"] == "ok"
     text = cli(workdir, "replay", "incident.trp", REFUND_AMOUNT="1500")
     assert text.stdout == ""
     assert "$.amount: recorded 1200.0, called 1500.0" in text.stderr
@@ -302,11 +303,11 @@ def test_diff_refusals(workdir: Path) -> None:
     record(workdir)
     (workdir / "notes.txt").write_text("hello\n")
     lines = (workdir / "incident.trp").read_text().splitlines()
-    header = json.loads(lines[0]) | {"format_version": 5}
+    header = json.loads(lines[0]) | {"format_version": 6}
     (workdir / "future.trp").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     future = cli(workdir, "diff", "incident.trp", "future.trp")
     assert future.returncode == 2
-    assert "trace format version 5 is not supported" in future.stderr
+    assert "trace format version 6 is not supported" in future.stderr
     for args in (("incident.trp", "missing.trp"), ("incident.trp", "notes.txt")):
         result = cli(workdir, "diff", *args)
         assert result.returncode == 2

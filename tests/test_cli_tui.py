@@ -1,11 +1,19 @@
-"""`toolreplay tui`, run as a real child process: its refusals, and the lazy import of the UI."""
+"""`toolreplay tui`, run as a real child process: its refusals, the lazy import of the UI,
+and its exit status in a real terminal (a pseudo-terminal the test types into)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import re
+import select
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -176,3 +184,110 @@ def test_it_hands_the_trace_runner_and_against_trace_to_the_ui(recorded: Path) -
     folder = run_python("-c", code, "toolreplay", "tui", str(recorded.parent))
     assert folder.returncode == 0, folder.stderr
     assert folder.stdout == f"({recorded.parent!r}, None, None, None)\n"
+
+
+_ESCAPES = re.compile(
+    r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])"
+)
+
+
+def _screen_text(raw: bytes) -> str:
+    """What a terminal shows, roughly: the output without its escape sequences."""
+    return _ESCAPES.sub("", raw.decode("utf-8", "replace"))
+
+
+def run_in_terminal(
+    argv: list[str], *, wait_for: str, keys: bytes, cwd: Path, timeout: float = 90.0
+) -> tuple[int, str]:
+    """Run `argv` in a 250x40 pseudo-terminal; once the screen shows `wait_for`, type
+    `keys`; return the exit status and everything the terminal received (escapes removed)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 250, 0, 0))
+    environment = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "250", "LINES": "40"}
+    for name in ("NO_COLOR", "TEXTUAL"):
+        environment.pop(name, None)
+    child = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=environment
+    )
+    os.close(slave)
+    received = b""
+    typed = False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                received += chunk
+            if not typed and wait_for in _screen_text(received):
+                time.sleep(0.5)  # let it settle: keys typed while drawing are kept anyway
+                os.write(master, keys)
+                typed = True
+            if child.poll() is not None and not ready:
+                break
+        status = child.wait(timeout=max(deadline - time.monotonic(), 1.0))
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+    assert typed, f"the screen never showed {wait_for!r}: {_screen_text(received)[-2000:]}"
+    return status, _screen_text(received)
+
+
+def test_a_trace_that_cannot_be_opened_exits_2_after_showing_why(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.trp"
+    broken.write_text("this is not a trace\n", encoding="utf-8")
+    status, shown = run_in_terminal(
+        [sys.executable, "-m", "toolreplay", "tui", str(broken)],
+        wait_for="cannot be opened",
+        keys=b"q",
+        cwd=tmp_path,
+    )
+    assert status == 2, shown[-2000:]
+    flat = " ".join(shown.split())
+    assert f"toolreplay tui: cannot open the trace: {broken}:1: not valid JSON" in flat
+    assert "Traceback" not in flat
+
+
+def test_a_normal_quit_exits_0(recorded: Path) -> None:
+    status, shown = run_in_terminal(
+        [sys.executable, "-m", "toolreplay", "tui", str(recorded)],
+        wait_for="complete",
+        keys=b"q",
+        cwd=recorded.parent,
+    )
+    assert status == 0, shown[-2000:]
+
+
+def test_a_crash_of_the_ui_exits_1_and_names_the_saved_traceback(recorded: Path) -> None:
+    # No bug is known to crash the UI, so this child breaks one action on purpose: `?`
+    # raises. What is tested is what follows: the status, the message and the file.
+    code = (
+        "import sys\n"
+        "from toolreplay_tui.app import ToolReplayApp\n"
+        "def broken_help(self):\n"
+        "    raise RuntimeError('injected fault in the help key')\n"
+        "ToolReplayApp.action_help = broken_help\n"
+        "import toolreplay.cli\n"
+        f"sys.argv = {json.dumps(['toolreplay', 'tui', str(recorded)])}\n"
+        "toolreplay.cli.main()\n"
+    )
+    status, shown = run_in_terminal(
+        [sys.executable, "-c", code], wait_for="complete", keys=b"?", cwd=recorded.parent
+    )
+    assert status == 1, shown[-2000:]
+    report = recorded.parent / ".toolreplay" / "refund-crash-1.txt"
+    flat = " ".join(shown.split())
+    assert (
+        "toolreplay tui crashed (RuntimeError: injected fault in the help key); "
+        f"the traceback is in {report}" in flat
+    )
+    saved = report.read_text(encoding="utf-8")
+    assert saved.startswith("Traceback (most recent call last):")
+    assert "RuntimeError: injected fault in the help key" in saved

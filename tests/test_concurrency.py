@@ -481,7 +481,7 @@ def test_a_format_3_trace_replays_forks_and_diffs_unchanged(tmp_path: Path) -> N
     with toolreplay.fork(path, branch):
         sequential_refunds()
     forked = toolreplay.read_trace(branch)
-    assert forked.header.format_version == toolreplay.TRACE_FORMAT_VERSION == 4
+    assert forked.header.format_version == toolreplay.TRACE_FORMAT_VERSION == 5
     assert forked.lanes == ("main",)
     assert toolreplay.diff(path, branch).differences == ()
     assert path.read_bytes() == before
@@ -491,9 +491,35 @@ def test_the_bundled_incident_still_replays(tmp_path: Path) -> None:
     from examples.incident.app import run_incident
 
     trace = toolreplay.read_trace(Path("examples/incident/refund.trp"))
-    assert trace.header.format_version == 3
+    assert trace.header.format_version == 5
     with toolreplay.replay(trace):
         run_incident()
+
+
+def test_a_format_4_trace_replays_and_forks_with_its_lanes(tmp_path: Path) -> None:
+    # Written by the release that introduced lanes (format 4, before supplied and live).
+    path = FIXTURES / "concurrent-v4.trp"
+    before = path.read_bytes()
+    trace = toolreplay.read_trace(path)
+    assert trace.header.format_version == 4
+    assert trace.complete
+    assert set(trace.lanes) == {"thread-1", "task-1"}
+    assert trace.footer is not None
+    assert (trace.footer.unobserved, trace.footer.attempted) == ((), None)
+
+    def refunds() -> None:
+        crm.get_customer(42)
+        crm.get_customer(7, include_history=True)
+        crm.create_refund(42, 50.0)
+
+    with toolreplay.replay(path):
+        refunds()
+    branch = tmp_path / "branch.trp"
+    with toolreplay.fork(path, branch):
+        refunds()
+    assert toolreplay.read_trace(branch).header.format_version == 5
+    assert toolreplay.diff(path, branch).differences == ()
+    assert path.read_bytes() == before
 
 
 # --- the operation line of format 4 -------------------------------------------------------

@@ -193,7 +193,7 @@ def test_the_report_is_deterministic_json(tmp_path: Path) -> None:
     first = compare(tmp_path, base_calls(), target).to_dict()
     second = toolreplay.diff(tmp_path / "source.trp", tmp_path / "target.trp").to_dict()
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
-    assert first["format_version"] == 1
+    assert first["format_version"] == 2
     assert first["identical"] is False
     assert first["counts"]["output_changed"] == 1
     assert first["first_divergence"]["fields"][0]["path"] == "$.output.decision"

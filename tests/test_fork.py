@@ -311,7 +311,7 @@ def test_patch_files_round_trip_and_refuse_bad_input(tmp_path: Path) -> None:
     assert toolreplay.read_patches(path) == patches
     document = json.loads(path.read_text())
     assert document["format"] == "toolreplay.patches"
-    assert document["format_version"] == 1
+    assert document["format_version"] == 2
     assert document["patches"][0]["patch_id"] == patches[0].patch_id
     with pytest.raises(PatchFileError, match="already exists"):
         toolreplay.write_patches(path, [])
@@ -331,8 +331,13 @@ def test_patch_files_round_trip_and_refuse_bad_input(tmp_path: Path) -> None:
     )
     assert "not valid JSON" in bad("{")
     assert "not a patch file" in bad("[]")
-    assert "format version 2 is not supported" in bad(
-        json.dumps({"format": "toolreplay.patches", "format_version": 2, "patches": []})
+    assert "format version 3 is not supported" in bad(
+        json.dumps({"format": "toolreplay.patches", "format_version": 3, "patches": []})
+    )
+    supplied = {**entry, "kind": "supply_output"}
+    del supplied["patch_id"]
+    assert 'kind must be "replace_output" (format version 1), found "supply_output"' in bad(
+        wrap(supplied)
     )
     assert "patches[0]: unknown colour" in bad(wrap({**entry, "colour": "red"}))
     assert "patches[0]: missing value" in bad(

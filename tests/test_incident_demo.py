@@ -93,26 +93,77 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
             server.stop()
 
 
+INCIDENT_EFFECTS = [
+    "crm.customer.get",
+    "policy.refund.get",
+    "openai.responses.create",
+    "billing.refund.create",
+    "notify.customer",
+]
+REVIEW_ANSWER = {"ticket": "rv_ord_1042", "queue": "refunds"}
+
+
 def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
     status, state = demo.request("GET", "/api/state")
     assert status == 200
-    assert state["next"] == "replay"
+    assert (state["next"], state["asking"]) == ("replay", None)
     assert state["results"]["incident"] == {
         "decision": "approved",
         "amount": 1200.0,
-        "operations": 2,
+        "operations": 5,
+        "effects": INCIDENT_EFFECTS,
         "provider_calls": 1,
     }
     status, state = demo.act("replay")
     assert status == 200
     assert state["results"]["replay"] == {
         "decision": "approved",
-        "operations_replayed": 2,
+        "operations_replayed": 5,
         "provider_calls": 0,
     }
+
+    # The corrected run queues the order for review: the fork stops and asks.
     status, state = demo.act("correct")
-    assert state["results"]["correct"]["decision"] == "manual_review"
-    assert state["results"]["correct"]["provider_calls"] == 0
+    assert status == 200
+    assert state["asking"] == {
+        "effect": "review.queue.add",
+        "occurrence": 0,
+        "inputs": {
+            "order_id": "ord_1042",
+            "amount": 1200.0,
+            "reason": "above the manual review limit",
+        },
+        "suggestion": None,  # the recording never called the queue
+    }
+    assert state["results"]["correct"] == {"stopped_at": "review.queue.add", "supplied": []}
+    assert (state["next"], state["completed"]) == ("correct", ["replay"])
+    status, error = demo.act("compare")
+    assert status == 409
+    assert "the next step is correct" in error["error"]["message"]
+
+    status, state = demo.act("supply", json.dumps({"value": REVIEW_ANSWER}).encode())
+    assert status == 200
+    # Then at the new notice; its answer starts from the recorded notice's.
+    assert state["asking"]["effect"] == "notify.customer"
+    assert "being reviewed" in state["asking"]["inputs"]["message"]
+    assert state["asking"]["suggestion"] == {"sent": True, "channel": "email"}
+    status, state = demo.act(
+        "supply", json.dumps({"value": state["asking"]["suggestion"]}).encode()
+    )
+    assert status == 200
+    assert state["asking"] is None
+    assert state["results"]["correct"] == {
+        "decision": "manual_review",
+        "patched_effect": "openai.responses.create",
+        "patched_operations": 3,
+        "supplied": ["review.queue.add", "notify.customer"],
+        "not_called": ["billing.refund.create", "notify.customer"],
+        "provider_calls": 0,
+    }
+    status, error = demo.act("supply", b'{"value": 1}')
+    assert status == 409
+    assert "not waiting for a call's answer" in error["error"]["message"]
+
     status, state = demo.act("compare")
     compare = state["results"]["compare"]
     assert (compare["effect"], compare["path"]) == (
@@ -124,11 +175,21 @@ def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
         "manual_review",
         True,
     )
+    assert compare["missing"] == ["billing.refund.create", "notify.customer"]
+    assert compare["added"] == [
+        {"effect": "review.queue.add", "origin": "supplied"},
+        {"effect": "notify.customer", "origin": "supplied"},
+    ]
     status, state = demo.act("promote")
     promote = state["results"]["promote"]
     assert promote["verified"] is True
     assert promote["files"] == 3
-    assert promote["returned"] == {"order_id": 7, "amount": 1200.0, "decision": "manual_review"}
+    assert promote["returned"] == {
+        "order_id": "ord_1042",
+        "amount": 1200.0,
+        "decision": "manual_review",
+        "review_ticket": "rv_ord_1042",
+    }
     assert state["next"] is None
 
     everything = json.dumps(state)
@@ -139,10 +200,29 @@ def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
 
     status, state = demo.act("reset")
     assert status == 200
-    assert state["completed"] == []
+    assert (state["completed"], state["asking"]) == ([], None)
     assert state["next"] == "replay"
     assert list(state["results"]) == ["incident"]
     assert demo.stop() == 0
+
+
+def test_a_supplied_answer_is_checked_before_the_fork_runs_again(demo: Demo) -> None:
+    demo.act("replay")
+    status, state = demo.act("correct")
+    assert state["asking"]["effect"] == "review.queue.add"
+    refused = {
+        b'{"value": NaN}': "NaN is not a number",
+        b'{"value": 1e400}': "not portable",
+        b'{"answer": 1}': 'exactly one key, "value"',
+        b"{}": 'exactly one key, "value"',
+    }
+    for body, message in refused.items():
+        status, error = demo.act("supply", body)
+        assert status == 400, body
+        assert message in error["error"]["message"], body
+    status, state = demo.request("GET", "/api/state")
+    assert state["asking"]["effect"] == "review.queue.add"  # still asking, nothing supplied
+    assert state["results"]["correct"]["supplied"] == []
 
 
 def test_the_scenario_folder_lives_only_as_long_as_the_server(demo: Demo, tmp_path: Path) -> None:
@@ -208,6 +288,8 @@ def test_a_failed_step_shows_no_path_and_can_be_retried(
     folder = tmp_path / "scenario"
     scenario = DemoScenario(folder)
     scenario.run("replay")
+    scenario.run("correct")
+    scenario.run("supply", {"value": REVIEW_ANSWER})
     decide = refund_app.decide_refund
 
     def crashing(client: Any) -> Any:
@@ -216,12 +298,14 @@ def test_a_failed_step_shows_no_path_and_can_be_retried(
 
     monkeypatch.setattr(refund_app, "decide_refund", crashing)
     with pytest.raises(DemoError) as caught:
-        scenario.run("correct")
+        scenario.run("supply", {"value": {"sent": True, "channel": "email"}})
     assert caught.value.status == 500
     assert caught.value.message == "OSError: [Errno 5] Input/output error: '<scenario>/notes.txt'"
     assert not (folder / "corrected.trp").exists()  # the partial branch is gone...
     monkeypatch.setattr(refund_app, "decide_refund", decide)
-    state = scenario.run("correct")  # ...so the step runs again without a reset
+    assert scenario.state()["asking"]["effect"] == "notify.customer"  # still asking
+    # ...so the answer can be supplied again without a reset
+    state = scenario.run("supply", {"value": {"sent": True, "channel": "email"}})
     assert state["results"]["correct"]["decision"] == "manual_review"
 
     def failing_record(path: Path, **options: Any) -> Any:
@@ -356,8 +440,32 @@ def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
         expect(page.locator('[data-result="replay"]')).to_contain_text("0 provider calls")
         expect(buttons["compare"]).to_be_disabled()
         buttons["correct"].click()
+        ask = page.locator("[data-ask]")
+        answer = page.locator("#supply-value")
+        supply = page.locator("button[data-supply]")
+        expect(ask).to_be_visible()
+        expect(ask).to_contain_text("called review.queue.add (occurrence 0)")
+        expect(ask).to_contain_text("a call the recording never made")
         expect(page.locator('[data-result="correct"]')).to_contain_text(
-            "Corrected fork decision: manual_review"
+            "The fork stopped at review.queue.add"
+        )
+        expect(answer).to_have_value("null")  # the recording never called the queue
+        expect(buttons["correct"]).to_be_disabled()
+        answer.fill("{not json")
+        supply.click()
+        expect(page.locator("#error")).to_contain_text("The answer is not valid JSON")
+        answer.fill('{"ticket": "rv_ord_1042", "queue": "refunds"}')
+        supply.click()
+        expect(ask).to_contain_text("called notify.customer (occurrence 0)")
+        expect(ask).to_contain_text("being reviewed")
+        expect(answer).to_have_value('{\n  "sent": true,\n  "channel": "email"\n}')
+        supply.click()
+        expect(ask).to_be_hidden()
+        correct = page.locator('[data-result="correct"]')
+        expect(correct).to_contain_text("Corrected fork decision: manual_review")
+        expect(correct).to_contain_text("supplied review.queue.add, notify.customer")
+        expect(correct).to_contain_text(
+            "Not called by the corrected run: billing.refund.create, notify.customer"
         )
         buttons["compare"].click()
         compare = page.locator('[data-result="compare"]')
@@ -365,6 +473,12 @@ def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
         expect(compare).to_contain_text("openai.responses.create")
         expect(compare).to_contain_text("$.output.body.output[1].content[0].text")
         expect(compare).to_contain_text("not a claim about the root cause")
+        expect(compare).to_contain_text(
+            "Missing from the corrected run: billing.refund.create, notify.customer"
+        )
+        expect(compare).to_contain_text(
+            "Added: review.queue.add (supplied), notify.customer (supplied)"
+        )
         buttons["promote"].click()
         promote = page.locator('[data-result="promote"]')
         expect(promote).to_contain_text("Promoted case refund_over_limit_needs_review")

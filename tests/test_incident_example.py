@@ -72,6 +72,8 @@ def test_the_bundled_trace_is_complete_and_names_its_runner() -> None:
         "crm.customer.get",
         "policy.refund.get",
         "openai.responses.create",
+        "billing.refund.create",
+        "notify.customer",
     ]
     recorded = recorded_response(trace)
     assert recorded["status"] == 200
@@ -119,12 +121,24 @@ def test_the_cli_replays_the_bundled_incident_with_the_header_runner() -> None:
         "order_id": "ord_1042",
         "amount": 1200.0,
         "decision": "approved",
+        "refund_id": "rf_ord_1042",
     }
     # The runner's transport refuses every request, so success means no provider was asked.
-    assert document["counts"] == {"operations_in_trace": 3, "operations_consumed": 3}
+    assert document["counts"] == {"operations_in_trace": 5, "operations_consumed": 5}
 
 
-def test_a_fork_with_manual_review_diverges_at_the_model_text(tmp_path: Path) -> None:
+REVIEW_INPUTS = {
+    "order_id": "ord_1042",
+    "amount": 1200.0,
+    "reason": "above the manual review limit",
+}
+REVIEW_NOTICE = {
+    "customer_id": 5817,
+    "message": "Your refund request for order ord_1042 is being reviewed by our team.",
+}
+
+
+def test_a_fork_with_manual_review_goes_to_review_with_supplied_answers(tmp_path: Path) -> None:
     source = toolreplay.read_trace(BUNDLED)
     recorded = model_call(source)
     corrected = recorded_response(source)
@@ -135,17 +149,49 @@ def test_a_fork_with_manual_review_diverges_at_the_model_text(tmp_path: Path) ->
         occurrence=recorded.identity.occurrence,
         value=corrected,
     )
-    patches = toolreplay.write_patches(tmp_path / "fix.json", [patch])
-    branch = tmp_path / "corrected.trp"
+    only_the_answer = toolreplay.write_patches(tmp_path / "answer.json", [patch])
     before = BUNDLED.read_bytes()
 
-    forked = run_json("fork", BUNDLED_ARG, "--patches", str(patches), "--output", str(branch))
+    # The corrected run calls the review queue, which the recording never did: it stops.
+    stopped = run(
+        "-m", "toolreplay", "fork", BUNDLED_ARG, "-p", str(only_the_answer),
+        "-o", str(tmp_path / "stopped.trp"), "--allow-unobserved", "--format", "json",
+    )  # fmt: skip
+    assert stopped.returncode == 1
+    error = json.loads(stopped.stdout)["error"]
+    assert error["identity"]["effect"] == "review.queue.add"
+    assert error["inputs"] == REVIEW_INPUTS
+
+    supplied = [
+        patch,
+        toolreplay.supply_output(
+            effect="review.queue.add", inputs=REVIEW_INPUTS, value={"ticket": "rv_ord_1042"}
+        ),
+        toolreplay.supply_output(
+            effect="notify.customer", inputs=REVIEW_NOTICE, value={"sent": True}
+        ),
+    ]
+    patches = toolreplay.write_patches(tmp_path / "fix.json", supplied)
+    branch = tmp_path / "corrected.trp"
+    forked = run_json(
+        "fork", BUNDLED_ARG, "--patches", str(patches), "--output", str(branch),
+        "--allow-unobserved",
+    )  # fmt: skip
     assert forked["outcome"] == "ok"
     assert forked["return_value"]["decision"] == "manual_review"
-    assert forked["counts"]["operations_patched"] == 1
+    assert forked["return_value"]["review_ticket"] == "rv_ord_1042"
+    assert forked["counts"]["operations_patched"] == 3
+    assert forked["counts"]["operations_unobserved"] == 2
     assert BUNDLED.read_bytes() == before  # the source trace is never modified
 
     report = run_json("diff", BUNDLED_ARG, str(branch))
+    assert [(d["type"], d["effect"]) for d in report["differences"]] == [
+        ("output_changed", "openai.responses.create"),
+        ("operation_missing", "billing.refund.create"),
+        ("operation_missing", "notify.customer"),
+        ("operation_added", "review.queue.add"),
+        ("operation_added", "notify.customer"),
+    ]
     first = report["first_divergence"]
     assert first["type"] == "output_changed"
     assert first["effect"] == "openai.responses.create"

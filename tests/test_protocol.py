@@ -126,10 +126,10 @@ def run_document(**changes: Any) -> dict[str, Any]:
 
 def test_another_version_is_refused_before_anything_else() -> None:
     with pytest.raises(ProtocolVersionError) as raised:
-        RunDocument.from_dict(run_document(protocol_version=2, outcome="what_if"))
-    assert raised.value.version == 2
+        RunDocument.from_dict(run_document(protocol_version=1, outcome="what_if"))
+    assert raised.value.version == 1
     assert raised.value.supported == RUN_PROTOCOL_VERSION
-    assert "protocol_version 2; this toolreplay reads version 1" in str(raised.value)
+    assert "protocol_version 1; this toolreplay reads version 2" in str(raised.value)
     with pytest.raises(ProtocolVersionError, match="format_version null"):
         PromoteDocument.from_dict({"outcome": "ok"})
     with pytest.raises(ProtocolVersionError, match="format_version true"):

@@ -28,6 +28,7 @@ __all__ = [
     "CaseSearchError",
     "DiffError",
     "EffectDefinitionError",
+    "ForkOptionError",
     "JsonTextError",
     "LegacyOpenAITraceError",
     "NestedEffectError",
@@ -218,8 +219,10 @@ class ReplayContractError(ToolReplayError):
 class ReplayMiss(ReplayContractError):
     """An effect was called with an identity the trace does not hold.
 
-    `identity` and `inputs` describe the call; `candidates` are the nearest
-    recorded operations of the same effect, best first.
+    `identity` and `inputs` describe the call (`effect` and `occurrence` are
+    shortcuts); `candidates` are the nearest recorded operations of the same
+    effect, best first (empty when the trace holds no call of it). In a fork
+    this is the unrecorded call the run stopped at, which a supply patch can answer.
     """
 
     def __init__(
@@ -234,6 +237,15 @@ class ReplayMiss(ReplayContractError):
         self.identity = identity
         self.inputs = inputs
         self.candidates = tuple(candidates)
+
+    @property
+    def effect(self) -> str:
+        """The dotted name of the effect that was called."""
+        return self.identity.effect
+
+    @property
+    def occurrence(self) -> int:
+        return self.identity.occurrence
 
 
 class AmbiguousReplayMatch(ReplayContractError):
@@ -273,6 +285,10 @@ class UnappliedPatchError(ReplayContractError):
 
 class PatchError(ToolReplayError, ValueError):
     """A patch cannot be built or applied as given."""
+
+
+class ForkOptionError(ToolReplayError, ValueError):
+    """A fork option is malformed (a `live=` entry, the `unobserved=` policy)."""
 
 
 class PatchFileError(PatchError):

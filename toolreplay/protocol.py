@@ -32,6 +32,7 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue
 from toolreplay.runtime.failures import qualified_name
+from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import Operation, OperationIdentity
 
 __all__ = [
@@ -56,8 +57,9 @@ __all__ = [
 
 RUN_PROTOCOL = "toolreplay.run"
 """The `protocol` key of a `RunDocument`."""
-RUN_PROTOCOL_VERSION = 1
-"""The `protocol_version` this module writes and reads."""
+RUN_PROTOCOL_VERSION = 2
+"""The `protocol_version` this module writes and reads (2: reported operations carry
+their recorded outcome, so a reader can offer the nearest call's output)."""
 PROMOTE_FORMAT_VERSION = 1
 """The `format_version` of `toolreplay promote --format json`."""
 VERIFY_FORMAT_VERSION = 1
@@ -252,7 +254,11 @@ def _read_identity(fields: _Fields) -> CallIdentity:
 
 @dataclass(frozen=True, slots=True)
 class ReportedOperation:
-    """A recorded operation an error names: a miss's candidate, an unconsumed one, a copy."""
+    """A recorded operation an error names: a miss's candidate, an unconsumed one, a copy.
+
+    `outcome` is the recorded outcome as the trace line holds it:
+    `{"status": "ok", "value": ...}` or `{"status": "error", "error": {...}}`.
+    """
 
     logical_id: int
     line: int | None
@@ -262,6 +268,7 @@ class ReportedOperation:
     fingerprint: str
     occurrence: int
     inputs: JsonValue
+    outcome: JsonValue = None
 
     @classmethod
     def from_operation(cls, operation: Operation) -> ReportedOperation:
@@ -275,10 +282,21 @@ class ReportedOperation:
             identity.fingerprint,
             identity.occurrence,
             cast(JsonValue, operation.inputs),
+            cast(JsonValue, operation_to_dict(operation)["outcome"]),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "logical_id": self.logical_id,
+            "line": self.line,
+            "effect": self.effect,
+            "namespace": self.namespace,
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+            "occurrence": self.occurrence,
+            "inputs": self.inputs,
+            "outcome": self.outcome,
+        }
 
 
 def _read_operation(fields: _Fields) -> ReportedOperation:
@@ -291,6 +309,7 @@ def _read_operation(fields: _Fields) -> ReportedOperation:
         fingerprint=fields.text("fingerprint"),
         occurrence=fields.integer("occurrence"),
         inputs=fields.value("inputs"),
+        outcome=fields.value("outcome"),
     )
 
 

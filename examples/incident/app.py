@@ -3,12 +3,17 @@
 Order 1042 asks for a $1,200.00 refund. The refund policy says refunds above
 $1,000.00 need manual review, and the prompt even says so, but the code never
 checks the limit itself: whatever the model answers decides. On the day of the
-incident the model answered "approve", and the refund was approved.
+incident the model answered "approve", the refund was issued
+(`billing.refund.create`) and the customer told so (`notify.customer`). Had it
+answered "manual_review", the order would have gone to the review queue
+(`review.queue.add`) and the customer been told that instead: a path the
+recording never took, which a fork can only follow with supplied answers.
 
-The customer and policy lookups are plain effects; the model is called through
-the Tool Replay OpenAI adapter. `run_incident` is the runner stored in the
-trace header: its client's transport refuses every request, so the incident
-can only ever be replayed or forked, never sent to a provider.
+The lookups, the refund, the review queue and the notification are plain
+effects; the model is called through the Tool Replay OpenAI adapter.
+`run_incident` is the runner stored in the trace header: its client's transport
+refuses every request, so the incident can only ever be replayed or forked,
+never sent to a provider.
 """
 
 from __future__ import annotations
@@ -27,9 +32,12 @@ __all__ = [
     "MODEL",
     "ORDER_ID",
     "RUNNER",
+    "add_to_review_queue",
+    "create_refund",
     "decide_refund",
     "get_customer",
     "get_refund_policy",
+    "notify_customer",
     "openai_client",
     "run_incident",
 ]
@@ -66,6 +74,24 @@ def get_refund_policy(region: str) -> dict[str, JsonValue]:
     }
 
 
+@toolreplay.effect("billing.refund.create")
+def create_refund(order_id: str, amount: float) -> dict[str, JsonValue]:
+    """Issue the refund (the incident's recording holds what billing answered)."""
+    return {"refund_id": f"rf_{order_id}", "order_id": order_id, "amount": amount}
+
+
+@toolreplay.effect("review.queue.add")
+def add_to_review_queue(order_id: str, amount: float, reason: str) -> dict[str, JsonValue]:
+    """Put the order in front of a person; never called on the day of the incident."""
+    return {"ticket": f"rv_{order_id}", "queue": "refunds"}
+
+
+@toolreplay.effect("notify.customer")
+def notify_customer(customer_id: int, message: str) -> dict[str, JsonValue]:
+    """Tell the customer what happens to their request."""
+    return {"sent": True, "channel": "email"}
+
+
 def decide_refund(client: InstrumentedOpenAI) -> dict[str, JsonValue]:
     """Decide the refund of order 1042 with the model's help (the buggy part)."""
     customer = get_customer(CUSTOMER_ID)
@@ -84,8 +110,27 @@ def decide_refund(client: InstrumentedOpenAI) -> dict[str, JsonValue]:
     )
     verdict = response.output_text.strip()
     # The bug: the policy limit is only in the prompt; the model's word is final.
-    decision = "approved" if verdict == "approve" else "manual_review"
-    return {"order_id": ORDER_ID, "amount": AMOUNT, "decision": decision}
+    if verdict == "approve":
+        refund = create_refund(ORDER_ID, AMOUNT)
+        notify_customer(
+            CUSTOMER_ID, f"Your refund of ${AMOUNT:,.2f} for order {ORDER_ID} has been issued."
+        )
+        return {
+            "order_id": ORDER_ID,
+            "amount": AMOUNT,
+            "decision": "approved",
+            "refund_id": refund["refund_id"],
+        }
+    ticket = add_to_review_queue(ORDER_ID, AMOUNT, "above the manual review limit")
+    notify_customer(
+        CUSTOMER_ID, f"Your refund request for order {ORDER_ID} is being reviewed by our team."
+    )
+    return {
+        "order_id": ORDER_ID,
+        "amount": AMOUNT,
+        "decision": "manual_review",
+        "review_ticket": ticket["ticket"],
+    }
 
 
 def _refuse(request: Any) -> Any:

@@ -1,69 +1,41 @@
-"""The application under investigation: a refund decision that trusts the model too much.
+"""The application under investigation: the bundled incident's (`examples/incident/app.py`).
 
-Refunds above $1,000 require manual review, but `decide_refund` approves whatever
-the model approves. The model is called through the Tool Replay OpenAI adapter;
-the order lookup is a plain effect. The transports are local: one serves the
-answer the model gave on the day of the incident, the other refuses every
-request, so any provider call after the capture would fail loudly.
+Order ord_1042 asks for a $1,200.00 refund. Refunds above $1,000.00 need manual
+review, but the application does whatever the model answers: on the day of the
+incident the model said `approve`, so the refund was issued
+(`billing.refund.create`) and the customer told so (`notify.customer`). Had it
+said `manual_review`, the order would have gone to the review queue
+(`review.queue.add`) and the customer been told that instead.
+
+This module adds what the demo shows around it: a local transport that counts
+provider requests (one at capture time, none after), serving the model's answer
+on the day of the incident or refusing every request.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import openai
+from examples.incident import app
+from examples.incident.record import incident_body
+from examples.local_openai import HTTP
+from toolreplay.adapters.openai import InstrumentedOpenAI
 
-import toolreplay
-from examples.local_openai import HTTP, message_item, response_body
-from toolreplay import JsonValue
-from toolreplay.adapters.openai import InstrumentedOpenAI, instrument
+__all__ = ["AMOUNT", "ORDER_ID", "RUNNER", "CountingTransport", "client_for", "decide_refund"]
 
-ORDER_ID = 7
-REVIEW_THRESHOLD = 1000.0
-MODEL = "gpt-5-mini"
-DEMO_KEY = "sk-demo-offline-not-a-real-key"
-
-
-@toolreplay.effect("orders.get")
-def get_order(order_id: int) -> dict[str, JsonValue]:
-    return {"order_id": order_id, "customer": "Ada", "amount": 1200.0, "reason": "damaged"}
-
-
-def decide_refund(client: InstrumentedOpenAI, order_id: int = ORDER_ID) -> dict[str, JsonValue]:
-    order = get_order(order_id)
-    response = client.responses.create(
-        model=MODEL,
-        input=(
-            f"A customer asks for a refund of ${order['amount']:.2f} because the item arrived "
-            f"{order['reason']}. Answer approve or manual_review."
-        ),
-        reasoning={"effort": "minimal"},
-        max_output_tokens=64,
-    )
-    verdict = response.output_text.strip()
-    # The bug: the policy threshold is never checked, the model's word is final.
-    decision = "approved" if verdict == "approve" else "manual_review"
-    return {"order_id": order_id, "amount": order["amount"], "decision": decision}
-
-
-def incident_body(text: str = "approve") -> dict[str, Any]:
-    """The Responses API body the model sent on the day of the incident."""
-    return response_body(
-        text,
-        output=[
-            {"type": "reasoning", "id": "rs_demo", "summary": []},
-            message_item(text, item_id="msg_demo"),
-        ],
-        id="resp_demo_incident",
-        created_at=1764400000,
-    )
+ORDER_ID = app.ORDER_ID
+AMOUNT = app.AMOUNT
+RUNNER = app.RUNNER
+"""The promoted case's runner: the application with a provider it cannot reach."""
+decide_refund = app.decide_refund
 
 
 class CountingTransport(HTTP.MockTransport):
-    """A local transport that counts requests; `answer=None` refuses every one."""
+    """A local transport that counts requests; without `answering`, it refuses every one."""
 
-    def __init__(self, answer: dict[str, Any] | None) -> None:
+    def __init__(self, *, answering: bool = False) -> None:
         self.calls = 0
+        answer: dict[str, Any] | None = incident_body() if answering else None
 
         def handle(request: Any) -> Any:
             self.calls += 1
@@ -75,11 +47,5 @@ class CountingTransport(HTTP.MockTransport):
 
 
 def client_for(transport: CountingTransport) -> InstrumentedOpenAI:
-    return instrument(
-        openai.OpenAI(api_key=DEMO_KEY, http_client=HTTP.Client(transport=transport), max_retries=0)
-    )
-
-
-def run_case() -> dict[str, JsonValue]:
-    """The promoted case's runner: the application with a transport that refuses everything."""
-    return decide_refund(client_for(CountingTransport(None)))
+    """The incident's instrumented client, sending through `transport`."""
+    return app.openai_client(transport)

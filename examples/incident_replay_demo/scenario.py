@@ -1,8 +1,13 @@
 """The demo's state machine: each step calls the real Tool Replay API on a private folder.
 
 Steps run in order (replay, correct, compare, promote); `reset` records the
-incident again and starts over. Results are plain JSON for the page: decisions,
-counts, effect names and JSON paths, never a file path, a key or an HTTP object.
+incident again and starts over. The correction forks the incident with the
+model's answer changed. The corrected run then makes calls the recording never
+made (the review queue, a new notice to the customer), so the fork stops and
+asks for each one's answer; `supply` gives it (a `supply_output` patch) and
+forks again, until the fork completes. Results are plain JSON for the page:
+decisions, counts, effect names, inputs and JSON paths, never a file path, a
+key or an HTTP object.
 """
 
 from __future__ import annotations
@@ -11,17 +16,18 @@ import copy
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import toolreplay
 from examples.incident_replay_demo import refund_app
-from toolreplay import JsonValue
+from toolreplay import JsonValue, Patch
 
 __all__ = ["STEPS", "DemoError", "DemoScenario"]
 
 STEPS = ("replay", "correct", "compare", "promote")
+ACTIONS = (*STEPS, "supply")
 CASE_NAME = "refund_over_limit_needs_review"
-RUNNER = "examples.incident_replay_demo.refund_app:run_case"
+MODEL_EFFECT = "openai.responses.create"
 
 
 class DemoError(Exception):
@@ -33,6 +39,15 @@ class DemoError(Exception):
         self.message = message
 
 
+def _corrected_answer(recorded: JsonValue) -> JsonValue:
+    """The model's recorded output with its one word changed to `manual_review`."""
+    corrected = copy.deepcopy(recorded)
+    body = cast(dict[str, Any], corrected)["body"]
+    message = next(item for item in body["output"] if item["type"] == "message")
+    message["content"][0]["text"] = "manual_review"
+    return corrected
+
+
 class DemoScenario:
     """One incident in its own folder, walked through step by step (thread-safe)."""
 
@@ -41,6 +56,9 @@ class DemoScenario:
         self._lock = threading.Lock()
         self._completed: list[str] = []
         self._results: dict[str, dict[str, JsonValue]] = {}
+        self._supplies: list[Patch] = []
+        self._asking: toolreplay.ReplayMiss | None = None
+        self._corrected: dict[str, JsonValue] | None = None
         self.reset()
 
     @property
@@ -63,22 +81,23 @@ class DemoScenario:
     def reset(self) -> dict[str, Any]:
         """Forget everything and record the incident again (with the local transport)."""
         with self._lock:
-            self._completed = []
-            self._results = {}
+            self._completed, self._results = [], {}
+            self._supplies, self._asking, self._corrected = [], None, None
             try:
                 shutil.rmtree(self._folder, ignore_errors=True)
                 self._folder.mkdir(parents=True)
-                transport = refund_app.CountingTransport(refund_app.incident_body("approve"))
-                with toolreplay.record(self._incident, metadata={"runner": RUNNER}):
+                transport = refund_app.CountingTransport(answering=True)
+                with toolreplay.record(self._incident, metadata={"runner": refund_app.RUNNER}):
                     outcome = refund_app.decide_refund(refund_app.client_for(transport))
-                operations = len(toolreplay.read_trace(self._incident))
+                trace = toolreplay.read_trace(self._incident)
             except Exception as error:
                 raise self._failure(error) from error
             self._results = {
                 "incident": {
                     "decision": outcome["decision"],
                     "amount": outcome["amount"],
-                    "operations": operations,
+                    "operations": len(trace),
+                    "effects": [op.effect for op in trace.operations],
                     "provider_calls": transport.calls,
                 }
             }
@@ -90,35 +109,52 @@ class DemoScenario:
 
     def _state(self) -> dict[str, Any]:
         pending = [step for step in STEPS if step not in self._completed]
+        asking = self._asking
         return {
             "steps": list(STEPS),
             "completed": list(self._completed),
             "next": pending[0] if pending else None,
+            "asking": None if asking is None else _asked(asking),
             "results": copy.deepcopy(self._results),
         }
 
-    def run(self, step: str) -> dict[str, Any]:
-        """Run `step` if it is the next one; answer the new state."""
-        if step not in STEPS:
-            raise DemoError(404, f"unknown action {step!r}; the actions are {', '.join(STEPS)}")
+    def run(self, action: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run `action` if it is the next one (`supply`: while the fork asks); the new state."""
+        if action not in ACTIONS:
+            raise DemoError(404, f"unknown action {action!r}; the actions are {', '.join(ACTIONS)}")
         with self._lock:
             expected = next((s for s in STEPS if s not in self._completed), None)
-            if step != expected:
+            if action == "supply" and self._asking is None:
+                raise DemoError(
+                    409, "supply cannot run now: the fork is not waiting for a call's answer"
+                )
+            if action != "supply" and action != expected:
                 done = "all steps are done" if expected is None else f"the next step is {expected}"
-                raise DemoError(409, f"{step} cannot run now: {done}; use Reset demo to start over")
+                raise DemoError(
+                    409, f"{action} cannot run now: {done}; use Reset demo to start over"
+                )
+            step = "correct" if action == "supply" else action
+            # A failed action leaves the state as it was, so it can be tried again.
+            supplies, asking = list(self._supplies), self._asking
             try:
+                if action == "supply":
+                    self._supply(body or {})
+                elif action == "correct":
+                    self._supplies = []
                 self._results[step] = getattr(self, f"_{step}")()
-            except DemoError as error:
-                raise DemoError(error.status, self.scrub(error.message)) from error
-            except Exception as error:  # messages name trace files: scrub the folder
-                raise self._failure(error) from error
-            self._completed.append(step)
+            except Exception as error:
+                self._supplies, self._asking = supplies, asking
+                if isinstance(error, DemoError):
+                    raise DemoError(error.status, self.scrub(error.message)) from error
+                raise self._failure(error) from error  # messages name trace files: scrubbed
+            if self._asking is None:
+                self._completed.append(step)
             return self._state()
 
     # --- the steps ------------------------------------------------------------------------
 
     def _replay(self) -> dict[str, JsonValue]:
-        transport = refund_app.CountingTransport(None)
+        transport = refund_app.CountingTransport()
         with toolreplay.replay(self._incident) as session:
             outcome = refund_app.decide_refund(refund_app.client_for(transport))
         return {
@@ -127,31 +163,62 @@ class DemoScenario:
             "provider_calls": transport.calls,
         }
 
+    def _supply(self, body: dict[str, Any]) -> None:
+        """Answer the call the fork stopped at with `body["value"]`."""
+        if body.keys() != {"value"}:
+            raise DemoError(400, 'supply takes a JSON object with exactly one key, "value"')
+        asked = self._asking
+        assert asked is not None
+        try:
+            patch = toolreplay.supply_output(
+                effect=asked.effect,
+                inputs=asked.inputs,
+                occurrence=asked.occurrence,
+                value=body["value"],
+            )
+        except toolreplay.NonPortableValueError as error:
+            raise DemoError(400, f"the supplied value is refused: {error}") from None
+        self._supplies.append(patch)
+
     def _correct(self) -> dict[str, JsonValue]:
+        """Fork with the model's answer changed and every answer supplied so far."""
         model_call = next(
             op
             for op in toolreplay.read_trace(self._incident).operations
-            if op.effect == "openai.responses.create"
+            if op.effect == MODEL_EFFECT
         )
         assert isinstance(model_call.outcome, toolreplay.Returned)
-        corrected = copy.deepcopy(model_call.outcome.value)
-        assert isinstance(corrected, dict)
-        corrected["body"] = refund_app.incident_body("manual_review")
         patch = toolreplay.replace_output(
-            effect="openai.responses.create", inputs=model_call.inputs, value=corrected
+            effect=MODEL_EFFECT,
+            inputs=model_call.inputs,
+            value=_corrected_answer(model_call.outcome.value),
         )
-        transport = refund_app.CountingTransport(None)
+        transport = refund_app.CountingTransport()
+        supplied: list[JsonValue] = [p.effect for p in self._supplies]
+        self._asking = None
         try:
-            with toolreplay.fork(self._incident, self._branch, patches=[patch]) as session:
+            with toolreplay.fork(
+                self._incident, self._branch, patches=[patch, *self._supplies], unobserved="allow"
+            ) as session:
                 outcome = refund_app.decide_refund(refund_app.client_for(transport))
+        except toolreplay.ReplayMiss as miss:
+            # The corrected run made a call the recording never made: ask for its answer.
+            self._branch.unlink()
+            self._asking = miss
+            return {"stopped_at": miss.effect, "supplied": supplied}
         except BaseException:
             # A failed fork keeps its partial branch; remove it so the step can run again.
             self._branch.unlink(missing_ok=True)
             raise
+        footer = toolreplay.read_trace(self._branch).footer
+        assert footer is not None
+        self._corrected = outcome
         return {
             "decision": outcome["decision"],
-            "patched_effect": "openai.responses.create",
+            "patched_effect": MODEL_EFFECT,
             "patched_operations": session.patched_count,
+            "supplied": supplied,
+            "not_called": [item.identity.effect for item in footer.unobserved],
             "provider_calls": transport.calls,
         }
 
@@ -170,16 +237,22 @@ class DemoScenario:
             "target": field.target,
             "from_patch": first.patch_id is not None,
             "differences": len(report.differences),
+            "missing": [d.effect for d in report.differences if d.type == "operation_missing"],
+            "added": [
+                {"effect": d.effect, "origin": d.target.origin if d.target else "attempted"}
+                for d in report.differences
+                if d.type == "operation_added"
+            ],
         }
 
     def _promote(self) -> dict[str, JsonValue]:
-        expected = self._results["correct"]["decision"]
+        assert self._corrected is not None
         case = toolreplay.promote(
             self._branch,
             self._folder / "cases" / CASE_NAME,
             name=CASE_NAME,
-            runner=RUNNER,
-            expected={"order_id": refund_app.ORDER_ID, "amount": 1200.0, "decision": expected},
+            runner=refund_app.RUNNER,
+            expected=self._corrected,
         )
         verified = toolreplay.verify_case(case.directory)
         return {
@@ -190,3 +263,19 @@ class DemoScenario:
             "returned": verified.returned,
             "operations_replayed": verified.operations_replayed,
         }
+
+
+def _asked(miss: toolreplay.ReplayMiss) -> dict[str, JsonValue]:
+    """The call the fork stopped at, and where the answer's editor starts: the nearest
+    recorded output of the same effect, or null when the recording never called it."""
+    suggestion: JsonValue = None
+    for candidate in miss.candidates:
+        if isinstance(candidate.outcome, toolreplay.Returned):
+            suggestion = candidate.outcome.value
+            break
+    return {
+        "effect": miss.effect,
+        "occurrence": miss.occurrence,
+        "inputs": miss.inputs,
+        "suggestion": suggestion,
+    }

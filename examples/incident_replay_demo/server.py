@@ -1,8 +1,10 @@
 """Serve the incident replay demo on loopback: `python -m examples.incident_replay_demo.server`.
 
-Open http://127.0.0.1:8765 and press Replay incident, Apply correction, Compare
-executions and Promote to test. Every button calls this server, which calls the
-real Tool Replay API (see `scenario.py`); nothing is simulated in the page. The
+Open http://127.0.0.1:8765 and press Replay incident, Apply correction (and supply
+the answers of the calls the corrected run makes that the recording never made),
+Compare executions and Promote to test. Every button calls this server, which
+calls the real Tool Replay API (see `scenario.py`); nothing is simulated in the
+page. The
 server binds 127.0.0.1 only, keeps its scenario in a temporary folder removed
 on exit, and needs no API key: the model's answer on the day of the incident is
 served by a local transport, and every later step refuses any provider call.
@@ -129,9 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         action = self.path[len(prefix) :]
         try:
-            self._read_body()
+            body = self._read_body()
             scenario = self.scenario
-            state = scenario.reset() if action == "reset" else scenario.run(action)
+            state = scenario.reset() if action == "reset" else scenario.run(action, body)
         except DemoError as error:
             self._error(error.status, error.message)
             return
@@ -148,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_DELETE = do_PATCH = do_PUT
 
-    def _read_body(self) -> None:
+    def _read_body(self) -> dict[str, Any]:
         """Actions take an empty body or a JSON object; anything else is a 400."""
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -171,15 +173,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise DemoError(400, f"the body ended after {len(raw)} of {length} bytes")
         if not raw.strip():
-            return
+            return {}
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, parse_constant=_refuse_constant)
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise DemoError(400, "the body is not valid JSON") from None
         except RecursionError:
             raise DemoError(400, "the body is nested too deeply") from None
         if not isinstance(body, dict):
             raise DemoError(400, "the body must be a JSON object")
+        return cast(dict[str, Any], body)
+
+
+def _refuse_constant(name: str) -> None:
+    raise DemoError(400, f"the body is not portable JSON: {name} is not a number")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,3 +71,8 @@ def text_of(app: ToolReplayApp, selector: str) -> str:
 async def settle(pilot: Pilot[Any], seconds: float = 0.1) -> None:
     await pilot.pause(seconds)
     await asyncio.sleep(0)
+
+
+def said(app: ToolReplayApp) -> str:
+    """Every message of the session so far (notifications expire; the log keeps them)."""
+    return "\n".join(message.text for message in app.message_log)

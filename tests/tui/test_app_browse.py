@@ -9,7 +9,7 @@ from toolreplay_tui.screens.help import HelpScreen
 from toolreplay_tui.widgets.value_view import ValueView
 
 from tests.support.traces import write_trace
-from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, text_of, wait_for
+from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, said, text_of, wait_for
 from tests.tui.support import Project
 
 
@@ -20,7 +20,7 @@ async def test_the_header_the_list_and_the_detail_follow_the_cursor(project: Pro
         await loaded(pilot)
         header = text_of(app, "#trace-header")
         assert "refund.trp" in header
-        assert "format v4" in header
+        assert "format v5" in header
         assert "3 operations" in header
         assert "complete" in header
         assert "runner tuiapp:main" in header
@@ -107,12 +107,12 @@ async def test_search_inside_the_output(project: Project) -> None:
     app = make_app(project)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        await pilot.press("G", "tab", "slash", *"confidence", "enter")
+        await pilot.press("G", "tab", "s", *"confidence", "enter")
         values = app.browse.detail.values
         assert app.focused is values
         assert values.current_path == ("confidence",)
-        await pilot.press("slash", *"nothing here", "enter")
-        assert "nothing in this output matches" in text_of(app, "#status")
+        await pilot.press("s", *"nothing here", "enter")
+        assert "nothing in this output matches" in said(app)
 
 
 @pilot_test
@@ -141,6 +141,10 @@ async def test_a_trace_that_cannot_be_read_says_why(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: "cannot be opened" in text_of(app, "#trace-header"))
         await pilot.press("f")  # nothing to fork: nothing happens
         assert app.last_run is None
+        assert "cannot open missing.trp" in said(app)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10)
+    assert app.return_code == 2  # the reason was on screen
 
 
 @pilot_test
@@ -153,11 +157,24 @@ async def test_help_lists_every_key(project: Project) -> None:
         text = text_of(app, "#help-text")
         for expected in (
             "Fork",
-            "Edit output",
+            "Edit the output in the editor",
+            "Save the pending patches",
             "Make patch",
             "Next difference",
             "Promote",
-            "Filter",
+            "Filter ops",
+            "Search output",
+            "Command palette",
+            "Command line",
+            "Messages",
+            "Copy value",
+            "Copy path",
+            "Half page down",
+            "Undo patch change",
+            "List patches",
+            "Promote now",
+            "New line",
+            ":effect NAME",
         ):
             assert expected in text
         await pilot.press("escape")

@@ -13,7 +13,7 @@ from toolreplay_tui.screens.editor import EditorScreen
 
 import toolreplay
 from tests.support.traces import write_trace
-from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, text_of
+from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, said, text_of
 from tests.tui.support import DECIDE_INPUTS, Project
 from toolreplay import Raised
 
@@ -23,7 +23,9 @@ RECORDED = {"decision": "approve", "reason": "gold customer", "confidence": 0.93
 def decide_patch(app: ToolReplayApp) -> toolreplay.OutputPatch | None:
     trace = app.trace
     assert trace is not None
-    return app.pending.get(trace.operations[2].identity)
+    patch = app.pending.get(trace.operations[2].identity)
+    assert patch is None or isinstance(patch, toolreplay.OutputPatch)
+    return patch
 
 
 @pilot_test
@@ -57,7 +59,7 @@ async def test_edit_one_value_in_place(project: Project) -> None:
         }
         await pilot.press("x")
         assert decide_patch(app) is None
-        assert "removed patch" in text_of(app, "#status")
+        assert "removed patch" in said(app)
 
 
 @pilot_test
@@ -180,7 +182,7 @@ async def test_save_and_load_a_patch_file(project: Project) -> None:
         await pilot.press("enter")  # proposes the file saved last
         assert len(app.pending) == 1
         assert not app.pending.dirty
-        assert "loaded 1 patch from" in text_of(app, "#status")
+        assert "loaded 1 patch from" in said(app)
         await pilot.press("enter", *'"approve"', "enter")  # an unsaved change
         await pilot.press("o")
         assert isinstance(app.screen, ConfirmScreen)
@@ -210,12 +212,12 @@ async def test_a_recorded_failure_is_patched_into_a_return(tmp_path: Path) -> No
         assert "builtins.TimeoutError: slow" in info
         assert "recorded error" in text_of(app, "#detail-path")
         await pilot.press("tab", "enter")  # a failure has no value to edit in place
-        assert "this call raised: press e" in text_of(app, "#status")
+        assert "this call raised: press e" in said(app)
         await pilot.press("e")
         assert isinstance(app.screen, EditorScreen)
         assert app.screen.query_one(TextArea).text == "null"
         await pilot.press("ctrl+s")  # null is a value: the call will return None
         assert app.trace is not None
         patch = app.pending.get(app.trace.operations[0].identity)
-        assert patch is not None
+        assert isinstance(patch, toolreplay.OutputPatch)
         assert patch.value is None

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from toolreplay_tui.app import ToolReplayApp
 from toolreplay_tui.screens.diff import DiffScreen
+from toolreplay_tui.screens.editor import EditorScreen
+from toolreplay_tui.screens.run import RunScreen
 
 import toolreplay
-from tests.tui.pilot import SIZE, loaded, pilot_test, wait_for
+from tests.tui.pilot import SIZE, loaded, pilot_test, text_of, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = ROOT / "examples" / "incident" / "refund.trp"
@@ -26,7 +28,7 @@ def listing(folder: Path) -> list[tuple[str, int, int]]:
 
 
 @pilot_test
-async def test_the_bundled_incident_is_fixed_and_promoted_in_under_a_dozen_keys(
+async def test_the_bundled_incident_is_forked_through_review_and_promoted_in_15_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = INCIDENT.read_bytes()
@@ -51,34 +53,83 @@ async def test_the_bundled_incident_is_fixed_and_promoted_in_under_a_dozen_keys(
             keys += len(names)
             await pilot.press(*names)
 
+        async def fork_finished(count: int) -> RunScreen:
+            await wait_for(pilot, lambda: forks() == count, what=f"fork {count}")
+            screen = app.screen
+            assert isinstance(screen, RunScreen)
+            return screen
+
+        forks_seen: list[object] = []
+
+        def forks() -> int:
+            fork = app.last_fork
+            if fork is not None and (not forks_seen or forks_seen[-1] is not fork):
+                forks_seen.append(fork)
+            return len(forks_seen)
+
         await loaded(pilot)
-        await press("G", "tab", "slash")
+        # Find the model's answer and change it.
+        await press("j", "j", "tab", "s")
         await pilot.press(*"approve")  # typing
         await press("enter", "enter")
         await pilot.press(*'"manual_review"')  # typing
         await press("enter", "f")
-        await wait_for(pilot, lambda: app.last_fork is not None, what="the fork")
+        # The fork goes to the review queue, which the recording never called: it asks.
+        screen = await fork_finished(1)
+        assert screen.stopped_at is not None
+        assert screen.stopped_at.effect == "review.queue.add"
+        assert screen.stopped_at.nearest_id is None
+        await press("s")
+        assert isinstance(app.screen, EditorScreen)
+        await pilot.press(*'{"ticket": "rv_ord_1042", "queue": "refunds"}')  # typing
+        await press("ctrl+s")
+        # Supplied, the fork runs again and stops at the customer notice, whose message
+        # differs from the recorded one: the editor starts from the recorded output.
+        screen = await fork_finished(2)
+        assert screen.stopped_at is not None
+        assert screen.stopped_at.effect == "notify.customer"
+        assert screen.stopped_at.nearest_id == 4
+        await press("s", "ctrl+s")
+        screen = await fork_finished(3)
         assert app.last_fork is not None
         result = app.last_fork.result
         assert result.ok, (result.error, result.stderr)
         assert isinstance(result.return_value, dict)
         assert result.return_value["decision"] == "manual_review"
+        assert result.return_value["review_ticket"] == "rv_ord_1042"
+        assert [p.kind for p in app.pending] == [
+            "replace_output",
+            "supply_output",
+            "supply_output",
+        ]
 
         await press("d")
-        screen = app.screen
-        assert isinstance(screen, DiffScreen)
-        await wait_for(pilot, lambda: screen.rows is not None, what="the diff")
-        assert screen.rows is not None
-        assert screen.view.cursor == screen.rows.first_divergence == 2
+        diff = app.screen
+        assert isinstance(diff, DiffScreen)
+        await wait_for(pilot, lambda: diff.rows is not None, what="the diff")
+        assert diff.rows is not None
+        assert diff.view.cursor == diff.rows.first_divergence == 2
+        report = diff.rows.report
+        assert [(d.type, d.effect) for d in report.differences] == [
+            ("output_changed", "openai.responses.create"),
+            ("operation_missing", "billing.refund.create"),
+            ("operation_missing", "notify.customer"),
+            ("operation_added", "review.queue.add"),
+            ("operation_added", "notify.customer"),
+        ]
+        assert "[supplied]" in diff.rows.row(len(diff.rows) - 1).right
 
-        await press("escape", "p", "enter")
+        await press("escape", "P")  # promotes at once, with the form's defaults
         await wait_for(pilot, lambda: app.last_promote is not None, what="the promotion")
         assert app.last_promote is not None
         assert app.last_promote.ok, app.last_promote.error
         case = app.last_promote.case
         assert case is not None
+        shown = app.screen
+        assert isinstance(shown, RunScreen)
+        assert f"folder  {case.directory}" in text_of(app, "#run-report")
 
-    assert keys <= 11, f"{keys} keys"
+    assert keys == 15, f"{keys} keys"  # as the README counts them; under 20
     monkeypatch.syspath_prepend(str(ROOT))
     verified = toolreplay.verify_case(tmp_path / case.directory)
     assert isinstance(verified.returned, dict)

@@ -61,9 +61,9 @@ def project(recorded: Project, tmp_path: Path) -> Project:
 
 
 async def edit(pilot: Pilot[Any], find: str, value: str) -> None:
-    """`tab` into the raw output, search for `find`, `enter` to edit it, type `value`."""
+    """`tab` into the raw output, `s` to search it for `find`, `enter` to edit it, type `value`."""
     press = pilot.press
-    await press("tab", "slash", *find, "enter", "enter")
+    await press("tab", "s", *find, "enter", "enter")
     await press(*value, "enter")  # the editor starts with the old value selected
 
 

@@ -76,7 +76,7 @@ async def browse_concurrent_trace(project: Project) -> None:
         header = text_of(app, "#list-header")
         assert "lane" in header
         assert "timeline" in header
-        assert "format v4" in text_of(app, "#trace-header")
+        assert "format v5" in text_of(app, "#trace-header")
         listing = app.browse.operations
         first = listing.render_row(0, 120).plain
         assert f"  {trace.operations[0].lane}  " in first

@@ -99,3 +99,83 @@ def test_load_of_a_bad_file_keeps_the_pending_set(tmp_path: Path) -> None:
     with pytest.raises(toolreplay.PatchFileError, match="not valid JSON"):
         pending.load(tmp_path / "bad.json", trace)
     assert len(pending) == 1
+
+
+def test_supplied_and_error_patches_sit_beside_replacements(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    crm = trace.operations[0]
+    pending = PendingPatches()
+    queued = pending.supply("review.queue.add", {"order_id": "o-7"}, 0, {"ticket": "RV-1"})
+    assert queued == toolreplay.supply_output(
+        effect="review.queue.add", inputs={"order_id": "o-7"}, value={"ticket": "RV-1"}
+    )
+    failed = pending.supply_failure("notify.customer", {"to": 42}, 0, "TimeoutError: slow")
+    assert isinstance(failed, toolreplay.ErrorPatch)
+    assert (failed.kind, failed.error_type, failed.args) == (
+        "supply_error",
+        "builtins.TimeoutError",
+        ["slow"],
+    )
+    custom = pending.replace_failure(crm.identity, crm.inputs, "crm.Down: maintenance")
+    assert isinstance(custom, toolreplay.ErrorPatch)
+    assert (custom.kind, custom.error_type, custom.message, custom.args) == (
+        "replace_error",
+        "crm.Down",
+        "maintenance",
+        None,
+    )
+    assert [p.kind for p in pending] == ["supply_output", "supply_error", "replace_error"]
+
+    assert pending.remove(queued.identity) == queued
+    assert pending.undo() == f"removed patch {queued.patch_id} on review.queue.add"
+    assert [p.kind for p in pending] == ["supply_output", "supply_error", "replace_error"]
+
+    saved = pending.save(tmp_path / "all.json")
+    again = PendingPatches()
+    loaded = again.load(saved, trace)
+    assert loaded.skipped == ()
+    assert list(again) == list(pending)
+    # A supply patch on a call the trace holds would be refused by the fork: skipped.
+    wrong = toolreplay.supply_output(effect="crm.customer.get", inputs=crm.inputs, value={})
+    toolreplay.write_patches(tmp_path / "wrong.json", [wrong])
+    skipped = again.load(tmp_path / "wrong.json", trace).skipped
+    assert [s.reason for s in skipped] == [
+        f"{wrong.patch_id}: this trace already holds a call of crm.customer.get occurrence 0 "
+        "with these inputs"
+    ]
+
+
+def test_undo_takes_back_every_kind_of_change_last_first(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    crm, decide = trace.operations
+    pending = PendingPatches()
+    assert pending.undo() is None
+    first = pending.set(decide, {"decision": "manual_review"})
+    saved = pending.save(tmp_path / "one.json")
+    assert not pending.dirty
+    second = pending.set(decide, {"decision": "deny"})  # replaces the first
+    queued = pending.supply("review.queue.add", {"order_id": "o-7"}, 0, {"ticket": "RV-1"})
+    pending.remove(decide.identity)
+    failed = pending.replace_failure(crm.identity, crm.inputs, "TimeoutError: slow")
+    assert list(pending) == [queued, failed]
+
+    assert pending.undo() == f"added patch {failed.patch_id} on crm.customer.get"
+    assert list(pending) == [queued]
+    assert pending.undo() == f"removed patch {second.patch_id} on llm.refund.decide"
+    assert list(pending) == [second, queued]  # back where it was listed
+    assert pending.undo() == f"added patch {queued.patch_id} on review.queue.add"
+    assert pending.dirty
+    assert pending.undo() == f"changed patch {second.patch_id} on llm.refund.decide"
+    assert list(pending) == [first]
+    assert not pending.dirty  # what was saved
+    assert pending.undo() == f"added patch {first.patch_id} on llm.refund.decide"
+    assert len(pending) == 0
+    assert pending.dirty  # the file holds one patch
+    assert pending.undo() is None
+
+    pending.set(crm, {"name": "Grace"})
+    pending.load(saved, trace)
+    assert list(pending) == [first]
+    assert pending.undo() == "loaded patches from one.json"
+    assert [p.effect for p in pending] == ["crm.customer.get"]
+    assert pending.dirty

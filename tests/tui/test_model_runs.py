@@ -18,9 +18,9 @@ from tests.tui.support import (
     DECIDE_INPUTS,
     RUN_TIMEOUTS,
     RUNNER,
-    SLEEPY_STARTED,
     Project,
     child_env,
+    sleepy_started,
     verify_promoted,
 )
 
@@ -60,6 +60,7 @@ def test_argv_of_each_command(tmp_path: Path) -> None:
         "p.json",
         "--output",
         "b.trp",
+        "--allow-unobserved",
         "--runner",
         "m:f",
         "--format",
@@ -184,7 +185,6 @@ def test_an_application_error_keeps_the_traceback_and_a_refusal_says_nothing_ran
 
 
 def test_timeout_kills_the_child_and_says_so(project: Project) -> None:
-    started = project.root / SLEEPY_STARTED
     for timeout in RUN_TIMEOUTS:
         request = project_client(project, timeout=timeout).replay(
             project.trace, runner="tuiapp:sleepy"
@@ -192,7 +192,7 @@ def test_timeout_kills_the_child_and_says_so(project: Project) -> None:
         result = run(request)
         assert result.outcome == "timed_out"
         assert result.message == f"timed out after {timeout:g} s: the child process was killed"
-        if started.exists():  # it reached the runner: what it printed there is kept
+        if sleepy_started(project.root):  # it reached the runner: what it printed is kept
             assert "sleeping in the runner" in result.stderr
             return
     pytest.fail(f"the child never reached its runner within {RUN_TIMEOUTS[-1]} s")
@@ -247,18 +247,18 @@ def test_a_child_that_cannot_start_or_prints_no_document(tmp_path: Path) -> None
 
 
 def test_a_document_of_another_version_or_shape_is_not_read(tmp_path: Path) -> None:
-    newer = {"protocol": "toolreplay.run", "protocol_version": 2, "outcome": "ok"}
+    newer = {"protocol": "toolreplay.run", "protocol_version": 3, "outcome": "ok"}
     result = parse_document("replay", json.dumps(newer), exit_code=0)
     assert result.outcome == "no_document"
     assert result.message is not None
-    assert "protocol_version 2" in result.message
-    assert "reads version 1" in result.message
+    assert "protocol_version 3" in result.message
+    assert "reads version 2" in result.message
     promoted = parse_document("promote", json.dumps({"format_version": 7}), exit_code=0)
     assert promoted.outcome == "no_document"
     assert "format_version 7" in (promoted.message or "")
     broken = {
         "protocol": "toolreplay.run",
-        "protocol_version": 1,
+        "protocol_version": 2,
         "command": "replay",
         "outcome": "ok",
         "runner": None,

@@ -28,6 +28,7 @@ import typer
 from toolreplay.cli.output import FormatOption, OutputFormat, application_output_to_stderr
 from toolreplay.cli.privacy import secret_scanner
 from toolreplay.errors import (
+    ForkOptionError,
     NonPortableValueError,
     PatchError,
     RedactionError,
@@ -40,7 +41,7 @@ from toolreplay.errors import (
     TraceError,
     TraceWriteError,
 )
-from toolreplay.patches import OutputPatch, read_patches
+from toolreplay.patches import Patch, read_patches
 from toolreplay.portable import ensure_portable
 from toolreplay.protocol import ErrorReport, RunDocument
 from toolreplay.runners import Runner, import_from_working_directory, load_runner
@@ -310,16 +311,34 @@ def fork(
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="The branch trace to create.")],
     runner: RunnerOption = None,
+    live: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--live",
+            metavar="EFFECT",
+            help="Let this effect (or namespace.*) run its real body for calls the source "
+            "does not hold; repeatable. Off by default.",
+        ),
+    ] = None,
+    allow_unobserved: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unobserved",
+            help="Complete even if the application no longer calls some source operations; "
+            "the branch footer lists them.",
+        ),
+    ] = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Replay a trace with recorded outputs replaced by patches, writing a branch trace.
+    """Replay a trace with patches applied (replaced or supplied outcomes), writing a branch.
 
     Exit 0 when the run succeeded and every patch was applied; 1 when the
-    application ran and failed (a replay miss, an unapplied patch, its own error
-    or exit, a session error) or the branch could not be written (a full disk:
-    storage_error), the branch holding what it observed up to the failure being
-    kept; 2 when the command was refused before the application
-    ran (bad trace, patch file, runner or output path), nothing being written.
+    application ran and failed (a call nothing answers, an unapplied patch, its
+    own error or exit, a session error) or the branch could not be written (a
+    full disk: storage_error), the branch holding what it observed up to the
+    failure being kept; 2 when the command was refused before the application
+    ran (bad trace, patch file, runner, --live or output path, or a supply patch
+    for an effect the application does not declare), nothing being written.
     """
     report = RunDocument(
         "fork",
@@ -328,14 +347,20 @@ def fork(
     )
     try:
         trace = read_trace(source_path)
-        patches: list[OutputPatch] = read_patches(patches_path)
-        session = ForkSession(trace, output, patches)
+        patches: list[Patch] = read_patches(patches_path)
+        session = ForkSession(
+            trace,
+            output,
+            patches,
+            live=live or (),
+            unobserved="allow" if allow_unobserved else "error",
+        )
         session.check_before_run(trace)  # before the import: refusals run no app code
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, trace)
         report.runner = resolved.spec
         _run(report, resolved, session)
-    except (_Refused, RunnerError, TraceError, PatchError) as refusal:
+    except (_Refused, RunnerError, TraceError, PatchError, ForkOptionError) as refusal:
         _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
         return
     report.paths["branch"] = str(output)
@@ -343,6 +368,8 @@ def fork(
         "operations_in_trace": len(trace),
         "operations_consumed": session.consumed_count,
         "operations_patched": session.patched_count,
+        "operations_live": session.live_count,
+        "operations_unobserved": len(trace) - session.consumed_count,
         "patches": len(patches),
     }
     _emit(

@@ -7,7 +7,9 @@ The UI is an optional extra. It is imported only when this command runs, so
 not installed the command says how to install it.
 
 Exit status: 2 when the command was refused before the UI started (a missing
-trace, or the UI not installed); otherwise whatever the UI exits with.
+trace, or the UI not installed) or when the UI could not open the trace (it says
+why first); 1 when the UI crashed (the saved traceback's path is printed); 0 after
+a normal quit.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ INSTALL_HINT = (
 
 
 class _Run(Protocol):
-    """`toolreplay_tui.run(trace, runner, against, *, workdir)`, the UI's entry point."""
+    """`toolreplay_tui.run(trace, runner, against, *, workdir)`, the UI's entry point; it
+    returns the exit status."""
 
     def __call__(
         self, trace: Path, runner: str | None, against: Path | None, *, workdir: Path | None
-    ) -> None: ...
+    ) -> int: ...
 
 
 # The distributions whose absence means "the UI is not installed", by top-level module.
@@ -82,7 +85,7 @@ def tui(
         typer.Option(
             "--against",
             metavar="OTHER.trp",
-            help="A second trace to compare TRACE with (the diff view opens on it).",
+            help="A second trace to compare TRACE with: the diff view opens on it.",
         ),
     ] = None,
     workdir: Annotated[
@@ -98,7 +101,8 @@ def tui(
 
     Given a folder (a capture folder), a picker lists its traces first. Needs the
     tui extra, which `uv sync --all-extras` installs. Exit 2 when the trace is
-    neither a file nor a folder, --against is not a file, or the UI is not installed.
+    neither a file nor a folder, a trace (or --against) cannot be opened, or the
+    UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
     """
     _check_trace_file(trace, folder_ok=True)
     if against is not None:
@@ -116,4 +120,6 @@ def tui(
             f"the terminal UI is not installed (no module named {missing!r}); {INSTALL_HINT}"
         ) from None
     run: _Run = ui.run
-    run(trace, runner, against, workdir=workdir)
+    status = run(trace, runner, against, workdir=workdir)
+    if status:
+        raise typer.Exit(status)

@@ -53,6 +53,9 @@ def _refuse_duplicates(trace: Trace, side: str) -> None:
     )
 
 
+_OUTCOME_DIFFERENCES = ("output_changed", "status_changed", "error_changed")
+
+
 def diff(
     source: str | os.PathLike[str] | Trace, target: str | os.PathLike[str] | Trace
 ) -> DiffReport:
@@ -77,13 +80,22 @@ def diff(
     forked_from_source = target_trace.header.source_trace_id == source_trace.header.trace_id
     rows: list[AlignmentRow] = []
     differences: list[Difference] = []
-    aligned = align_operations(source_ops, target_ops)
+    # Lineage proves a branch's supplied and live calls answer no source operation.
+    unpairable = (
+        {j for j, op in enumerate(target_ops) if op.origin in ("supplied", "live")}
+        if forked_from_source
+        else set[int]()
+    )
+    aligned = align_operations(source_ops, target_ops, unpairable=unpairable)
     reordered = order_changes(source_ops, target_ops, aligned)
     for index, pair in enumerate(aligned):
         left = None if pair.source is None else source_ops[pair.source]
         right = None if pair.target is None else target_ops[pair.target]
         if left is None or right is None:
             kind: DifferenceType = "operation_added" if left is None else "operation_missing"
+            # A supplied call's row shows its patch; the difference (the call itself) is
+            # the application's, so it is not credited (RFC 0004 §3.6).
+            shown = right.patch_id if right is not None and forked_from_source else None
             rows.append(
                 AlignmentRow(
                     index,
@@ -93,7 +105,7 @@ def diff(
                     None,
                     (kind,),
                     (),
-                    None,
+                    shown if right is not None and right.origin == "supplied" else None,
                 )
             )
             differences.append(Difference(kind, index, left, right, (), None))
@@ -115,8 +127,21 @@ def diff(
             )
         )
         for kind, kind_fields in found:
-            attributed = patch_id if kind in ("output_changed", "status_changed") else None
+            attributed = patch_id if kind in _OUTCOME_DIFFERENCES else None
             differences.append(Difference(kind, index, left, right, tuple(kind_fields), attributed))
+    attempted = target_trace.footer.attempted if target_trace.footer is not None else None
+    if attempted is not None:
+        # The call the branch stopped at: added, but never recorded (it has no outcome).
+        fields = (FieldDifference("$.inputs", None, attempted.inputs, False, True),)
+        index = len(rows)
+        rows.append(
+            AlignmentRow(
+                index, None, None, "added", None, ("operation_added",), fields, None, attempted
+            )
+        )
+        differences.append(
+            Difference("operation_added", index, None, None, fields, None, attempted)
+        )
     return DiffReport(
         source=source_trace,
         target=target_trace,

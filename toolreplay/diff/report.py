@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 from toolreplay.diff.alignment import PairKind
 from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
-from toolreplay.trace.model import Operation, Raised, Returned
+from toolreplay.trace.model import AttemptedCall, Operation, Raised, Returned
 from toolreplay.trace.reader import Trace
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "describe_trace",
 ]
 
-DIFF_FORMAT_VERSION = 1
+DIFF_FORMAT_VERSION = 2
 
 DifferenceType = Literal[
     "input_changed",
@@ -82,7 +82,9 @@ class AlignmentRow:
 
     `match` says how the pair was made (`exact` identity, `moved` exact identity
     in a different relative order, `structural` same effect and occurrence with
-    other inputs), None for an operation present on one side only.
+    other inputs), None for an operation present on one side only. `attempted`
+    is set on the last row of a branch that stopped at a call nothing could
+    answer: an added row with no target operation (attempted, not recorded).
     """
 
     index: int
@@ -93,6 +95,7 @@ class AlignmentRow:
     differences: tuple[DifferenceType, ...]
     fields: tuple[FieldDifference, ...]
     patch_id: str | None
+    attempted: AttemptedCall | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +103,12 @@ class Difference:
     """One observable difference, at one row.
 
     `patch_id` is set only when the target operation's lineage proves its
-    output came from that patch, and only on the outcome differences of that
-    operation: a patch is never credited with what happened after it.
+    outcome came from that patch, and only on the outcome differences of that
+    operation: a patch is never credited with what happened after it. An
+    added call whose outcome a supply patch gave is marked by its target's
+    `origin` (`supplied`, with the patch id), not credited: making the call
+    was the application's doing. `attempted` is the call a branch stopped at
+    (an `operation_added` with no target operation).
     """
 
     type: DifferenceType
@@ -110,24 +117,29 @@ class Difference:
     target: Operation | None
     fields: tuple[FieldDifference, ...]
     patch_id: str | None
+    attempted: AttemptedCall | None = None
 
     @property
     def effect(self) -> str:
-        operation = self.target or self.source
+        operation = self.target or self.source or self.attempted
         assert operation is not None
         return operation.effect
 
     @property
     def occurrence(self) -> int:
-        operation = self.target or self.source
+        operation = self.target or self.source or self.attempted
         assert operation is not None
         return operation.identity.occurrence
 
     def describe(self) -> str:
-        where = f"source #{_id(self.source)}, target #{_id(self.target)}"
+        target = "attempted, not recorded" if self.attempted else f"#{_id(self.target)}"
+        where = f"source #{_id(self.source)}, target {target}"
         text = f"{self.type} at {self.effect} occurrence {self.occurrence} ({where})"
         if self.patch_id is not None:
             text += f", from patch {self.patch_id}"
+        origin = _origin_note(self.target)
+        if origin:
+            text += f", {origin}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,9 +149,10 @@ class Difference:
             "effect": self.effect,
             "occurrence": self.occurrence,
             "source": _operation_ref(self.source),
-            "target": _operation_ref(self.target),
+            "target": _operation_ref(self.target, self.attempted),
             "fields": [field.to_dict() for field in self.fields],
             "patch_id": self.patch_id,
+            "attempted": self.attempted is not None,
         }
 
 
@@ -147,7 +160,32 @@ def _id(operation: Operation | None) -> str:
     return "-" if operation is None else str(operation.logical_id)
 
 
-def _operation_ref(operation: Operation | None) -> dict[str, Any] | None:
+def _origin_note(operation: Operation | None) -> str:
+    """How a branch operation got its outcome, when not from the recording."""
+    if operation is None:
+        return ""
+    if operation.origin == "supplied":
+        return f"outcome supplied by patch {operation.patch_id}"
+    if operation.origin == "live":
+        return "ran live"
+    return ""
+
+
+def _operation_ref(
+    operation: Operation | None, attempted: AttemptedCall | None = None
+) -> dict[str, Any] | None:
+    if operation is None and attempted is not None:
+        identity = attempted.identity
+        return {
+            "logical_id": None,
+            "effect": identity.effect,
+            "occurrence": identity.occurrence,
+            "fingerprint": identity.fingerprint,
+            "status": "attempted",
+            "origin": None,
+            "patch_id": None,
+            "source_logical_operation_id": None,
+        }
     if operation is None:
         return None
     return {
@@ -232,9 +270,10 @@ class DiffReport:
                     "status": row.status,
                     "match": row.match,
                     "source": _operation_ref(row.source),
-                    "target": _operation_ref(row.target),
+                    "target": _operation_ref(row.target, row.attempted),
                     "differences": list(row.differences),
                     "patch_id": row.patch_id,
+                    "attempted": row.attempted is not None,
                 }
                 for row in self.rows
             ],

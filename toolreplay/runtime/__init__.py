@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from toolreplay.runtime.effect import EffectSpec, effect
+from toolreplay.runtime.effect import EffectSpec, declared_effects, effect
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.fork import ForkSession, fork
 from toolreplay.runtime.propagation import propagate
@@ -24,6 +24,7 @@ __all__ = [
     "Session",
     "SessionExecutor",
     "current_session",
+    "declared_effects",
     "effect",
     "fork",
     "propagate",

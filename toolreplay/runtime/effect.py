@@ -11,6 +11,7 @@ from toolreplay.errors import EffectDefinitionError, NonPortableValueError, Reda
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.runtime.session import (
+    PendingCall,
     RecordSession,
     ReplaySession,
     offline_guard,
@@ -18,10 +19,21 @@ from toolreplay.runtime.session import (
 )
 from toolreplay.trace.model import effect_name_problem
 
-__all__ = ["EffectSpec", "effect"]
+__all__ = ["EffectSpec", "declared_effects", "effect"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+_declared: set[str] = set()
+
+
+def declared_effects() -> frozenset[str]:
+    """The dotted names of every effect declared with `@effect` in this process so far.
+
+    A fork checks a supply patch's effect against it (and the source trace), so a
+    misspelt name is refused before the application runs.
+    """
+    return frozenset(_declared)
 
 
 class EffectSpec:
@@ -202,6 +214,7 @@ def effect(
                 "needs, and call it from the method."
             )
         spec = EffectSpec(effect_namespace, effect_name, signature, redact_paths)
+        _declared.add(spec.qualified_name)
         if inspect.iscoroutinefunction(function):
             return cast(Callable[P, R], _async_effect(spec, cast(Any, function)))
         return _sync_effect(spec, function)
@@ -224,7 +237,12 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
                 raise
             return function(*args, **kwargs)
         if isinstance(session, ReplaySession):
-            return cast(R, session.answer(spec.namespace, spec.name, inputs, spec.redact))
+            answer = session.answer(spec.namespace, spec.name, inputs, spec.redact)
+            if type(answer) is not PendingCall:
+                return cast(R, answer)
+            with session.running_live(answer) as call:  # a fork's opt-in live call
+                call.result = function(*args, **kwargs)
+            return call.result
         assert isinstance(session, RecordSession)
         with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
             call.result = function(*args, **kwargs)
@@ -250,8 +268,14 @@ def _async_effect(
                 raise
             return await function(*args, **kwargs)
         if isinstance(session, ReplaySession):
-            # The body's coroutine is never created, so nothing can leak out of it.
-            return session.answer(spec.namespace, spec.name, inputs, spec.redact)
+            # The body's coroutine is never created, so nothing can leak out of it,
+            # unless a fork lets this call run live.
+            answer = session.answer(spec.namespace, spec.name, inputs, spec.redact)
+            if type(answer) is not PendingCall:
+                return answer
+            with session.running_live(answer) as call:
+                call.result = await function(*args, **kwargs)
+            return call.result
         assert isinstance(session, RecordSession)
         with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
             call.result = await function(*args, **kwargs)

@@ -35,6 +35,7 @@ __all__ = [
     "capture_failure",
     "qualified_name",
     "rebuild_failure",
+    "rebuilt_as_itself",
     "register_failure_codec",
     "session_ending",
 ]
@@ -113,6 +114,20 @@ def capture_failure(error: Exception) -> Raised:
     except NonPortableValueError:
         args = None
     return Raised(error_type=qualified_name(type(error)), message=message, args=args)
+
+
+def rebuilt_as_itself(error: Exception) -> Raised | None:
+    """`error` captured, if replaying the capture raises its very type again; else None.
+
+    True of the allowlisted built-ins given portable args, and of the exceptions a
+    registered codec records; any other type would come back as `ReplayedEffectError`.
+    """
+    raised = capture_failure(error)
+    if raised.error_type in _CODEC_BY_TYPE:
+        return raised
+    if REBUILT_EXCEPTIONS.get(raised.error_type) is type(error) and raised.args is not None:
+        return raised
+    return None
 
 
 def rebuild_failure(raised: Raised) -> Exception:

@@ -1,22 +1,30 @@
-"""Fork: strict replay of a source trace with some recorded outputs replaced.
+"""Fork: strict replay of a source trace with some recorded facts changed.
 
 A fork answers every call from the source trace, like `replay()`, except that
-patched calls return their patch's value; it never runs an effect body. What the
-application observed is written, call by call, to a new branch trace whose
-operations carry their lineage (`origin`, `patch_id`,
+patched calls get their patch's outcome (`replace_output`, `replace_error`),
+calls the source never saw get a supply patch's outcome (`supply_output`,
+`supply_error`), and effects named in `live=` run their real bodies for calls
+the source does not hold. Nothing else runs, and nothing is guessed: any other
+unrecorded call stops the fork with `ReplayMiss`, and the branch's footer keeps
+that attempted call. What the application observed is written, call by call, to
+a new branch trace whose operations carry their lineage (`origin`, `patch_id`,
 `source_logical_operation_id`), so `diff()` can compare the branch with its
-source and say which differences a patch introduced. The source is only read.
+source and say which outcomes a patch set. The source is only read.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from toolreplay._version import __version__
 from toolreplay.errors import (
+    ForkOptionError,
     PatchTargetError,
     ReplayContractError,
     SecretScanError,
@@ -25,27 +33,71 @@ from toolreplay.errors import (
     TraceWriteError,
     UnappliedPatchError,
 )
-from toolreplay.patches import OutputPatch
-from toolreplay.portable import preview
-from toolreplay.redaction.policy import RedactionPolicy, SecretMode, resolve_secret_mode
-from toolreplay.redaction.scanner import DEFAULT_SCANNER, SecretScanner, secret_in_trace_error
+from toolreplay.patches import Patch
+from toolreplay.portable import JsonValue, preview
+from toolreplay.redaction.policy import (
+    EffectRedaction,
+    RedactionPolicy,
+    SecretMode,
+    resolve_secret_mode,
+)
+from toolreplay.redaction.scanner import (
+    DEFAULT_SCANNER,
+    SecretPart,
+    SecretScanner,
+    secret_in_trace_error,
+)
+from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.failures import session_ending
-from toolreplay.runtime.matching import explain_absence
-from toolreplay.runtime.session import ReplaySession, lane_key
+from toolreplay.runtime.matching import explain_absence, operation_location, replay_miss
+from toolreplay.runtime.session import PendingCall, ReplaySession, lane_key
 from toolreplay.trace.model import (
+    AttemptedCall,
     Operation,
     OperationIdentity,
+    Origin,
     Raised,
     Returned,
     TraceHeader,
+    UnobservedOperation,
+    effect_name_problem,
 )
 from toolreplay.trace.reader import Trace
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
-__all__ = ["ForkSession", "fork"]
+__all__ = ["ForkSession", "fork", "live_pattern_problem"]
+
+Unobserved = Literal["error", "allow"]
+_WILDCARD = re.compile(r"(?P<prefix>.+)\.\*")
+
+
+def live_pattern_problem(pattern: str) -> str | None:
+    """What is wrong with a `live=` entry (an effect name or `namespace.*`), or None."""
+    if type(pattern) is not str:  # pyright: ignore[reportUnnecessaryComparison]
+        return f"a live effect must be a string, got {type(pattern).__name__}"
+    wildcard = _WILDCARD.fullmatch(pattern)
+    dotted = wildcard["prefix"] + ".x" if wildcard else pattern
+    namespace, _, name = dotted.partition(".")
+    problem = effect_name_problem(namespace, name)
+    if problem is None:
+        return None
+    return (
+        f"live effect {pattern!r}: give an exact effect name ('crm.customer.get') or a "
+        "namespace wildcard ('kb.*', 'crm.customer.*')"
+    )
+
+
+def _matches_live(effect: str, patterns: tuple[str, ...]) -> bool:
+    return any(
+        effect == pattern or (pattern.endswith(".*") and effect.startswith(pattern[:-1]))
+        for pattern in patterns
+    )
 
 
 _FORK_IF_EXISTS = "give the fork a new branch path or delete that file"
+
+
+_PATCH_REFUSED = "was not applied and the call not answered"
 
 
 class ForkSession(ReplaySession):
@@ -57,8 +109,10 @@ class ForkSession(ReplaySession):
         self,
         source: str | os.PathLike[str] | Trace,
         branch: str | os.PathLike[str],
-        patches: Iterable[OutputPatch],
+        patches: Iterable[Patch],
         *,
+        live: Iterable[str] = (),
+        unobserved: Unobserved = "error",
         redaction: RedactionPolicy | None = None,
         secrets: SecretMode | None = None,
         scanner: SecretScanner | None = None,
@@ -77,23 +131,57 @@ class ForkSession(ReplaySession):
         self._scanner = scanner or DEFAULT_SCANNER
         self.branch_path = Path(branch)
         self.patches = tuple(patches)
-        self._targets: dict[OperationIdentity, OutputPatch] = {}
+        if isinstance(live, str):
+            raise ForkOptionError(
+                f"live must be a list of effect names, not the string {live!r}: write "
+                f"live=[{live!r}]"
+            )
+        self.live = tuple(live)
+        for pattern in self.live:
+            problem = live_pattern_problem(pattern)
+            if problem is not None:
+                raise ForkOptionError(problem)
+        if unobserved not in ("error", "allow"):
+            raise ForkOptionError(
+                f'unobserved must be "error" (the default: every source operation must be '
+                f'called) or "allow", got {unobserved!r}'
+            )
+        self.unobserved: Unobserved = unobserved
+        self._targets: dict[OperationIdentity, Patch] = {}
+        self._supplies: dict[OperationIdentity, Patch] = {}
         self._applied: set[str] = set()
+        self._attempted: AttemptedCall | None = None
+        self._live_count = 0
         self._writer: TraceWriter | None = None
 
     @property
     def patched_count(self) -> int:
-        """How many patched calls the application has made so far."""
+        """How many patched or supplied calls the application has made so far."""
         return len(self._applied)
+
+    @property
+    def live_count(self) -> int:
+        """How many calls ran live so far (`live=`)."""
+        return self._live_count
+
+    @property
+    def attempted(self) -> AttemptedCall | None:
+        """The first call that neither the source, a patch nor `live` could answer."""
+        return self._attempted
 
     def check_before_run(self, trace: Trace) -> None:
         """Raise what opening would raise about `trace`'s patches and the branch path.
 
         Creates nothing: the command line calls it before importing the
         application, so a refused patch or `--output` runs none of its code.
-        Opening the session checks again.
+        Opening the session checks again, and then also refuses a supply patch
+        for an effect that neither the source records nor the (by then
+        imported) application declares.
         """
-        self._resolve_patches(trace)
+        self._check(trace, effects_declared=False)
+
+    def _check(self, trace: Trace, *, effects_declared: bool) -> None:
+        self._resolve_patches(trace, effects_declared=effects_declared)
         if (
             self.branch_path.exists()
             and trace.path.exists()
@@ -107,7 +195,7 @@ class ForkSession(ReplaySession):
         check_new_trace_path(self.branch_path, if_exists=_FORK_IF_EXISTS)
 
     def _prepare(self, trace: Trace) -> None:
-        self.check_before_run(trace)
+        self._check(trace, effects_declared=True)
         header = TraceHeader(
             trace_id=uuid.uuid4().hex,
             mode="fork",
@@ -117,56 +205,249 @@ class ForkSession(ReplaySession):
         )
         self._writer = TraceWriter(self.branch_path, header, if_exists=_FORK_IF_EXISTS)
 
-    def _resolve_patches(self, trace: Trace) -> None:
-        """Every patch must name exactly one recorded call, before any application code runs."""
-        self._targets = {}  # a refused entry can be retried
+    def _resolve_patches(self, trace: Trace, *, effects_declared: bool) -> None:
+        """Every patch must name exactly one call, before any application code runs.
+
+        A `replace_*` patch names a call the source holds; a `supply_*` patch a call
+        it does not hold, of an effect the source records or this process declares
+        (checked once `effects_declared`: the application is imported).
+        """
+        self._targets, self._supplies = {}, {}  # a refused entry can be retried
+        chosen: dict[OperationIdentity, Patch] = {}
         for patch in self.patches:
             identity = patch.identity
-            if trace.get(identity) is None:
+            recorded = trace.get(identity)
+            if patch.supplies:
+                self._check_supply(trace, patch, recorded, effects_declared=effects_declared)
+            elif recorded is None:
                 explanation, _ = explain_absence(trace, identity, patch.inputs, asked="patch")
                 raise PatchTargetError(
                     "\n".join(
                         [
-                            f"patch {patch.patch_id} targets {patch.effect} occurrence "
-                            f"{patch.occurrence} with inputs {preview(patch.inputs)}, but the "
-                            f"source trace {trace.path} holds no such call.",
+                            f"patch {patch.patch_id} ({patch.kind}) targets {patch.effect} "
+                            f"occurrence {patch.occurrence} with inputs "
+                            f"{preview(patch.inputs)}, but the source trace {trace.path} "
+                            "holds no such call.",
                             *explanation,
                             "What to do: copy the inputs and occurrence of the call you mean "
-                            "from `toolreplay show` of the source trace.",
+                            "from `toolreplay show` of the source trace; for a call the "
+                            "recording never made, use supply_output or supply_error.",
                         ]
                     ),
                     patch_id=patch.patch_id,
                 )
-            other = self._targets.get(identity)
+            other = chosen.get(identity)
             if other is not None:
                 raise PatchTargetError(
                     f"patches {other.patch_id} and {patch.patch_id} both target "
-                    f"{identity.describe()}; a call can have one replacement output. Keep "
+                    f"{identity.describe()}; a call can have one outcome in a fork. Keep "
                     "one of them.",
                     patch_id=patch.patch_id,
                 )
-            self._targets[identity] = patch
+            chosen[identity] = patch
+            (self._supplies if patch.supplies else self._targets)[identity] = patch
 
-    def _outcome_for(self, operation: Operation) -> Returned | Raised:
+    def _check_supply(
+        self, trace: Trace, patch: Patch, recorded: Operation | None, *, effects_declared: bool
+    ) -> None:
+        if recorded is not None:
+            replacement = "replace_error" if patch.kind == "supply_error" else "replace_output"
+            raise PatchTargetError(
+                f"patch {patch.patch_id} ({patch.kind}) supplies {patch.effect} occurrence "
+                f"{patch.occurrence} with inputs {preview(patch.inputs)}, but the source trace "
+                f"{trace.path} already records that call ({operation_location(recorded)}). A "
+                f"supply patch is for calls the recording never made; use {replacement} to "
+                "change a recorded call.",
+                patch_id=patch.patch_id,
+            )
+        effect = patch.effect
+        if (
+            effects_declared
+            and not trace.operations_of(patch.namespace, patch.name)
+            and effect not in declared_effects()
+        ):
+            known = sorted(declared_effects() | {op.effect for op in trace.operations})
+            close = difflib.get_close_matches(effect, known, n=3)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+            raise PatchTargetError(
+                f"patch {patch.patch_id} ({patch.kind}) supplies {effect}, an unknown effect: "
+                f"the source trace records no call of it and no @effect of that name is "
+                f"declared in this process. Check the name: {hint}known effects: "
+                f"{shown or 'none'}.",
+                patch_id=patch.patch_id,
+            )
+
+    def _serve(
+        self,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
+    ) -> Returned | Raised | PendingCall:
+        trace = self.trace
+        if trace.get(identity) is not None:
+            return super()._serve(identity, inputs, redaction, known)
+        effect = identity.effect
+        supply = self._supplies.get(identity)
+        if supply is not None:
+            what = f"patch {supply.patch_id} ({supply.kind}) for {effect}"
+            self._check_branch_secrets(
+                inputs, part="inputs", effect=effect, what=what, refused=_PATCH_REFUSED
+            )
+            written = self._branch_outcome(
+                supply.outcome, redaction, known, effect=effect, what=what
+            )
+            self._append(identity, inputs, written, "supplied", supply.patch_id, None)
+            self._applied.add(supply.patch_id)
+            return supply.outcome
+        if _matches_live(effect, self.live):
+            # Redacted and scanned as `record()` does, before the body runs.
+            self._check_branch_secrets(
+                inputs,
+                part="inputs",
+                effect=effect,
+                what=f"live call of {effect}",
+                refused="was refused before its body ran",
+            )
+            return PendingCall(
+                identity,
+                inputs,
+                self._lane_name(lane_key()),
+                self._elapsed_ns(),
+                None,
+                redaction,
+                known,
+            )
+        miss = replay_miss(trace, identity, inputs)
+        if self._attempted is None:
+            self._attempted = AttemptedCall(identity, inputs)
+        miss.add_note(
+            f"To let the fork go on past this call, give it an outcome: "
+            f"toolreplay.supply_output(effect={identity.effect!r}, inputs=<the inputs above>, "
+            f"occurrence={identity.occurrence}, value=...) or supply_error(...), or let "
+            f"{identity.effect} run live with fork(..., live=[{identity.effect!r}])."
+        )
+        raise miss
+
+    def _outcome_for(
+        self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
+    ) -> Returned | Raised:
         patch = self._targets.get(operation.identity)
         outcome: Returned | Raised = operation.outcome
+        written = outcome
         if patch is not None:
-            outcome = Returned(patch.value)
-            self._check_patch_secrets(patch, operation)
+            outcome = patch.outcome
+            written = self._branch_outcome(
+                outcome,
+                redaction,
+                known,
+                effect=operation.effect,
+                what=f"patch {patch.patch_id} ({patch.kind}) for {operation.effect}",
+            )
+        self._append(
+            operation.identity,
+            operation.inputs,
+            written,
+            "recorded" if patch is None else "patched",
+            None if patch is None else patch.patch_id,
+            operation.logical_id,
+        )
+        if patch is not None:
+            self._applied.add(patch.patch_id)
+        return outcome
+
+    def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        written = self._branch_outcome(
+            outcome,
+            call.redaction,
+            call.known,
+            effect=call.identity.effect,
+            what=f"live call of {call.identity.effect}",
+            refused="ran, but its call was not kept",
+        )
+        self._append(
+            call.identity, call.inputs, written, "live", None, None, call.lane, call.start_ns
+        )
+        self._live_count += 1
+
+    def _branch_outcome(
+        self,
+        outcome: Returned | Raised,
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
+        *,
+        effect: str,
+        what: str,
+        refused: str = _PATCH_REFUSED,
+    ) -> Returned | Raised:
+        """An outcome the source does not hold, as the branch may keep it (RFC 0007).
+
+        Redacted by the effect's rules, then scanned for secrets, as `record()`
+        treats an outcome; the application is served the unredacted one.
+        """
+        if isinstance(outcome, Returned):
+            value = outcome.value
+            if redaction is not None:
+                value, _ = redaction.value(value, known)
+            self._check_branch_secrets(
+                value, part="output", effect=effect, what=what, refused=refused
+            )
+            return Returned(value)
+        if redaction is not None:
+            outcome = redaction.failure(outcome, known)
+        failure: dict[str, JsonValue] = {"message": outcome.message, "args": outcome.args}
+        self._check_branch_secrets(failure, part="error", effect=effect, what=what, refused=refused)
+        return outcome
+
+    def _check_branch_secrets(
+        self, value: JsonValue, *, part: SecretPart, effect: str, what: str, refused: str
+    ) -> None:
+        """Refuse (or warn about) new content for the branch that matches a secret rule."""
+        if self._secret_mode == "off":
+            return
+        findings = self._scanner.scan_value(value, part=part, effect=effect)
+        if not findings:
+            return
+        if self._secret_mode == "warn":
+            self._warn(findings, subject=f"the {part} of the {what} the fork wrote to the branch")
+            return
+        error = secret_in_trace_error(
+            findings,
+            what=f"the {what} {refused}",
+            advice="Nothing of it was written to the branch. Redact it (RFC 0007), put a "
+            "placeholder or a made-up value in a patch, or fork with secrets='warn' or 'off' "
+            "on purpose.",
+        )
+        self.note_violation(error)
+        raise error
+
+    def _append(
+        self,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        outcome: Returned | Raised,
+        origin: Origin,
+        patch_id: str | None,
+        source_id: int | None,
+        lane: str | None = None,
+        start_ns: int | None = None,
+    ) -> None:
+        """Write one call to the branch (lock held); by default one answered at once."""
         assert self._writer is not None
-        now_ns = self._elapsed_ns()  # answered at once: a branch call starts as it ends
+        now_ns = self._elapsed_ns()
         try:
             self._writer.append(
                 Operation(
                     logical_id=self._writer.operation_count,
-                    identity=operation.identity,
-                    inputs=operation.inputs,
+                    identity=identity,
+                    inputs=inputs,
                     outcome=outcome,
-                    origin="recorded" if patch is None else "patched",
-                    patch_id=None if patch is None else patch.patch_id,
-                    source_logical_operation_id=operation.logical_id,
-                    lane=self._lane_name(lane_key()),
-                    start_ns=now_ns,
+                    origin=origin,
+                    patch_id=patch_id,
+                    source_logical_operation_id=source_id,
+                    lane=self._lane_name(lane_key()) if lane is None else lane,
+                    start_ns=now_ns if start_ns is None else start_ns,
                     end_ns=now_ns,
                 )
             )
@@ -175,29 +456,6 @@ class ForkSession(ReplaySession):
             self._note_write_error(error)
             self.note_violation(error)
             raise
-        if patch is not None:
-            self._applied.add(patch.patch_id)
-        return outcome
-
-    def _check_patch_secrets(self, patch: OutputPatch, operation: Operation) -> None:
-        """A patched value is new content for the branch: scan it as a recording would."""
-        if self._secret_mode == "off":
-            return
-        findings = self._scanner.scan_value(patch.value, part="output", effect=operation.effect)
-        if not findings:
-            return
-        what = f"patch {patch.patch_id} for {operation.effect}"
-        if self._secret_mode == "warn":
-            self._warn(findings, subject=f"the output {what} puts in the branch")
-            return
-        error = secret_in_trace_error(
-            findings,
-            what=f"{what} was not applied and the call not answered",
-            advice="Nothing of it was written to the branch. Put a placeholder or a made-up "
-            "value in the patch, or fork with secrets='warn' or 'off' on purpose (RFC 0007).",
-        )
-        self.note_violation(error)
-        raise error
 
     def _annotate_violation(self, error: ReplayContractError) -> None:
         error.add_note(self._branch_note())
@@ -214,17 +472,20 @@ class ForkSession(ReplaySession):
                         f"The application finished without making {len(unapplied)} patched "
                         "call(s), so the fork did not exercise what it was asked to:",
                         *(
-                            f"  - patch {p.patch_id}: {p.effect} occurrence {p.occurrence}, "
-                            f"inputs {preview(p.inputs, 80)}"
+                            f"  - patch {p.patch_id} ({p.kind}): {p.effect} occurrence "
+                            f"{p.occurrence}, inputs {preview(p.inputs, 80)}"
                             for p in unapplied
                         ),
                         f"{len(self.trace) - self.consumed_count} of the {len(self.trace)} "
                         "source operations were never called: the application took another "
-                        "path than the recording before reaching the patched call.",
+                        "path than the patches expected before reaching the patched call. "
+                        "Remove the patches it never used.",
                     ]
                 ),
                 patch_ids=[p.patch_id for p in unapplied],
             )
+        elif self.unobserved == "allow":
+            failure = self._swallowed_violation()
         else:
             failure = super()._contract_failure()
         if failure is not None:
@@ -238,8 +499,15 @@ class ForkSession(ReplaySession):
         ending = self._private_ending(
             session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
         )
+        unobserved = tuple(
+            UnobservedOperation(op.logical_id, op.identity)
+            for op in self.trace.operations
+            if op.logical_id not in self._consumed
+        )
         with self._lock:  # a late call on another thread must not write after the footer
-            self._close_trace(self._writer, ending, error)
+            self._close_trace(
+                self._writer, ending, error, unobserved=unobserved, attempted=self._attempted
+            )
 
     def _branch_note(self) -> str:
         return (
@@ -252,7 +520,9 @@ def fork(
     source: str | os.PathLike[str] | Trace,
     branch: str | os.PathLike[str],
     *,
-    patches: Iterable[OutputPatch] = (),
+    patches: Iterable[Patch] = (),
+    live: Iterable[str] = (),
+    unobserved: Unobserved = "error",
     redaction: RedactionPolicy | None = None,
     secrets: SecretMode | None = None,
     scanner: SecretScanner | None = None,
@@ -262,23 +532,42 @@ def fork(
         patch = toolreplay.replace_output(
             effect="llm.decide", inputs={"prompt": "..."}, value="manual_review"
         )
-        with toolreplay.fork("incident.trp", "branch.trp", patches=[patch]):
+        queued = toolreplay.supply_output(
+            effect="review.queue.add", inputs={"order_id": "o-7"}, value={"ticket": 1}
+        )
+        with toolreplay.fork(
+            "incident.trp", "branch.trp", patches=[patch, queued], unobserved="allow"
+        ):
             decision = handle_refund(42)
 
-    Before the block runs, every patch must match exactly one recorded call
-    (`PatchTargetError` otherwise, listing the nearest calls). Inside it, calls
-    are answered as in `replay()`, patched calls with their patch's value; no
-    effect body runs. On normal exit every patch must have been applied
-    (`UnappliedPatchError`) and every source operation called. An exception
-    from the application propagates unchanged. The source trace is never
-    written; `branch` must not exist, and holds what was observed even when the
-    run fails part-way.
+    Before the block runs, every `replace_*` patch must match exactly one
+    recorded call and every `supply_*` patch a call the source does not hold
+    (`PatchTargetError` otherwise). Inside it, calls are answered as in
+    `replay()`, patched and supplied calls with their patch's outcome; effects
+    named in `live` (exact names or `namespace.*`) run their real bodies for
+    calls the source does not hold, and no other body runs. Any other
+    unrecorded call raises `ReplayMiss`, and the branch footer keeps it as the
+    attempted call. On normal exit every patch must have been applied
+    (`UnappliedPatchError`) and, unless `unobserved="allow"`, every source
+    operation called (`UnconsumedOperationsError`); the branch footer lists the
+    source operations that were not. An exception from the application
+    propagates unchanged. The source trace is never written; `branch` must not
+    exist, and holds what was observed even when the run fails part-way.
 
     A redacted source is forked by redacting each call's inputs as `replay()`
-    does (`redaction`, RFC 0007). Patched values are scanned for secrets
-    before they reach the branch (`secrets`: "error", the default, "warn" or
-    "off"). The branch file is private to its owner (0600).
+    does (`redaction`, RFC 0007). What the fork writes that the source does not
+    hold (patched and supplied outcomes, live calls) is redacted and scanned
+    for secrets as a recording is, before it reaches the branch (`secrets`:
+    "error", the default, "warn" or "off"). The branch file is private to its
+    owner (0600).
     """
     return ForkSession(
-        source, branch, patches, redaction=redaction, secrets=secrets, scanner=scanner
+        source,
+        branch,
+        patches,
+        live=live,
+        unobserved=unobserved,
+        redaction=redaction,
+        secrets=secrets,
+        scanner=scanner,
     )

@@ -71,12 +71,14 @@ from toolreplay.runtime.matching import (
     unconsumed_operations,
 )
 from toolreplay.trace.model import (
+    AttemptedCall,
     Operation,
     OperationIdentity,
     Raised,
     Returned,
     SessionEnding,
     TraceHeader,
+    UnobservedOperation,
 )
 from toolreplay.trace.reader import Trace, read_trace
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path
@@ -235,7 +237,13 @@ class Session:
         return self._write_error
 
     def _close_trace(
-        self, writer: TraceWriter, ending: SessionEnding, error: BaseException | None
+        self,
+        writer: TraceWriter,
+        ending: SessionEnding,
+        error: BaseException | None,
+        *,
+        unobserved: tuple[UnobservedOperation, ...] = (),
+        attempted: AttemptedCall | None = None,
     ) -> None:
         """Close the trace this session writes, without ever replacing `error`.
 
@@ -244,7 +252,7 @@ class Session:
         `TraceWriteError` is raised.
         """
         try:
-            writer.close(ending)
+            writer.close(ending, unobserved=unobserved, attempted=attempted)
         except TraceWriteError as failure:
             self._note_write_error(failure)
             if error is None:
@@ -376,6 +384,17 @@ class Session:
         """
         del effect, error
         return False
+
+    def _nested(self, identity: OperationIdentity, parent: PendingCall) -> NestedEffectError:
+        error = NestedEffectError(
+            f"{identity.effect} was called inside the body of {parent.identity.effect} "
+            f"(occurrence {parent.identity.occurrence}, lane {parent.lane}), which is still "
+            "running. Nested effects are refused: replay never runs the outer body, so the "
+            "inner call could never be replayed. Make the outer function a plain function "
+            "that calls both effects, or make the inner call plain code inside the effect."
+        )
+        self.note_violation(error)
+        return error
 
     def note_violation(self, error: ToolReplayError) -> None:
         """Remember the first error that means this run cannot reproduce the recording."""
@@ -652,17 +671,6 @@ class RecordSession(Session):
         self._check_secrets(inputs, part="inputs", call=call, encoded=encoded)
         return call
 
-    def _nested(self, identity: OperationIdentity, parent: PendingCall) -> NestedEffectError:
-        error = NestedEffectError(
-            f"{identity.effect} was called inside the body of {parent.identity.effect} "
-            f"(occurrence {parent.identity.occurrence}, lane {parent.lane}), which is still "
-            "running. Nested effects are refused: replay never runs the outer body, so the "
-            "inner call could never be replayed. Make the outer function a plain function "
-            "that calls both effects, or make the inner call plain code inside the effect."
-        )
-        self.note_violation(error)
-        return error
-
     def complete(self, call: PendingCall, value: object) -> None:
         """Record a call that returned `value` (which must be portable JSON)."""
         if self._abandoned is not None:  # nothing more is recorded, nothing is refused
@@ -799,42 +807,132 @@ class ReplaySession(Session):
         name: str,
         inputs: dict[str, JsonValue],
         redact: tuple[JsonPath, ...] = (),
-    ) -> JsonValue:
+    ) -> JsonValue | PendingCall:
         """The recorded output for this call, or raise its recorded failure.
 
         The inputs are redacted as the recording redacted them (RFC 0007), then
-        matched; `redact` are the effect's own path rules.
+        matched; `redact` are the effect's own path rules. A fork may return a
+        `PendingCall` instead: the call may run live, and the caller runs the
+        body inside `running_live`.
         """
         redaction = self._effect_redaction(f"{namespace}.{name}", redact)
+        known: tuple[str, ...] = ()
         if redaction is not None:
-            redacted, _ = redaction.value(inputs)
+            redacted, known = redaction.value(inputs)
             inputs = cast(dict[str, JsonValue], redacted)
         digest = fingerprint(inputs)
+        parent = running_call_var.get()
         with self._lock:
             identity = self._next_identity(namespace, name, digest)
+            if parent is not None and parent in self._in_flight:
+                raise self._nested(identity, parent)  # inside a live body
             try:
-                operation = match_operation(self.trace, identity, inputs)
-                if self._ambiguous and identity in self._ambiguous:
-                    raise concurrent_ambiguity(self.trace, identity, self._ambiguous[identity])
+                served = self._serve(identity, inputs, redaction, known)
             except ReplayContractError as error:
                 self.note_violation(error)
                 self._annotate_violation(error)
                 raise
-            # First: a fork's branch write may fail, and then the call did not happen.
-            outcome = self._outcome_for(operation)
             self._advance_occurrence(identity)
-            self._consumed.add(operation.logical_id)
-        if isinstance(outcome, Raised):
-            raise rebuild_failure(outcome)
-        return copy_value(outcome.value)
+            if isinstance(served, PendingCall):
+                self._in_flight.add(served)  # until its body completes
+                return served
+        if isinstance(served, Raised):
+            raise rebuild_failure(served)
+        return copy_value(served.value)
+
+    @contextlib.contextmanager
+    def running_live(self, call: PendingCall) -> Generator[PendingCall]:
+        """Run the body of a call `answer` let run live: set `call.result` in the block.
+
+        A return or an `Exception` is kept as the call's outcome (`_keep_live`);
+        a non-portable return value is refused as under `record()`. An effect
+        called from the body is nested in it and refused. Whatever happens, the
+        call is no longer in flight afterwards, and an unkept call gives back its
+        occurrence.
+        """
+        token = running_call_var.set(call)
+        kept = False
+        try:
+            try:
+                yield call
+            except SessionError:
+                raise
+            except Exception as error:
+                self._keep_live(call, capture_failure(error))
+                kept = True
+                raise
+            try:
+                value = ensure_portable(call.result, what=f"output of {call.identity.effect}")
+            except NonPortableValueError as error:
+                unkept = NonPortableValueError(
+                    f"{error}. The effect ran live, but its call could not be kept: make it "
+                    "return portable JSON.",
+                    path=error.path,
+                )
+                self.note_violation(unkept)
+                raise unkept from None
+            self._keep_live(call, Returned(value))
+            kept = True
+        finally:
+            running_call_var.reset(token)
+            self._free_live(call, kept=kept)
+
+    def abort_live(self, call: PendingCall) -> None:
+        """Give up a call `answer` let run live without running it (the session is freed)."""
+        self._free_live(call, kept=False)
+
+    def _free_live(self, call: PendingCall, *, kept: bool) -> None:
+        """Free a call `answer` let run live; one not kept gives back its occurrence."""
+        with self._lock:
+            if call in self._in_flight:
+                self._in_flight.discard(call)
+                if not kept:
+                    self._release_occurrence(call.identity)
+
+    def _keep_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        with self._lock:
+            if self._state != "open":
+                raise SessionError(
+                    f"{call.identity.effect} completed after its {self.mode} session closed, "
+                    "so it was not kept; await every effect inside the with block"
+                )
+            self._record_live(call, outcome)
 
     # --- what a fork changes ----------------------------------------------------------
 
     def _prepare(self, trace: Trace) -> None:
         """Runs before the session opens, after the trace is loaded."""
 
-    def _outcome_for(self, operation: Operation) -> Returned | Raised:
+    def _serve(
+        self,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
+    ) -> Returned | Raised | PendingCall:
+        """The outcome for a call (called holding the lock); raises a contract error.
+
+        `inputs` are redacted already; `redaction` and `known` redact whatever a
+        fork writes for the call (a patch's outcome, a live call's), as under
+        `record()`.
+        """
+        operation = match_operation(self.trace, identity, inputs)
+        if self._ambiguous and identity in self._ambiguous:
+            raise concurrent_ambiguity(self.trace, identity, self._ambiguous[identity])
+        # First: a fork's branch write may fail, and then the call did not happen.
+        outcome = self._outcome_for(operation, redaction, known)
+        self._consumed.add(operation.logical_id)
+        return outcome
+
+    def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        """Keep a call that ran live (only a fork lets one run)."""
+        raise SessionError(f"{call.identity.effect} cannot run live in a strict replay")
+
+    def _outcome_for(
+        self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
+    ) -> Returned | Raised:
         """The outcome to serve for a matched operation (called holding the lock)."""
+        del redaction, known
         return operation.outcome
 
     def _annotate_violation(self, error: ReplayContractError) -> None:

@@ -1,8 +1,11 @@
-"""Trace format v4 (v3 read too): the operation model, its codec, the reader and the writer."""
+"""Trace format v5 (v3 and v4 read too): the operation model, its codec, the reader and the
+writer of `.trp` files."""
 
 from toolreplay.trace.model import (
+    READABLE_FORMAT_VERSIONS,
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
+    AttemptedCall,
     Operation,
     OperationIdentity,
     Origin,
@@ -13,13 +16,16 @@ from toolreplay.trace.model import (
     TraceFooter,
     TraceHeader,
     TraceMode,
+    UnobservedOperation,
 )
 from toolreplay.trace.reader import Trace, parse_trace, read_trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = [
+    "READABLE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
+    "AttemptedCall",
     "Operation",
     "OperationIdentity",
     "Origin",
@@ -32,6 +38,7 @@ __all__ = [
     "TraceHeader",
     "TraceMode",
     "TraceWriter",
+    "UnobservedOperation",
     "parse_trace",
     "read_trace",
 ]

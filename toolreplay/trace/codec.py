@@ -1,4 +1,5 @@
-"""The one codec between trace lines and the operation model (format v4; v3 is read too).
+"""The one codec between trace lines and the operation model (format v5; v3 and v4 are read
+too).
 
 Every line is one JSON object with a `kind` first: `header`, `operation` or
 `footer`. Decoding is strict: unknown keys, wrong types and non-portable
@@ -19,6 +20,7 @@ from toolreplay.trace.model import (
     READABLE_FORMAT_VERSIONS,
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
+    AttemptedCall,
     Operation,
     OperationIdentity,
     Outcome,
@@ -27,6 +29,7 @@ from toolreplay.trace.model import (
     SessionEnding,
     TraceFooter,
     TraceHeader,
+    UnobservedOperation,
 )
 
 __all__ = [
@@ -106,8 +109,18 @@ def operation_to_dict(operation: Operation) -> dict[str, Any]:
     }
 
 
+def _identity_fields(identity: OperationIdentity) -> dict[str, Any]:
+    return {
+        "namespace": identity.namespace,
+        "name": identity.name,
+        "fingerprint": identity.fingerprint,
+        "occurrence": identity.occurrence,
+    }
+
+
 def encode_footer(footer: TraceFooter) -> bytes:
     ending = footer.ending
+    attempted = footer.attempted
     return _dump(
         {
             "kind": "footer",
@@ -118,6 +131,16 @@ def encode_footer(footer: TraceFooter) -> bytes:
                 "error_type": ending.error_type,
                 "message": ending.message,
             },
+            "unobserved": [
+                {
+                    "source_logical_operation_id": item.source_logical_operation_id,
+                    **_identity_fields(item.identity),
+                }
+                for item in footer.unobserved
+            ],
+            "attempted": None
+            if attempted is None
+            else {**_identity_fields(attempted.identity), "inputs": attempted.inputs},
         }
     )
 
@@ -262,7 +285,8 @@ def decode_header(obj: dict[str, Any]) -> TraceHeader:
         )
     version = obj.get("format_version")
     if type(version) is not int or version not in READABLE_FORMAT_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_FORMAT_VERSIONS)
+        readable = ", ".join(str(v) for v in READABLE_FORMAT_VERSIONS[:-1])
+        readable += f" and {READABLE_FORMAT_VERSIONS[-1]}"
         raise InvalidLine(
             f"trace format version {json.dumps(version)} is not supported; this toolreplay "
             f"reads versions {readable}. Use the toolreplay release that wrote it "
@@ -326,6 +350,14 @@ def _decode_outcome(obj: dict[str, Any]) -> Outcome:
     _wrong(what, "status", '"ok" or "error"', status)
 
 
+# Origins each format version allows: supplied and live calls came with format 5.
+_ORIGINS = {
+    3: ("recorded", "patched"),
+    4: ("recorded", "patched"),
+    5: ("recorded", "patched", "supplied", "live"),
+}
+
+
 def decode_operation(
     obj: dict[str, Any], line: int, version: int = TRACE_FORMAT_VERSION
 ) -> Operation:
@@ -337,7 +369,7 @@ def decode_operation(
         operation = _decode_fast(obj, line) if obj.keys() == _OPERATION_KEYS_V3 else None
         if operation is None:
             _expect_keys(obj, "operation", _OPERATION_KEYS_V3)
-            operation = _decode_checked(obj, line)
+            operation = _decode_checked(obj, line, version)
         return operation
     # The hot path of loading: one pass of plain checks for a well-formed line; any
     # doubt falls through to the checks below, which word the error.
@@ -355,12 +387,12 @@ def decode_operation(
     what = "operation"
     _expect_keys(obj, what, _OPERATION_KEYS)
     if obj["lane"] is None and obj["start_ns"] is None and obj["end_ns"] is None:
-        return _decode_checked(obj, line)
+        return _decode_checked(obj, line, version)
     lane = _str(obj, "lane", what)
     start_ns, end_ns = _count(obj, "start_ns", what), _count(obj, "end_ns", what)
     if end_ns < start_ns:
         _wrong(what, "end_ns", f"at least start_ns ({start_ns})", end_ns)
-    return _decode_checked(obj, line, lane, start_ns, end_ns)
+    return _decode_checked(obj, line, version, lane, start_ns, end_ns)
 
 
 def _decode_fast(
@@ -412,6 +444,7 @@ def _decode_fast(
 def _decode_checked(
     obj: dict[str, Any],
     line: int,
+    version: int,
     lane: str | None = None,
     start_ns: int | None = None,
     end_ns: int | None = None,
@@ -422,8 +455,9 @@ def _decode_checked(
     if not _FINGERPRINT.fullmatch(fingerprint):
         _wrong(what, "fingerprint", "64 lowercase hex digits (SHA-256)", fingerprint)
     origin = obj["origin"]
-    if origin not in ("recorded", "patched"):
-        _wrong(what, "origin", '"recorded" or "patched"', origin)
+    origins = _ORIGINS[version]
+    if origin not in origins:
+        _wrong(what, "origin", " or ".join(f'"{o}"' for o in origins), origin)
     source_id = obj["source_logical_operation_id"]
     if source_id is not None:
         source_id = _count(obj, "source_logical_operation_id", what)
@@ -447,13 +481,62 @@ def _decode_checked(
     )
 
 
-_FOOTER_KEYS = frozenset({"kind", "operation_count", "digest", "ending"})
+_FOOTER_KEYS_V4 = frozenset({"kind", "operation_count", "digest", "ending"})
+_FOOTER_KEYS = {
+    3: _FOOTER_KEYS_V4,
+    4: _FOOTER_KEYS_V4,
+    5: _FOOTER_KEYS_V4 | {"unobserved", "attempted"},
+}
 _ENDING_KEYS = frozenset({"status", "error_type", "message"})
+_UNOBSERVED_KEYS = frozenset(
+    {"source_logical_operation_id", "namespace", "name", "fingerprint", "occurrence"}
+)
+_ATTEMPTED_KEYS = frozenset({"namespace", "name", "fingerprint", "occurrence", "inputs"})
 
 
-def decode_footer(obj: dict[str, Any]) -> TraceFooter:
+def _decode_identity(obj: dict[str, Any], what: str) -> OperationIdentity:
+    fingerprint = _str(obj, "fingerprint", what)
+    if not _FINGERPRINT.fullmatch(fingerprint):
+        _wrong(what, "fingerprint", "64 lowercase hex digits (SHA-256)", fingerprint)
+    return OperationIdentity(
+        _str(obj, "namespace", what),
+        _str(obj, "name", what),
+        fingerprint,
+        _count(obj, "occurrence", what),
+    )
+
+
+def _decode_unobserved(obj: dict[str, Any]) -> tuple[UnobservedOperation, ...]:
+    items = obj["unobserved"]
+    if type(items) is not list:
+        _wrong("footer", "unobserved", "a list", items)
+    decoded: list[UnobservedOperation] = []
+    for index, item in enumerate(cast(list[Any], items)):
+        what = f"footer unobserved[{index}]"
+        if type(item) is not dict:
+            raise InvalidLine(f"{what} must be an object")
+        item = cast(dict[str, Any], item)
+        _expect_keys(item, what, _UNOBSERVED_KEYS)
+        decoded.append(
+            UnobservedOperation(
+                _count(item, "source_logical_operation_id", what), _decode_identity(item, what)
+            )
+        )
+    return tuple(decoded)
+
+
+def _decode_attempted(obj: dict[str, Any]) -> AttemptedCall | None:
+    if obj["attempted"] is None:
+        return None
+    what = "footer attempted"
+    attempted = _object(obj, "attempted", "footer")
+    _expect_keys(attempted, what, _ATTEMPTED_KEYS)
+    return AttemptedCall(_decode_identity(attempted, what), _object(attempted, "inputs", what))
+
+
+def decode_footer(obj: dict[str, Any], version: int = TRACE_FORMAT_VERSION) -> TraceFooter:
     what = "footer"
-    _expect_keys(obj, what, _FOOTER_KEYS)
+    _expect_keys(obj, what, _FOOTER_KEYS[version])
     ending = _object(obj, "ending", what)
     _expect_keys(ending, "footer ending", _ENDING_KEYS)
     status = ending["status"]
@@ -467,4 +550,6 @@ def decode_footer(obj: dict[str, Any]) -> TraceFooter:
             error_type=_optional_str(ending, "error_type", "footer ending"),
             message=_optional_str(ending, "message", "footer ending"),
         ),
+        unobserved=() if version < 5 else _decode_unobserved(obj),
+        attempted=None if version < 5 else _decode_attempted(obj),
     )

@@ -17,6 +17,7 @@ __all__ = [
     "READABLE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
+    "AttemptedCall",
     "Operation",
     "OperationIdentity",
     "Origin",
@@ -27,13 +28,16 @@ __all__ = [
     "TraceFooter",
     "TraceHeader",
     "TraceMode",
+    "UnobservedOperation",
     "effect_name_problem",
 ]
 
 TRACE_FORMAT = "toolreplay.trace"
-TRACE_FORMAT_VERSION = 4
-READABLE_FORMAT_VERSIONS = (3, 4)
-"""Versions the reader accepts: 3 (before lanes and timing) and 4 (the one written)."""
+TRACE_FORMAT_VERSION = 5
+READABLE_FORMAT_VERSIONS = (3, 4, 5)
+"""Versions the reader accepts: 3 (before lanes and timing), 4 (lanes and timing; no
+supplied or live origins, no unobserved or attempted footer fields) and 5 (the one
+written)."""
 
 TraceMode = Literal["record", "fork"]
 
@@ -54,7 +58,7 @@ def effect_name_problem(namespace: str, name: str) -> str | None:
     return None
 
 
-Origin = Literal["recorded", "patched"]
+Origin = Literal["recorded", "patched", "supplied", "live"]
 
 
 class OperationIdentity(NamedTuple):
@@ -114,10 +118,13 @@ class Operation:
 
     `logical_id` is the call's position in its session, from 0. The lineage
     fields say where a forked operation came from: `origin` is `recorded` for a
-    call served (or run) as recorded and `patched` for one whose output a patch
-    replaced; `patch_id` and `source_logical_operation_id` point back at the
-    patch and at the source trace's operation. `line` is where the operation was
-    read from (1-based), for error messages; it is not part of its value.
+    call served (or run) as recorded, `patched` for one whose outcome a patch
+    replaced, `supplied` for a call the source never saw whose outcome a supply
+    patch gave, and `live` for such a call whose real body ran (`fork(live=...)`);
+    `patch_id` and `source_logical_operation_id` point back at the patch and at
+    the source trace's operation (None for supplied and live calls). `line` is
+    where the operation was read from (1-based), for error messages; it is not
+    part of its value.
 
     How the call ran, also not part of its value (another run schedules it
     differently): `lane` names the task or thread that made the call (`main`,
@@ -192,13 +199,46 @@ class SessionEnding:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptedCall:
+    """A call a fork's application made that neither the source nor a patch could answer.
+
+    The fork stopped there (`ReplayMiss`); the branch footer keeps the call so a
+    diff can show it as an added row, attempted but not recorded.
+    """
+
+    identity: OperationIdentity
+    inputs: dict[str, JsonValue]
+
+    @property
+    def effect(self) -> str:
+        return self.identity.effect
+
+
+@dataclass(frozen=True, slots=True)
+class UnobservedOperation:
+    """A source operation a fork's application never called (by its source `logical_id`)."""
+
+    source_logical_operation_id: int
+    identity: OperationIdentity
+
+    @property
+    def effect(self) -> str:
+        return self.identity.effect
+
+
+@dataclass(frozen=True, slots=True)
 class TraceFooter:
     """The last line of a cleanly closed trace.
 
     `digest` is the SHA-256 of every byte before the footer line, so a complete
-    trace that was changed afterwards is detected rather than trusted.
+    trace that was changed afterwards is detected rather than trusted. A
+    branch's footer also lists the source operations its run never called
+    (`unobserved`) and the unrecorded call it stopped at (`attempted`); a
+    recording's has none.
     """
 
     operation_count: int
     digest: str
     ending: SessionEnding
+    unobserved: tuple[UnobservedOperation, ...] = ()
+    attempted: AttemptedCall | None = None

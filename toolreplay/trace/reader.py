@@ -232,7 +232,7 @@ def _parse(path: Path, data: bytes) -> Trace:
             elif kind == "footer":
                 if footer is not None:
                     raise InvalidLine("a second footer")
-                footer = decode_footer(obj)
+                footer = decode_footer(obj, header.format_version)
                 footer_offset = offset
             else:
                 raise InvalidLine(

@@ -21,7 +21,14 @@ from pathlib import Path
 from toolreplay.errors import TraceError, TraceExistsError, TraceWriteError
 from toolreplay.files import PRIVATE_FILE_MODE, make_private
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
-from toolreplay.trace.model import Operation, SessionEnding, TraceFooter, TraceHeader
+from toolreplay.trace.model import (
+    AttemptedCall,
+    Operation,
+    SessionEnding,
+    TraceFooter,
+    TraceHeader,
+    UnobservedOperation,
+)
 
 __all__ = ["TraceWriter", "check_new_trace_path"]
 
@@ -70,16 +77,24 @@ class TraceWriter:
         self._write(encode_operation(operation), what=f"operation {operation.logical_id}")
         self._count += 1
 
-    def close(self, ending: SessionEnding) -> None:
+    def close(
+        self,
+        ending: SessionEnding,
+        *,
+        unobserved: tuple[UnobservedOperation, ...] = (),
+        attempted: AttemptedCall | None = None,
+    ) -> None:
         """Write the footer (count, digest, how the session ended), sync and close.
 
-        The file is closed whatever happens. A footer that cannot be written is
-        undone, leaving a readable incomplete trace, and raises `TraceWriteError`.
+        A fork's branch also lists the source operations it never called and the
+        unrecorded call it stopped at. The file is closed whatever happens. A
+        footer that cannot be written is undone, leaving a readable incomplete
+        trace, and raises `TraceWriteError`.
         """
         descriptor = self._descriptor
         if descriptor is None:
             return
-        footer = TraceFooter(self._count, self._digest.hexdigest(), ending)
+        footer = TraceFooter(self._count, self._digest.hexdigest(), ending, unobserved, attempted)
         try:
             self._write(encode_footer(footer), what="the footer")
             try:

@@ -1,8 +1,8 @@
 """The Tool Replay incident debugger (a Textual app), launched by `toolreplay tui`.
 
     from toolreplay_tui import run
-    run(Path("incident.trp"), runner=None, against=None)
-    run(Path("traces/"))        # a folder: pick one of its traces first
+    status = run(Path("incident.trp"), runner=None, against=None)
+    status = run(Path("traces/"))  # a folder: pick one of its traces first
 
 Importing this package imports no Textual: `run` imports the app when called.
 """
@@ -20,8 +20,8 @@ def run(
     against: Path | None = None,
     *,
     workdir: Path | None = None,
-) -> None:
-    """Open `trace` in the debugger and return when the user quits.
+) -> int:
+    """Open `trace` in the debugger; when the user quits, return the exit status.
 
     `trace` may be a folder: a picker lists its traces first (newest first) and
     the one chosen opens.
@@ -30,14 +30,20 @@ def run(
     `against` is another trace to compare with (`d`) before any fork has run;
     `workdir` is where branch traces and patch files go (default: `.toolreplay/`
     next to the trace). The application only ever runs in child processes.
+
+    The status is 0 after a normal quit, 2 when the trace could not be opened
+    (the reason is printed), 1 when the UI crashed (the path of the saved
+    traceback is printed).
     """
     if trace.is_dir():  # a folder of traces (a capture folder): pick one first
         from toolreplay_tui.screens.picker import pick_trace
 
         picked = pick_trace(trace)
-        if picked is None:
-            return
+        if picked is None:  # the user left the picker: a normal quit
+            return 0
         trace = picked
     from toolreplay_tui.app import ToolReplayApp
 
-    ToolReplayApp(trace, runner=runner, against=against, workdir=workdir).run()
+    app = ToolReplayApp(trace, runner=runner, against=against, workdir=workdir)
+    app.run()
+    return app.return_code or 0

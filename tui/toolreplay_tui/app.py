@@ -8,24 +8,31 @@ line (`toolreplay_tui.model.runs`), comparisons through `toolreplay.diff`.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import var
-from textual.screen import Screen
+from textual.screen import Screen, SystemModalScreen
+from textual.widgets import Input, TextArea
 
 from toolreplay import (
+    DiffReport,
+    ErrorPatch,
     JsonValue,
     NonPortableValueError,
     Operation,
     OutputPatch,
+    Patch,
     PatchError,
     Raised,
     RedactedValueEditError,
@@ -34,36 +41,73 @@ from toolreplay import (
     read_trace,
 )
 from toolreplay.runners import RUNNER_PATTERN
+from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.external_editor import edit_externally
 from toolreplay_tui.messages import (
     Notice,
     OutputEditRequested,
+    PatchChangeRequested,
     PatchEdited,
     PatchRemovalRequested,
     PromoteFinished,
     RunFinished,
     RunStarted,
 )
+from toolreplay_tui.model.commandline import (
+    COMMANDS,
+    Command,
+    FilterEffect,
+    JumpTo,
+    Quit,
+    SavePatches,
+    SetTheme,
+    ShowHelp,
+    ShowMessages,
+)
+from toolreplay_tui.model.diffrows import DiffRows
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.model.runreport import headline
-from toolreplay_tui.model.runs import DEFAULT_TIMEOUT, RunClient, RunHandle, RunRequest, RunResult
+from toolreplay_tui.model.runs import (
+    DEFAULT_TIMEOUT,
+    RunClient,
+    RunHandle,
+    RunRequest,
+    RunResult,
+    WarmRunner,
+)
+from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
+from toolreplay_tui.screens.command_line import CommandLineScreen
 from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
-from toolreplay_tui.screens.diff import DiffScreen
+from toolreplay_tui.screens.diff import DiffScreen, compare
 from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.help import HelpScreen, HelpSection
-from toolreplay_tui.screens.promote import PromoteScreen
-from toolreplay_tui.screens.run import RunScreen
+from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
+from toolreplay_tui.screens.patches import PatchesScreen
+from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
+from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
-__all__ = ["ForkRecord", "ToolReplayApp"]
+__all__ = ["CANNOT_OPEN_EXIT_CODE", "CRASH_EXIT_CODE", "ForkRecord", "ToolReplayApp"]
+
+CANNOT_OPEN_EXIT_CODE = 2
+"""The exit status after the trace could not be opened (the reason was on screen)."""
+CRASH_EXIT_CODE = 1
+"""The exit status after the UI crashed (Textual's own; the traceback is saved to a file)."""
+
+
+def _error_problem(value: str) -> str | None:
+    type_name, colon, message = value.partition(":")
+    if not colon or not type_name.strip() or " " in type_name.strip():
+        return "write it as Type: message, e.g. TimeoutError: the queue timed out"
+    return None if message.strip() else "give a message after the colon"
 
 
 def _count(number: int, noun: str) -> str:
@@ -76,7 +120,7 @@ class ForkRecord:
 
     result: RunResult
     branch: Path
-    patches: tuple[OutputPatch, ...]
+    patches: tuple[Patch, ...]
     runner: str
 
 
@@ -99,12 +143,26 @@ class ToolReplayApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "Tool Replay"
-    ENABLE_COMMAND_PALETTE = False
+    COMMANDS = App.COMMANDS | {BindingCommands}
+    COMMAND_PALETTE_DISPLAY = "^p"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding(
+            "colon",
+            "command_line",
+            "Command line",
+            key_display=":",
+            show=False,  # the footer has no room; help and the palette list it
+            id="app.command_line",
+        ),
+        Binding("m", "messages", "Messages", show=False, id="app.messages"),
+        # Not a priority binding: the run screen's ctrl+c cancels the run first.
+        Binding("ctrl+c", "request_quit", "Quit", show=False, id="app.interrupt"),
         Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
+    PALETTE_BINDING = Binding("ctrl+p", "command_palette", "Command palette (every action)")
+    """How help lists the palette's key (Textual binds it itself)."""
 
     def __init__(
         self,
@@ -118,7 +176,11 @@ class ToolReplayApp(App[None]):
         python: str | None = None,
         run_timeout: float = DEFAULT_TIMEOUT,
         blink_cursors: bool = True,
+        warm_runs: bool = True,
+        notification_timeout: float = 6.0,
     ) -> None:
+        """`notification_timeout`: seconds a message stays on screen (errors twice
+        that); every message stays in the message log (`m`)."""
         super().__init__()
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.trace_file = self._absolute(Path(trace))
@@ -128,6 +190,12 @@ class ToolReplayApp(App[None]):
         )
         self.runner = runner
         self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
+        # Forks and replays fork a warm child that has imported the application once.
+        self.warm = (
+            WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
+            if warm_runs
+            else None
+        )
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
         self.rows: OperationRows | None = None
@@ -135,8 +203,14 @@ class ToolReplayApp(App[None]):
         self.last_fork: ForkRecord | None = None
         self.last_run: RunResult | None = None
         self.last_promote: RunResult | None = None
-        self._fork_context: tuple[Path, tuple[OutputPatch, ...], str] | None = None
+        self.last_stop: UnrecordedCall | None = None
+        self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
+        # The last fork's branch compared with the source, made as soon as it ended.
+        self._fork_diff: tuple[Path, DiffReport, DiffRows] | None = None
         self._runs: list[RunHandle] = []
+        self.notification_timeout = notification_timeout
+        self.message_log: list[LoggedMessage] = []
+        self.crash_report: Path | None = None
         self.browse = BrowseScreen()
 
     def _absolute(self, path: Path) -> Path:
@@ -179,11 +253,36 @@ class ToolReplayApp(App[None]):
 
     def _load_failed(self, message: str) -> None:
         self.load_error = message
+        self.tell(
+            f"cannot open {self.trace_label}: {message} (q quits, exit status "
+            f"{CANNOT_OPEN_EXIT_CODE})",
+            error=True,
+        )
 
     def _loaded(self, trace: Trace, rows: OperationRows, effect_width: int) -> None:
         self.rows, self.effect_width = rows, effect_width
         self.trace = trace  # last: watchers read the rows
         self.refresh_bindings()
+        self._warm_up()
+        if self.against is not None:
+            self.action_diff()  # `--against`: the comparison is what was asked for
+
+    def _warm_up(self) -> None:
+        """Start the warm runner on the runner spec (in a thread), so forks start fast."""
+        spec = self.runner_spec()
+        if self.warm is None or spec is None:
+            return
+        if self.warm.runner != spec:
+            self.warm.runner = spec
+            self.runs = replace(self.runs, warm=self.warm)
+            self._start_warm()
+
+    @work(thread=True, exclusive=True, group="warm")
+    def _start_warm(self) -> None:
+        warm = self.warm
+        if warm is not None:
+            with contextlib.suppress(OSError):  # runs go cold when it cannot start
+                warm.warm_up()
 
     # --- status ----------------------------------------------------------------------
 
@@ -213,13 +312,27 @@ class ToolReplayApp(App[None]):
             text.append(headline(self.last_run), style="green" if self.last_run.ok else "red")
         return text
 
+    def tell(self, message: str, *, error: bool = False, toast: bool = True) -> None:
+        """Say `message`: a notification that expires (errors stay twice as long),
+        kept in the message log; `toast=False` only logs it (it is shown elsewhere)."""
+        self.message_log.append(LoggedMessage(datetime.now(), message, error))
+        if toast:
+            self.notify(
+                message,
+                severity="error" if error else "information",
+                timeout=self.notification_timeout * (2 if error else 1),
+                markup=False,
+            )
+
     def _changed(self, message: str | None = None, *, error: bool = False) -> None:
         self.notice = Notice(message, error)
+        if message is not None:
+            self.tell(message, error=error)
         self.refresh_bindings()
 
     # --- patches ---------------------------------------------------------------------
 
-    def set_patch(self, operation: Operation, value: JsonValue) -> OutputPatch | None:
+    def set_patch(self, operation: Operation, value: JsonValue) -> Patch | None:
         try:
             patch = self.pending.set(operation, value)
         except (PatchError, NonPortableValueError, RedactedValueEditError) as error:
@@ -238,7 +351,150 @@ class ToolReplayApp(App[None]):
         if removed is None:
             self._changed("no pending patch on this operation", error=True)
         else:
-            self._changed(f"removed patch {removed.patch_id}")
+            self._changed(f"removed patch {removed.patch_id} (u brings it back)")
+
+    def action_undo(self) -> None:
+        """`u`: take back the last change to the pending patches, of any kind."""
+        undone = self.pending.undo()
+        if undone is None:
+            self._changed(
+                "nothing to undo: the pending patches are as the session began", error=True
+            )
+        else:
+            self._changed(f"undone: {undone}")
+
+    def action_patches(self) -> None:
+        """`L`: every pending patch, of every kind, in one list."""
+        self.push_screen(PatchesScreen())
+        self._changed()
+
+    def on_patch_change_requested(self, message: PatchChangeRequested) -> None:
+        patch = message.patch
+        if message.change == "undo":
+            self.action_undo()
+        elif message.change == "remove" and patch is not None:
+            self.pending.remove(patch.identity)
+            self._changed(f"removed patch {patch.patch_id} (u brings it back)")
+        elif message.change == "edit" and patch is not None:
+            self._edit_patch(patch)
+
+    def _edit_patch(self, patch: Patch) -> None:
+        """Edit a pending patch's outcome in place (its kind and target stay)."""
+        if isinstance(patch, ErrorPatch):
+            shown = patch.error_type.removeprefix("builtins.")
+
+            def failed(value: str | None) -> None:
+                if value:
+                    self._put_error(patch, value)
+
+            self.push_screen(
+                PromptScreen(
+                    f"{patch.effect} occurrence {patch.occurrence} raises (Type: message):",
+                    f"{shown}: {patch.message}",
+                    check=_error_problem,
+                ),
+                failed,
+            )
+            return
+
+        def edited(result: Edited | None) -> None:
+            if result is None:
+                return
+            try:
+                self.pending.put(
+                    OutputPatch(
+                        patch.namespace,
+                        patch.name,
+                        patch.inputs,
+                        patch.occurrence,
+                        result.value,
+                        patch.kind,
+                    )
+                )
+            except (PatchError, NonPortableValueError) as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(f"changed the {patch.kind} patch on {patch.effect}")
+
+        self.push_screen(
+            EditorScreen(
+                None,
+                format_json(patch.value),
+                heading=f"Edit the patched output of {patch.effect} occurrence {patch.occurrence}",
+            ),
+            edited,
+        )
+
+    def _put_error(self, patch: Patch, error: str) -> None:
+        try:
+            if patch.supplies:
+                made = self.pending.supply_failure(
+                    patch.effect, patch.inputs, patch.occurrence, error
+                )
+            else:
+                made = self.pending.replace_failure(patch.identity, patch.inputs, error)
+        except (PatchError, NonPortableValueError) as problem:
+            self._changed(str(problem), error=True)
+            return
+        self._changed(f"pending patch {made.patch_id}: {patch.effect} raises {error}")
+
+    # --- supplying the call a fork stopped at -----------------------------------------
+
+    def supply_output(self, call: UnrecordedCall) -> None:
+        """Open the editor on the call's output; saving supplies it and forks again."""
+
+        def edited(result: Edited | None) -> None:
+            if result is None:
+                self._changed("stopped: the fork was not run again")
+                return
+            try:
+                patch = self.pending.supply(call.effect, call.inputs, call.occurrence, result.value)
+            except (PatchError, NonPortableValueError) as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(f"supplied {call.effect}: pending patch {patch.patch_id}")
+            self._with_runner(self._start_fork)
+
+        start = f"#{call.nearest_id}'s recorded output" if call.nearest_id is not None else "null"
+        self.push_screen(
+            EditorScreen(
+                None,
+                call.editor_text(),
+                heading=(
+                    f"Supply the output of {call.effect} occurrence {call.occurrence}, a call "
+                    f"the recording never made (starting from {start})"
+                ),
+                select_all=call.nearest_id is None,  # typing replaces the `null`
+            ),
+            edited,
+        )
+
+    def supply_error(self, call: UnrecordedCall) -> None:
+        """Ask for `Type: message`; the call then raises it, and the fork runs again."""
+
+        def answered(value: str | None) -> None:
+            if not value:
+                self._changed("stopped: the fork was not run again")
+                return
+            try:
+                patch = self.pending.supply_failure(
+                    call.effect, call.inputs, call.occurrence, value
+                )
+            except (PatchError, NonPortableValueError) as error:
+                self._changed(str(error), error=True)
+                return
+            self._changed(f"supplied an error for {call.effect}: pending patch {patch.patch_id}")
+            self._with_runner(self._start_fork)
+
+        self.push_screen(
+            PromptScreen(
+                f"{call.effect} occurrence {call.occurrence} raises (Type: message; TimeoutError, "
+                "ConnectionError… are raised as themselves, other names as ReplayedEffectError):",
+                f"TimeoutError: {call.effect} timed out",
+                check=_error_problem,
+            ),
+            answered,
+        )
 
     def on_output_edit_requested(self, message: OutputEditRequested) -> None:
         if message.external:
@@ -289,24 +545,30 @@ class ToolReplayApp(App[None]):
             return
 
         def chosen(value: str | None) -> None:
-            if not value:
-                return
-            path = self._absolute(Path(value))
-            try:
-                if path.parent == self.workspace.root:
-                    self.workspace.ensure()
-                written = self.pending.save(path)
-            except PatchError as error:
-                self._changed(str(error), error=True)
-                return
-            self._changed(
-                f"saved {_count(len(self.pending), 'patch')} to {self.path_label(written)}"
-            )
+            if value:
+                self.save_patches_to(value)
 
         suggestion = self.path_label(self.workspace.patch_file_path())
         self.push_screen(
             PromptScreen("Save the pending patches to a new patch file:", suggestion), chosen
         )
+
+    def save_patches_to(self, value: str | None) -> bool:
+        """Save the pending patches to the new file `value` (relative to the working
+        directory; None: the next free patch file in the work folder)."""
+        if not len(self.pending):
+            self._changed("no pending patch to save", error=True)
+            return False
+        path = self.workspace.patch_file_path() if value is None else self._absolute(Path(value))
+        try:
+            if path.parent == self.workspace.root:
+                self.workspace.ensure()
+            written = self.pending.save(path)
+        except PatchError as error:
+            self._changed(str(error), error=True)
+            return False
+        self._changed(f"saved {_count(len(self.pending), 'patch')} to {self.path_label(written)}")
+        return True
 
     def action_load_patches(self) -> None:
         if self.trace is None:
@@ -356,6 +618,11 @@ class ToolReplayApp(App[None]):
         for handle in self._runs:
             handle.cancel()
         self._runs.clear()
+        if self.warm is not None:
+            self.warm.close()
+
+    def on_unmount(self) -> None:
+        self.cancel_runs()  # no child outlives the debugger
 
     def _with_runner(self, then: Callable[[str], None]) -> None:
         spec = self.runner_spec()
@@ -395,6 +662,7 @@ class ToolReplayApp(App[None]):
         self._with_runner(self._start_fork)
 
     def _start_fork(self, runner: str) -> None:
+        self._warm_up()
         patches = tuple(self.pending)
         try:
             self.workspace.ensure()
@@ -432,14 +700,40 @@ class ToolReplayApp(App[None]):
         if request.command == "fork" and self._fork_context is not None:
             branch, patches, runner = self._fork_context
             self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
+            self._fork_diff = None
+            if result.ok and self.trace is not None:
+                self._compare_fork(self.trace, branch)
+        self.last_stop = unrecorded_call(result)
+        # The run screen shows the result; the log keeps it for later.
+        self.tell(headline(result), error=not result.ok, toast=False)
         self._changed()
 
-    def _after_run(self, then: Literal["diff", "promote"] | None) -> None:
+    @work(thread=True, exclusive=True, group="fork-diff")
+    def _compare_fork(self, source: Trace, branch: Path) -> None:
+        """Compare a fork's branch now, off the event loop: `d` then shows it at once."""
+        try:
+            report, rows = compare(source, branch)
+        except (ToolReplayError, OSError):
+            return  # the diff screen computes it again and shows the error
+        self.call_from_thread(self._compared_fork, branch, report, rows)
+
+    def _compared_fork(self, branch: Path, report: DiffReport, rows: DiffRows) -> None:
+        fork = self.last_fork
+        if fork is not None and fork.branch == branch:
+            self._fork_diff = (branch, report, rows)
+
+    def _after_run(self, then: NextStep | None) -> None:
         """The run screen closed, with the next step the user chose there."""
         if then == "diff":
             self.action_diff()
         elif then == "promote":
             self.action_promote()
+        elif then == "promote_now":
+            self.action_promote_now()
+        elif then == "supply_output" and self.last_stop is not None:
+            self.supply_output(self.last_stop)
+        elif then == "supply_error" and self.last_stop is not None:
+            self.supply_error(self.last_stop)
 
     def can_diff(self) -> bool:
         fork = self.last_fork
@@ -451,7 +745,15 @@ class ToolReplayApp(App[None]):
         return self.last_fork is not None and self.last_fork.result.ok
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "promote":
+        # `?` and `:` are typed into a text field: the footer does not offer them there.
+        # (The screen under the palette, not the palette's own field, decides.)
+        screen = next(
+            (s for s in reversed(self.screen_stack) if not isinstance(s, SystemModalScreen)),
+            self.screen,
+        )
+        if action in ("help", "command_line") and isinstance(screen.focused, (Input, TextArea)):
+            return False
+        if action in ("promote", "promote_now"):
             return True if self.can_promote() else None
         if action == "diff":
             return True if self.can_diff() else None
@@ -474,12 +776,14 @@ class ToolReplayApp(App[None]):
                 "nothing to compare yet: f forks, or start with --against OTHER.trp", error=True
             )
             return
+        computed = self._fork_diff
         self.push_screen(
             DiffScreen(
                 self.trace,
                 target,
                 source_label=self.trace_label,
                 target_label=self.path_label(target),
+                computed=computed[1:] if computed is not None and computed[0] == target else None,
             )
         )
 
@@ -496,6 +800,36 @@ class ToolReplayApp(App[None]):
             portable=fork.result.return_value_portable,
         )
         self.push_screen(PromoteScreen(fork.branch, self.path_label(fork.branch), defaults))
+
+    def action_promote_now(self) -> None:
+        """`P`: promote the fork with the form's defaults, no questions; the run screen
+        shows the result and the case's folder."""
+        fork = self.last_fork
+        if fork is None or not fork.result.ok:
+            self._changed("promote needs a fork that succeeded: f forks", error=True)
+            return
+        if not fork.result.return_value_portable:
+            self._changed(
+                "the fork's return value is not portable JSON: p opens the form to give the "
+                "expected value",
+                error=True,
+            )
+            return
+        defaults = promote_defaults(
+            self.trace_file, fork.patches, fork.runner, fork.result.return_value
+        )
+        request = self.promote_request(
+            fork.branch,
+            Path(defaults.folder),
+            defaults.name,
+            defaults.runner,
+            fork.result.return_value,
+        )
+        if request is not None:
+            self.push_screen(
+                RunScreen(request, f"promote {self.path_label(fork.branch)} to {defaults.folder}"),
+                self._after_run,
+            )
 
     def promote_request(
         self, branch: Path, folder: Path, name: str, runner: str, expected: JsonValue
@@ -521,6 +855,7 @@ class ToolReplayApp(App[None]):
     # --- help and quitting -----------------------------------------------------------
 
     def help_sections(self) -> list[HelpSection]:
+        commands = [Binding(syntax, "command_line", what) for syntax, what in COMMANDS]
         return [
             ("Operation list", OperationList.BINDINGS),
             ("Browse", BrowseScreen.BINDINGS),
@@ -528,17 +863,93 @@ class ToolReplayApp(App[None]):
                 "Output values (detail pane)",
                 [*ValueView.BINDINGS, *ValueInput.BINDINGS, *DetailPane.BINDINGS],
             ),
-            ("Everywhere", self.BINDINGS),
+            ("Everywhere", [*self.BINDINGS, self.PALETTE_BINDING]),
+            (": commands", commands),
             ("Output editor", EditorScreen.BINDINGS),
             ("Running a fork or replay", RunScreen.BINDINGS),
             ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
-            ("Promote form", PromoteScreen.BINDINGS),
+            ("Promote form", [*PromoteScreen.BINDINGS, *ExpectedValueBox.BINDINGS]),
+            ("Pending patches list", PatchesScreen.BINDINGS),
         ]
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.help_sections()))
+
+    def action_messages(self) -> None:
+        """`m`: every message of this session, newest last."""
+        if not isinstance(self.screen, MessageLogScreen):
+            self.push_screen(MessageLogScreen(self.message_log))
+
+    def action_command_line(self) -> None:
+        """`:`: type a command (`:123`, `:effect NAME`, `:w`, `:q`…)."""
+        if isinstance(self.screen, CommandLineScreen):
+            return
+
+        def typed(command: Command | None) -> None:
+            if command is not None:
+                self.run_command(command)
+
+        self.push_screen(CommandLineScreen(), typed)
+
+    def run_command(self, command: Command) -> None:
+        """Do what a `:` command asks."""
+        if isinstance(command, (JumpTo, FilterEffect)):
+            if self.screen is not self.browse:
+                self._changed(
+                    "jumps and effect filters work in the operation list: escape back to it first",
+                    error=True,
+                )
+            elif isinstance(command, JumpTo):
+                self.browse.jump_to(command.logical_id)
+            else:
+                self.browse.filter_effect(command.name)
+        elif isinstance(command, SavePatches):
+            self.save_patches_to(command.path)
+        elif isinstance(command, Quit):
+            if command.force:
+                self.quit_now()
+            else:
+                self.action_request_quit()
+        elif isinstance(command, SetTheme):
+            self.set_theme(command.name)
+        elif isinstance(command, ShowMessages):
+            self.action_messages()
+        elif isinstance(command, ShowHelp):  # pyright: ignore[reportUnnecessaryIsInstance]
+            self.action_help()
+
+    def set_theme(self, name: str) -> None:
+        """Switch to Textual's theme `name`; an unknown name is refused, listing them."""
+        if name not in self.available_themes:
+            names = ", ".join(sorted(self.available_themes))
+            self._changed(f"no theme named {name!r}; the themes are {names}", error=True)
+            return
+        self.theme = name
+        self._changed(f"theme {name}")
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less its Quit (which would not ask about unsaved
+        patches) and Keys (`?` lists every key); `BindingCommands` adds every action."""
+        # Textual types `screen` as an unparametrised Screen.
+        inherited = super().get_system_commands(screen)  # pyright: ignore[reportUnknownMemberType]
+        for command in inherited:
+            if command.title not in ("Quit", "Keys"):
+                yield command
+
+    def quit_now(self) -> None:
+        """Quit without asking: status 2 when the trace could not be opened."""
+        self.cancel_runs()
+        if self.load_error is not None:
+            self.exit(
+                return_code=CANNOT_OPEN_EXIT_CODE,
+                message=Text(
+                    f"toolreplay tui: cannot open the trace: {self.load_error}",
+                    style="red",
+                ),
+            )
+        else:
+            self.exit()
 
     def action_request_quit(self) -> None:
         if self.pending.dirty and len(self.pending):
@@ -547,8 +958,7 @@ class ToolReplayApp(App[None]):
 
             def answered(quit_anyway: bool | None) -> None:
                 if quit_anyway:
-                    self.cancel_runs()
-                    self.exit()
+                    self.quit_now()
 
             self.push_screen(
                 ConfirmScreen(
@@ -559,5 +969,37 @@ class ToolReplayApp(App[None]):
                 answered,
             )
             return
-        self.cancel_runs()
-        self.exit()
+        self.quit_now()
+
+    # --- crashes ---------------------------------------------------------------------
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An unhandled exception: the traceback goes to a file, its path is printed
+        after the terminal is restored, and the app exits with `CRASH_EXIT_CODE`."""
+        self.crash_report = self._write_crash_report(error)
+        where = (
+            f"the traceback is in {self.crash_report}"
+            if self.crash_report is not None
+            else "the traceback could not be saved"
+        )
+        self._exit_renderables.append(
+            Text(
+                f"toolreplay tui crashed ({type(error).__name__}: {error}); {where}",
+                style="bold red",
+            )
+        )
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        # Textual's report would print each frame's local variables, which may hold
+        # the children's environment (API keys): the message above says where the
+        # traceback (without locals) is.
+        self.bell()
+        self._close_messages_no_wait()
+
+    def _write_crash_report(self, error: BaseException) -> Path | None:
+        text = "".join(traceback.format_exception(error))
+        try:
+            return self.workspace.write_text("crash", ".txt", text)
+        except OSError:
+            return None

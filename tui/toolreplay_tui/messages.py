@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from toolreplay import JsonValue, Operation
+from toolreplay import JsonValue, Operation, Patch
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
 
 __all__ = [
     "Notice",
     "OutputEditRequested",
+    "PatchChangeRequested",
     "PatchEdited",
     "PatchRemovalRequested",
     "PromoteFinished",
@@ -40,6 +41,14 @@ class PatchEdited(Message):
 
     operation: Operation
     value: JsonValue
+
+
+@dataclass
+class PatchChangeRequested(Message):
+    """From the patches list: `edit` or `remove` `patch`, or `undo` the last change."""
+
+    change: str
+    patch: Patch | None
 
 
 @dataclass

@@ -44,11 +44,18 @@ function render(state) {
     el("span", calls(replay.provider_calls), "calls"),
   ] : []);
   const correct = results.correct;
-  fill("correct", correct ? [
-    el("span", "Corrected fork decision: "), decision(correct.decision),
-    el("span", ` · patched ${correct.patched_effect} · `),
-    el("span", calls(correct.provider_calls), "calls"),
-  ] : []);
+  const supplied = correct && correct.supplied.length ? ` · supplied ${correct.supplied.join(", ")}` : "";
+  if (correct && correct.stopped_at) {
+    fill("correct", [el("span", `The fork stopped at ${correct.stopped_at}${supplied}.`)]);
+  } else {
+    fill("correct", correct ? [
+      el("span", "Corrected fork decision: "), decision(correct.decision),
+      el("span", ` · patched ${correct.patched_effect}${supplied} · `),
+      el("span", calls(correct.provider_calls), "calls"),
+      el("span", `Not called by the corrected run: ${correct.not_called.join(", ") || "none"}.`, "note"),
+    ] : []);
+  }
+  renderAsking(state.asking);
   const compare = results.compare;
   fill("compare", compare ? [
     el("span", `First observable divergence: ${compare.type} at ${compare.effect} ` +
@@ -57,6 +64,9 @@ function render(state) {
     el("span", "This is where the two executions first differ observably, " +
       "not a claim about the root cause." +
       (compare.from_patch ? " The target's value here came from the correction." : ""), "note"),
+    el("span", `Missing from the corrected run: ${compare.missing.join(", ") || "none"}. ` +
+      `Added: ${compare.added.map((a) => `${a.effect} (${a.origin})`).join(", ") || "none"}.`,
+    "rows"),
   ] : []);
   const promote = results.promote;
   fill("promote", promote ? [
@@ -72,8 +82,29 @@ function render(state) {
     const done = state.completed.includes(step);
     card.classList.toggle("done", done);
     card.classList.toggle("next", state.next === step);
-    button.disabled = state.next !== step;
+    button.disabled = state.next !== step || (step === "correct" && Boolean(state.asking));
     button.textContent = done ? `${labels[step]} ✓` : labels[step];
+  }
+}
+
+let askedKey = null;
+
+function renderAsking(asking) {
+  const box = document.querySelector("[data-ask]");
+  box.hidden = !asking;
+  document.querySelector("[data-supply]").disabled = !asking;
+  if (!asking) {
+    askedKey = null;
+    return;
+  }
+  document.querySelector("[data-asked-call]").textContent =
+    `The corrected run called ${asking.effect} (occurrence ${asking.occurrence}) with ` +
+    `${JSON.stringify(asking.inputs)}, a call the recording never made. What did it answer?` +
+    (asking.suggestion === null ? "" : " (Prefilled with the recorded answer of the same effect.)");
+  const key = JSON.stringify([asking.effect, asking.occurrence, asking.inputs]);
+  if (key !== askedKey) {  // a new question: start from the suggestion, keep edits otherwise
+    askedKey = key;
+    document.getElementById("supply-value").value = JSON.stringify(asking.suggestion, null, 2);
   }
 }
 
@@ -83,22 +114,22 @@ function showError(message) {
   box.hidden = !message;
 }
 
-async function call(method, path) {
+async function call(method, path, body = {}) {
   const response = await fetch(path, {
     method,
     headers: method === "POST" ? { "Content-Type": "application/json" } : {},
-    body: method === "POST" ? "{}" : undefined,
+    body: method === "POST" ? JSON.stringify(body) : undefined,
   });
   const document_ = await response.json();
   if (!response.ok) throw new Error(document_.error ? document_.error.message : response.statusText);
   return document_;
 }
 
-async function act(action) {
+async function act(action, body = {}) {
   document.querySelectorAll("button").forEach((button) => { button.disabled = true; });
   try {
     showError("");
-    render(await call("POST", `/api/actions/${action}`));
+    render(await call("POST", `/api/actions/${action}`, body));
   } catch (error) {
     showError(error.message);
     // The step may have changed the server's state before failing: show what it is now.
@@ -113,6 +144,17 @@ async function act(action) {
 
 document.querySelectorAll("button[data-action]").forEach((button) => {
   button.addEventListener("click", () => act(button.dataset.action));
+});
+
+document.querySelector("[data-supply]").addEventListener("click", () => {
+  let value;
+  try {
+    value = JSON.parse(document.getElementById("supply-value").value);
+  } catch (error) {
+    showError(`The answer is not valid JSON: ${error.message}`);
+    return;
+  }
+  act("supply", { value });
 });
 
 call("GET", "/api/state").then(render).catch((error) => showError(error.message));

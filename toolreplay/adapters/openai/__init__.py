@@ -66,6 +66,7 @@ from toolreplay.adapters.openai.exchange import (  # noqa: E402
     RECORDED_RESPONSE_HEADERS,
     effect_name,
 )
+from toolreplay.adapters.openai.prepare import prepare_replay  # noqa: E402
 
 __all__ = [
     "EFFECT_NAMESPACE",
@@ -77,4 +78,5 @@ __all__ = [
     "InstrumentedOpenAI",
     "effect_name",
     "instrument",
+    "prepare_replay",
 ]

@@ -49,6 +49,7 @@ from toolreplay.errors import (
 from toolreplay.portable import JsonValue, encodable_text
 from toolreplay.runtime.failures import register_failure_codec
 from toolreplay.runtime.session import (
+    PendingCall,
     RecordSession,
     ReplaySession,
     Session,
@@ -260,12 +261,20 @@ class _Capture:
         session = exchange.session
         assert isinstance(session, ReplaySession)
         try:
-            return session.answer(EFFECT_NAMESPACE, exchange.name, exchange.inputs)
+            answer = session.answer(EFFECT_NAMESPACE, exchange.name, exchange.inputs)
         except ReplayMiss as miss:
             legacy = _legacy_error(session, exchange)
             if legacy is not None:
                 raise legacy from miss
             raise
+        if isinstance(answer, PendingCall):
+            # A fork's live= named this effect; the transport cannot send it from here.
+            session.abort_live(answer)
+            raise UnsupportedRequestError(
+                f"{EFFECT_NAMESPACE}.{exchange.name}: OpenAI adapter effects cannot run live "
+                "in a fork (fork(live=...)); supply their outcome with supply_output instead"
+            )
+        return answer
 
     def replayed_response(
         self, exchange: _Exchange, output: JsonValue, request: Any, failure: Exception | None

@@ -10,7 +10,14 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from toolreplay import AlignmentRow, DiffReport, FieldDifference, Operation, Returned
+from toolreplay import (
+    AlignmentRow,
+    AttemptedCall,
+    DiffReport,
+    FieldDifference,
+    Operation,
+    Returned,
+)
 from toolreplay.diff import DIFFERENCE_TYPES, DifferenceType, describe_trace
 from toolreplay.portable import JsonValue, preview
 
@@ -19,6 +26,7 @@ __all__ = [
     "DiffRow",
     "DiffRows",
     "FieldLine",
+    "describe_attempted",
     "describe_side",
     "describe_trace",
     "marker_for",
@@ -41,6 +49,20 @@ MARKER_LEGEND = (
 )
 
 
+_ORIGIN_TAGS = {"supplied": " [supplied]", "live": " [live]"}
+"""How a branch operation's origin is marked when its outcome is not the recording's
+(a patched one is marked by its patch id in its own column)."""
+
+
+def describe_attempted(call: AttemptedCall, width: int = 60) -> str:
+    """`review.queue.add attempted, not recorded {"order_id": …}`: where a fork stopped."""
+    head = f"{call.effect}"
+    if call.identity.occurrence:
+        head += f" (occ {call.identity.occurrence})"
+    head += " attempted, not recorded"
+    return f"{head} {preview(call.inputs, max(width - len(head) - 1, 12))}"
+
+
 def marker_for(differences: tuple[DifferenceType, ...]) -> str:
     """The markers of a row's differences in report order, `=` for an identical pair."""
     if not differences:
@@ -56,6 +78,7 @@ def describe_side(operation: Operation | None, width: int = 60) -> str:
     head = f"#{operation.logical_id} {operation.effect}"
     if operation.identity.occurrence:
         head += f" (occ {operation.identity.occurrence})"
+    head += _ORIGIN_TAGS.get(operation.origin, "")
     room = max(width - len(head) - 7, 12)
     if isinstance(outcome, Returned):
         return f"{head} ok {preview(outcome.value, room)}"
@@ -148,6 +171,8 @@ class DiffRows:
         else:
             left = describe_side(aligned.source, width)
             right = describe_side(aligned.target, width)
+        if aligned.attempted is not None:
+            right = describe_attempted(aligned.attempted, width)
         return DiffRow(
             index=aligned.index,
             status=aligned.status,
@@ -181,9 +206,24 @@ class DiffRows:
     def attribution(self, index: int) -> str | None:
         """What the row's patch did, when the branch's lineage proves one set it."""
         aligned = self._rows[index]
+        if aligned.attempted is not None:
+            return (
+                "the fork stopped at this call: the recording never made it and no patch "
+                "supplied it (f after supplying its outcome runs past it)"
+            )
+        if aligned.target is not None and aligned.target.origin == "live":
+            return "this call ran live in the fork (fork --live); its outcome is not recorded"
         if aligned.patch_id is None:
             return None
-        if any(kind in ("output_changed", "status_changed") for kind in aligned.differences):
+        if aligned.target is not None and aligned.target.origin == "supplied":
+            return (
+                f"the recording never made this call; its outcome was supplied by patch "
+                f"{aligned.patch_id}"
+            )
+        if any(
+            kind in ("output_changed", "status_changed", "error_changed")
+            for kind in aligned.differences
+        ):
             return (
                 f"the target's outcome here was set by patch {aligned.patch_id}; nothing after "
                 "it is attributed to the patch"

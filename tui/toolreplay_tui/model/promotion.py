@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolreplay import OutputPatch
+from toolreplay import Patch
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsontext import format_json
 
@@ -22,7 +22,7 @@ def _slug(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("_").lower()
 
 
-def case_name(trace_path: Path, patches: Sequence[OutputPatch]) -> str:
+def case_name(trace_path: Path, patches: Sequence[Patch]) -> str:
     """`refund_llm_refund_decide_3cf5fb`: the trace's name, the patched effect, the patch.
 
     Several patches give `refund_3_patches_<first id>`; none gives `refund_fork`.
@@ -58,7 +58,7 @@ class PromoteDefaults:
 
 def promote_defaults(
     trace_path: Path,
-    patches: Sequence[OutputPatch],
+    patches: Sequence[Patch],
     runner: str,
     return_value: JsonValue,
     *,

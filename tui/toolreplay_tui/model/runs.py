@@ -20,9 +20,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -46,6 +47,7 @@ __all__ = [
     "RunHandle",
     "RunRequest",
     "RunResult",
+    "WarmRunner",
     "parse_document",
 ]
 
@@ -68,6 +70,8 @@ class RunRequest:
     cwd: Path | None = None
     env: Mapping[str, str] | None = None
     timeout: float = DEFAULT_TIMEOUT
+    warm: WarmRunner | None = field(default=None, compare=False)
+    """Forks and replays go through this warm runner when set (and it is free)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +83,14 @@ class RunClient:
     cwd: Path | None = None
     env: Mapping[str, str] | None = None
     timeout: float = DEFAULT_TIMEOUT
+    warm: WarmRunner | None = None
 
     def _request(self, command: Command, *arguments: str) -> RunRequest:
         argv = (self.python or sys.executable, "-m", "toolreplay", command, *arguments)
-        return RunRequest(command, (*argv, "--format", "json"), self.cwd, self.env, self.timeout)
+        warm = self.warm if command in ("replay", "fork") else None
+        return RunRequest(
+            command, (*argv, "--format", "json"), self.cwd, self.env, self.timeout, warm
+        )
 
     def replay(self, trace: Path, *, runner: str | None = None) -> RunRequest:
         """`toolreplay replay TRACE [--runner R] --format json`."""
@@ -91,7 +99,9 @@ class RunClient:
     def fork(
         self, source: Path, patches: Path, branch: Path, *, runner: str | None = None
     ) -> RunRequest:
-        """`toolreplay fork SOURCE --patches FILE --output BRANCH [--runner R] --format json`."""
+        """`toolreplay fork SOURCE --patches FILE --output BRANCH --allow-unobserved
+        [--runner R] --format json`: the debugger lets a fork leave the recording's path
+        (the diff shows what it skipped)."""
         return self._request(
             "fork",
             str(source),
@@ -99,6 +109,7 @@ class RunClient:
             str(patches),
             "--output",
             str(branch),
+            "--allow-unobserved",
             *_runner_option(runner),
         )
 
@@ -226,6 +237,129 @@ def parse_document(
 # --- running ------------------------------------------------------------------------
 
 
+class WarmRunner:
+    """The client of one warm runner child (`toolreplay.cli.warm`).
+
+    The child imports the command line and the application once; each run is a
+    fresh process forked from it, in its own process group, so a run is isolated
+    as a cold child is, without paying the imports. Started on first use; one run
+    at a time (a second concurrent run goes cold); a child that reports its
+    application's sources changed is replaced by a new one.
+    """
+
+    def __init__(
+        self,
+        *,
+        python: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        runner: str | None = None,
+        trace: Path | None = None,
+    ) -> None:
+        self.python = python or sys.executable
+        self.cwd = cwd
+        self.env = env
+        self.runner = runner
+        self.trace = trace  # replayed once, in a forked probe, to find lazy imports
+        self._process: subprocess.Popen[str] | None = None
+        self._busy = threading.Lock()
+        self.starts = 0  # how many warm children were started (for tests and benchmarks)
+
+    def start(self) -> None:
+        """Start (or restart) the warm child and wait until it has imported everything."""
+        self.close()
+        env = dict(os.environ if self.env is None else self.env)
+        env.setdefault("PYTHONIOENCODING", "utf-8")
+        argv = [self.python, "-m", "toolreplay.cli.warm"]
+        if self.runner:
+            argv += [self.runner, *([str(self.trace)] if self.trace is not None else [])]
+        process = subprocess.Popen(
+            argv,
+            cwd=self.cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            start_new_session=True,
+        )
+        self._process = process
+        self.starts += 1
+        if self._read(process) != {"ready": True}:
+            self.close()
+            raise OSError("the warm runner did not start")
+
+    def warm_up(self) -> None:
+        """Start the warm child now unless it runs (a run meanwhile goes cold)."""
+        with self._busy:
+            if self._process is None or self._process.poll() is not None:
+                self.start()
+
+    def close(self) -> None:
+        """Stop the warm child (its runs have their own process groups)."""
+        process, self._process = self._process, None
+        if process is not None:
+            _kill_group(process)
+            process.wait()
+
+    @staticmethod
+    def _read(process: subprocess.Popen[str]) -> dict[str, Any]:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line:
+            raise OSError("the warm runner exited")
+        return cast(dict[str, Any], json.loads(line))
+
+    def run(
+        self, arguments: Sequence[str], on_start: Callable[[int], None]
+    ) -> tuple[int, str, str] | None:
+        """Run `toolreplay ARGUMENTS` in a forked process: (exit code, stdout, stderr).
+
+        `on_start` gets the run's pid (its process group) as soon as it exists. None
+        when the warm runner is busy or cannot run it: the caller runs it cold.
+        """
+        if not self._busy.acquire(blocking=False):
+            return None
+        try:
+            with tempfile.TemporaryDirectory(prefix="toolreplay-warm-") as folder:
+                out, err = Path(folder, "stdout"), Path(folder, "stderr")
+                request = json.dumps(
+                    {"argv": list(arguments), "stdout": str(out), "stderr": str(err)}
+                )
+                for _ in range(2):  # a stale child is replaced once
+                    if self._process is None or self._process.poll() is not None:
+                        self.start()
+                    process = self._process
+                    assert process is not None
+                    assert process.stdin is not None
+                    process.stdin.write(request + "\n")
+                    process.stdin.flush()
+                    answer = self._read(process)
+                    if answer.get("stale"):
+                        self.close()
+                        continue
+                    on_start(int(answer["pid"]))
+                    code = int(self._read(process)["exit"])
+                    return code, _text(out), _text(err)
+                return None
+        except (OSError, ValueError, KeyError):
+            self.close()
+            return None
+        finally:
+            self._busy.release()
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
+
+
+def _kill_pid_group(pid: int) -> None:
+    """Kill a warm run's process group (its pid leads it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def _kill_group(process: subprocess.Popen[str]) -> None:
     """Kill the child and everything in its process group."""
     if process.poll() is not None and os.name != "posix":
@@ -251,6 +385,7 @@ class RunHandle:
         self._cancelled = threading.Event()
         self._finished = threading.Event()
         self._lock = threading.Lock()
+        self._warm_pid: int | None = None
         self.started_at: float | None = None
 
     @property
@@ -264,6 +399,8 @@ class RunHandle:
 
     @property
     def pid(self) -> int | None:
+        if self._warm_pid is not None:
+            return self._warm_pid
         return None if self._process is None else self._process.pid
 
     def elapsed(self) -> float:
@@ -294,9 +431,11 @@ class RunHandle:
         """Stop the run: the child's process group is killed (if it started)."""
         with self._lock:
             self._cancelled.set()
-            process = self._process
+            process, warm_pid = self._process, self._warm_pid
         if process is not None:
             _kill_group(process)
+        if warm_pid is not None:
+            _kill_pid_group(warm_pid)
 
     def wait(self) -> RunResult:
         """Run to the end and read the result. Never raises for a failed run."""
@@ -305,8 +444,66 @@ class RunHandle:
         finally:
             self._finished.set()
 
+    def _wait_warm(self, warm: WarmRunner) -> RunResult | None:
+        """The run through the warm runner, or None when it must run cold."""
+        request = self.request
+        self.started_at = time.monotonic()
+        timed_out = threading.Event()
+
+        def started(pid: int) -> None:
+            with self._lock:
+                self._warm_pid = pid
+            if self._cancelled.is_set():
+                _kill_pid_group(pid)
+
+        def expire() -> None:
+            pid = self._warm_pid
+            if pid is not None:
+                timed_out.set()
+                _kill_pid_group(pid)
+
+        timer = threading.Timer(request.timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            ran = warm.run(request.argv[3:], started)
+        finally:
+            timer.cancel()
+        if ran is None:
+            return None
+        exit_code, stdout, stderr = ran
+        elapsed = self.elapsed()
+        if timed_out.is_set() or self.cancelled:
+            outcome = "timed_out" if timed_out.is_set() and not self.cancelled else "cancelled"
+            message = (
+                f"timed out after {request.timeout:g} s: the child process was killed"
+                if outcome == "timed_out"
+                else "cancelled: the child process was killed"
+            )
+            return RunResult(
+                request.command,
+                outcome,
+                exit_code,
+                argv=request.argv,
+                stderr=stderr,
+                elapsed=elapsed,
+                message=message,
+            )
+        return parse_document(
+            request.command,
+            stdout,
+            exit_code=exit_code,
+            stderr=stderr,
+            argv=request.argv,
+            elapsed=elapsed,
+        )
+
     def _wait(self) -> RunResult:
         request = self.request
+        if request.warm is not None and not self.cancelled:
+            warm_result = self._wait_warm(request.warm)
+            if warm_result is not None:
+                return warm_result
         try:
             self.start()
         except OSError as error:

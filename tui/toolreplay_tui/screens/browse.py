@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import difflib
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import work
@@ -22,7 +23,7 @@ from toolreplay_tui.messages import (
     PatchRemovalRequested,
 )
 from toolreplay_tui.model.jsonpaths import PathError, set_at
-from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.model.rows import EFFECT_PREFIX, OperationRows
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
@@ -31,14 +32,15 @@ __all__ = ["BrowseScreen"]
 
 
 class FilterInput(ValueInput):
-    """The `/` prompt: filters the list, or searches the output when it has the focus."""
+    """The prompt of `/` (filter the operations) and `s` (search the selected output)."""
 
 
 class BrowseScreen(Screen[None]):
     """Browse the trace, edit outputs into pending patches, and start runs."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", key_display="/", id="browse.filter"),
+        Binding("slash", "filter", "Filter ops", key_display="/", id="browse.filter"),
+        Binding("s", "search_output", "Search output", id="browse.search_output"),
         Binding("n", "next_match", "Next match", show=False, id="browse.next_match"),
         Binding("N", "previous_match", "Previous match", show=False, id="browse.previous_match"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="browse.clear_filter"),
@@ -46,21 +48,40 @@ class BrowseScreen(Screen[None]):
         Binding(
             "shift+tab", "previous_pane", "Previous pane", show=False, id="browse.previous_pane"
         ),
-        Binding("e", "edit", "Edit output", id="browse.edit"),
+        # The panes never scroll sideways, so arrows left and right reach these.
+        Binding("h,left", "pane_left", "Pane to the left", show=False, id="browse.pane_left"),
+        Binding("l,right", "pane_right", "Pane to the right", show=False, id="browse.pane_right"),
+        Binding("e", "edit", "Edit", tooltip="Edit the output in the editor", id="browse.edit"),
         Binding("E", "external_edit", "Edit in $EDITOR", show=False, id="browse.external_edit"),
-        Binding("x", "remove_patch", "Remove patch", id="browse.remove_patch"),
-        Binding("w", "app.save_patches", "Save patches", id="browse.save_patches"),
+        Binding("x", "remove_patch", "Remove patch", show=False, id="browse.remove_patch"),
+        Binding("u", "app.undo", "Undo patch change", show=False, id="browse.undo"),
+        Binding("L", "app.patches", "List patches", show=False, id="browse.patches"),
+        Binding(
+            "w",
+            "app.save_patches",
+            "Save",
+            tooltip="Save the pending patches to a new patch file",
+            id="browse.save_patches",
+        ),
         Binding("o", "app.load_patches", "Load patches", show=False, id="browse.load_patches"),
         Binding("f", "app.fork", "Fork", id="browse.fork"),
-        Binding("r", "app.replay", "Replay", id="browse.replay"),
+        Binding(
+            "r",
+            "app.replay",
+            "Replay",
+            show=False,  # the footer keeps room for the fork, diff and promote loop
+            tooltip="Replay the trace strictly (no patches)",
+            id="browse.replay",
+        ),
         Binding("d", "app.diff", "Diff", id="browse.diff"),
-        Binding("p", "app.promote", "Promote", id="browse.promote"),
+        Binding("p", "app.promote", "Promote…", id="browse.promote"),
+        Binding("P", "app.promote_now", "Promote now", id="browse.promote_now"),
         Binding("q", "app.request_quit", "Quit", id="browse.quit"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
-        self._filter_target: str = "list"
+        self._filter_target: Literal["list", "values"] = "list"
         self._value_query = ""
 
     def compose(self) -> ComposeResult:
@@ -134,22 +155,34 @@ class BrowseScreen(Screen[None]):
         self.show_status()
 
     def _notice_changed(self, notice: Notice) -> None:
-        """The session changed: repaint the list, the detail and the status line."""
+        """The session changed: repaint the list, the detail and the status line (the
+        message itself is a notification, and in the message log)."""
         self.operations.refresh()
         self.show_detail()
-        self.show_status(notice.text, error=notice.error)
+        self.show_status()
 
     def show_detail(self) -> None:
         operation = self.current_operation()
         patch = None if operation is None else debugger(self).pending.get(operation.identity)
         self.detail.show(operation, patch)
 
-    def show_status(self, message: str | None = None, *, error: bool = False) -> None:
-        status = debugger(self).status_text()
-        if message is not None:
-            status.append("  ·  ")
-            status.append(message, style="bold red" if error else "bold")
+    def show_status(self, activity: str | None = None) -> None:
+        """The session's state (patches, last run, filter), and `activity` (`filtering…`)."""
+        app = debugger(self)
+        status = app.status_text()
+        rows = app.rows
+        if activity is not None:
+            status.append(f"  ·  {activity}", style="bold")
+        elif rows is not None and rows.filtered:
+            status.append(
+                f"  ·  filter {rows.query!r}: {len(rows)} of {len(rows.operations)} operations "
+                "(escape clears, n/N step)",
+                style="bold",
+            )
         self.query_one("#status", Static).update(status)
+
+    def _problem(self, message: str) -> None:
+        debugger(self).tell(message, error=True)
 
     # --- list and detail events ------------------------------------------------------
 
@@ -168,32 +201,39 @@ class BrowseScreen(Screen[None]):
         try:
             value = set_at(current, event.path, event.value)
         except PathError as error:
-            self.show_status(str(error), error=True)
+            self._problem(str(error))
             return
         self.post_message(PatchEdited(operation, value))
 
     def on_detail_pane_problem(self, event: DetailPane.Problem) -> None:
         event.stop()
-        self.show_status(event.text, error=True)
+        self._problem(event.text)
 
     # --- filter and search -----------------------------------------------------------
 
     def action_filter(self) -> None:
-        field = self.query_one("#filter", FilterInput)
-        in_values = isinstance(self.focused, ValueView)
-        self._filter_target = "values" if in_values else "list"
+        """`/`: filter the operation list, from any pane."""
         rows = debugger(self).rows
-        if in_values:
-            field.border_title = (
-                "search the output (text or JSON path): enter searches, escape cancels"
-            )
-            field.value = self._value_query
-        else:
-            field.border_title = (
-                "filter operations (effect name or any text; effect:NAME for effect names only): "
-                "enter filters, escape cancels"
-            )
-            field.value = rows.query if rows is not None else ""
+        self._open_prompt(
+            "list",
+            "filter operations (effect name or any text; effect:NAME for effect names only): "
+            "enter filters, escape cancels",
+            rows.query if rows is not None else "",
+        )
+
+    def action_search_output(self) -> None:
+        """`s`: search the selected operation's output, from any pane."""
+        self._open_prompt(
+            "values",
+            "search the output (text or JSON path): enter searches, escape cancels",
+            self._value_query,
+        )
+
+    def _open_prompt(self, target: Literal["list", "values"], title: str, value: str) -> None:
+        field = self.query_one("#filter", FilterInput)
+        self._filter_target = target
+        field.border_title = title
+        field.value = value
         field.remove_class("hidden")
         field.focus()
 
@@ -209,13 +249,13 @@ class BrowseScreen(Screen[None]):
             values = self.detail.values
             values.focus()
             if query and not values.search(query, from_start=True):
-                self.show_status(f"nothing in this output matches {query!r}", error=True)
+                self._problem(f"nothing in this output matches {query!r}")
             return
         self.operations.focus()
         self._apply_filter(query)
 
     def on_value_input_cancelled(self, event: ValueInput.Cancelled) -> None:
-        if event.control is None or event.control.id != "filter":
+        if event.control.id != "filter":
             return
         event.stop()
         self.query_one("#filter", FilterInput).add_class("hidden")
@@ -234,6 +274,40 @@ class BrowseScreen(Screen[None]):
         self.show_status(f"filtering by {query!r}…")
         self._compute_filter(rows, query)
 
+    def filter_effect(self, name: str) -> None:
+        """`:effect NAME`: keep the operations of effect `name` (refused, with the
+        nearest names, when no operation has that effect)."""
+        trace = debugger(self).trace
+        if trace is None:
+            return
+        if name not in trace.effects:
+            close = difflib.get_close_matches(name, list(trace.effects), n=3, cutoff=0.4)
+            hint = f"; nearest: {', '.join(close)}" if close else ""
+            self._problem(f"no operation of effect {name!r} in this trace{hint}")
+            return
+        self.operations.focus()
+        self._apply_filter(f"{EFFECT_PREFIX}{name}")
+
+    def jump_to(self, logical_id: int) -> None:
+        """`:123`: move to the operation numbered `logical_id`, clearing a filter that
+        hides it."""
+        app = debugger(self)
+        trace, rows = app.trace, app.rows
+        if trace is None or rows is None:
+            return
+        index = trace_index(trace, logical_id)
+        if index is None:
+            self._problem(
+                f"no operation #{logical_id}: this trace numbers them 0 to {len(trace) - 1}"
+                if len(trace)
+                else f"no operation #{logical_id}: this trace has none"
+            )
+            return
+        if rows.filtered and rows.index_at(rows.nearest_position(index)) != index:
+            self._filtered("", None)
+        self.operations.focus()
+        self.operations.move_to(rows.nearest_position(index), center=True)
+
     @work(thread=True, exclusive=True, group="filter")
     def _compute_filter(self, rows: OperationRows, query: str) -> None:
         indices = rows.compute_filter(query)
@@ -247,13 +321,9 @@ class BrowseScreen(Screen[None]):
         count = rows.apply_filter(query, indices)
         app = debugger(self)
         self.operations.set_rows(rows, app.pending, effect_width=app.effect_width, index=keep)
-        if rows.filtered:
-            self.show_status(
-                f"filter {query!r}: {count} of {len(rows.operations)} operations "
-                "(escape clears, n/N step)"
-            )
-        else:
-            self.show_status()
+        self.show_status()
+        if rows.filtered and not count:
+            self._problem(f"no operation matches {query!r} (escape clears the filter)")
 
     def action_clear_filter(self) -> None:
         rows = debugger(self).rows
@@ -262,23 +332,20 @@ class BrowseScreen(Screen[None]):
 
     def _step(self, *, forward: bool) -> None:
         if isinstance(self.focused, ValueView):
-            if self._value_query and not self.detail.values.search(
-                self._value_query, forward=forward
-            ):
-                self.show_status(
-                    f"nothing in this output matches {self._value_query!r}", error=True
-                )
+            if not self._value_query:
+                self._problem("no search yet: s searches the output")
+            elif not self.detail.values.search(self._value_query, forward=forward):
+                self._problem(f"nothing in this output matches {self._value_query!r}")
             return
         rows = debugger(self).rows
         if rows is None:
             return
         found = rows.step(self.operations.cursor, forward=forward)
         if found is None:
-            self.show_status(
+            self._problem(
                 "no match: / sets what to look for"
                 if not rows.last_query
-                else f"nothing matches {rows.last_query!r}",
-                error=True,
+                else f"nothing matches {rows.last_query!r}"
             )
             return
         self.operations.move_to(found)
@@ -298,11 +365,14 @@ class BrowseScreen(Screen[None]):
             self.query_one("#detail-info-scroll"),
         ]
 
-    def _cycle(self, step: int) -> None:
+    def _cycle(self, step: int, *, wrap: bool = True) -> None:
         panes = self._panes()
         focused = self.focused
         current = panes.index(focused) if focused in panes else -1
-        panes[(current + step) % len(panes)].focus()
+        target = current + step
+        if not wrap:
+            target = max(0, min(target, len(panes) - 1))
+        panes[target % len(panes)].focus()
 
     def action_next_pane(self) -> None:
         """The operation list, then the output's values, then the inputs above them."""
@@ -310,6 +380,26 @@ class BrowseScreen(Screen[None]):
 
     def action_previous_pane(self) -> None:
         self._cycle(-1)
+
+    def action_pane_right(self) -> None:
+        """`l`/`→`: the next pane, stopping at the last."""
+        self._cycle(1, wrap=False)
+
+    def action_pane_left(self) -> None:
+        """`h`/`←`: the previous pane, stopping at the operation list."""
+        self._cycle(-1, wrap=False)
+
+    def on_descendant_focus(self) -> None:
+        """Say in the detail pane's title which of its two stops has the focus."""
+        focused = self.focused
+        stop = (
+            "output"
+            if focused is self.detail.values
+            else "inputs"
+            if focused is not None and focused.id == "detail-info-scroll"
+            else None
+        )
+        self.detail.border_title = "detail" if stop is None else f"detail: {stop} (focused)"
 
     # --- editing ---------------------------------------------------------------------
 
@@ -327,6 +417,15 @@ class BrowseScreen(Screen[None]):
         operation = self.current_operation()
         if operation is not None:
             self.post_message(PatchRemovalRequested(operation))
+
+
+def trace_index(trace: Trace, logical_id: int) -> int | None:
+    """The position in `trace` of the operation numbered `logical_id`, if any."""
+    operations = trace.operations
+    # Recordings number operations by position: look there first.
+    if 0 <= logical_id < len(operations) and operations[logical_id].logical_id == logical_id:
+        return logical_id
+    return next((index for index, op in enumerate(operations) if op.logical_id == logical_id), None)
 
 
 def describe_header(label: str, trace: Trace, runner: str | None) -> Text:

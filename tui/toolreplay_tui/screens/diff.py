@@ -20,7 +20,13 @@ from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
 from toolreplay_tui.widgets.diff_view import DiffView
 
-__all__ = ["DiffScreen"]
+__all__ = ["DiffScreen", "compare"]
+
+
+def compare(source: Trace, target: Path) -> tuple[DiffReport, DiffRows]:
+    """The diff of `source` and the trace at `target`, as display rows (blocking)."""
+    report = diff(source, read_trace(target))
+    return report, DiffRows(report)
 
 
 class DiffScreen(Screen[None]):
@@ -33,14 +39,23 @@ class DiffScreen(Screen[None]):
     ]
 
     def __init__(
-        self, source: Trace, target: Path, *, source_label: str, target_label: str
+        self,
+        source: Trace,
+        target: Path,
+        *,
+        source_label: str,
+        target_label: str,
+        computed: tuple[DiffReport, DiffRows] | None = None,
     ) -> None:
+        """`computed`: the report and rows of this comparison, if already made (the app
+        compares a fork's branch as soon as the fork ends)."""
         super().__init__()
         self.source = source
         self.target = target
         self.source_label = source_label
         self.target_label = target_label
         self.rows: DiffRows | None = None
+        self._computed = computed
 
     def compose(self) -> ComposeResult:
         yield Static(id="diff-title")
@@ -62,17 +77,18 @@ class DiffScreen(Screen[None]):
             )
         )
         self.view.focus()
-        self._compute()
+        if self._computed is not None:
+            self._ready(*self._computed)
+        else:
+            self._compute()
 
     @work(thread=True, exclusive=True, group="diff")
     def _compute(self) -> None:
         try:
-            target = read_trace(self.target)
-            report = diff(self.source, target)
+            report, rows = compare(self.source, self.target)
         except (ToolReplayError, OSError) as error:
             debugger(self).call_from_thread(self._failed, str(error))
             return
-        rows = DiffRows(report)
         debugger(self).call_from_thread(self._ready, report, rows)
 
     def _failed(self, message: str) -> None:

@@ -39,21 +39,40 @@ class EditorScreen(Screen[Edited | None]):
         Binding("escape", "cancel", "Cancel", id="editor.cancel"),
     ]
 
-    def __init__(self, operation: Operation, text: str, *, problem: str | None = None) -> None:
+    def __init__(
+        self,
+        operation: Operation | None,
+        text: str,
+        *,
+        problem: str | None = None,
+        heading: str | None = None,
+        select_all: bool = False,
+    ) -> None:
+        """Edit `operation`'s output, or (`operation` None) what `heading` describes.
+
+        `select_all` starts with the whole text selected, so typing replaces it.
+        """
         super().__init__()
+        self.select_all = select_all
         self.operation = operation
         self.initial = text
         self.initial_problem = problem
+        self.heading = heading
 
-    def compose(self) -> ComposeResult:
+    def _heading(self) -> str:
+        if self.heading is not None or self.operation is None:
+            return self.heading or "Edit the value"
         operation = self.operation
         what = "output" if isinstance(operation.outcome, Returned) else "return value (it raised)"
+        return (
+            f"Edit the {what} of #{operation.logical_id} {operation.effect} occurrence "
+            f"{operation.identity.occurrence}"
+        )
+
+    def compose(self) -> ComposeResult:
         yield Static(
             Text.assemble(
-                ("Edit the ", "bold"),
-                (what, "bold"),
-                (f" of #{operation.logical_id} {operation.effect}", "bold"),
-                (f" occurrence {operation.identity.occurrence}", "bold"),
+                (self._heading(), "bold"),
                 ("   ctrl+s makes it a pending patch · escape cancels", "dim"),
             ),
             id="editor-title",
@@ -77,6 +96,8 @@ class EditorScreen(Screen[Edited | None]):
         area.cursor_blink = debugger(self).blink_cursors
         area.indent_width = 2
         area.focus()
+        if self.select_all:
+            area.select_all()
         if self.initial_problem is not None:
             self.show_problem(self.initial_problem)
 

@@ -63,7 +63,8 @@ def _section(title: str, items: Sequence[BindingType], *, navigation: bool) -> R
             moves = True
             continue
         if binding.description:
-            table.add_row(key_text(binding), binding.description)
+            # The footer's short label, or the longer tooltip it stands for.
+            table.add_row(key_text(binding), binding.tooltip or binding.description)
     if moves:
         table.add_row("j k g G …", "move as in the operation list")
     return Group(Text.assemble((title, "bold underline")), table, Text(""))

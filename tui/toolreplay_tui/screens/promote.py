@@ -1,4 +1,5 @@
-"""The promote form: prefilled from the fork; `enter` promotes through the command line."""
+"""The promote form: prefilled from the fork; `enter` promotes through the command line,
+from every field (the expected value's box too: `ctrl+j` starts a new line there)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,27 @@ from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.model.promotion import PromoteDefaults, case_folder
 from toolreplay_tui.widgets.run_panel import RunPanel
 
-__all__ = ["PromoteScreen"]
+__all__ = ["ExpectedValueBox", "PromoteScreen"]
+
+
+class ExpectedValueBox(TextArea):
+    """The expected value's JSON: `enter` promotes, as everywhere in the form."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Priority: the text area would otherwise take enter as a new line.
+        Binding(
+            "enter",
+            "screen.promote",
+            "Promote",
+            show=False,  # the form's "enter/^s Promote" says it
+            priority=True,
+            id="promote.expected_enter",
+        ),
+        Binding("ctrl+j", "new_line", "New line", id="promote.new_line"),
+    ]
+
+    def action_new_line(self) -> None:
+        self.insert("\n")
 
 
 class PromoteScreen(Screen[None]):
@@ -41,7 +62,7 @@ class PromoteScreen(Screen[None]):
         yield Static(
             Text.assemble(
                 ("Promote the fork to a regression case", "bold"),
-                ("   enter (or ctrl+s) promotes · escape goes back", "dim"),
+                ("   enter (or ctrl+s) promotes from any field · escape goes back", "dim"),
             ),
             id="promote-title",
         )
@@ -57,7 +78,7 @@ class PromoteScreen(Screen[None]):
                 yield Label("runner", classes="form-label")
                 yield Input(self.defaults.runner, id="promote-runner")
             yield Label("expected return value (JSON)", classes="form-label-wide")
-            yield TextArea(
+            yield ExpectedValueBox(
                 self.defaults.expected, language=None, soft_wrap=True, id="promote-expected"
             )
         yield Static(id="promote-problem", classes="hidden")

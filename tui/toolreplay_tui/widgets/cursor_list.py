@@ -23,7 +23,7 @@ __all__ = ["CursorList", "navigation_bindings"]
 
 
 def navigation_bindings(prefix: str) -> list[BindingType]:
-    """`j/k`, arrows, `g/G`, home/end and page keys, with ids under `prefix`."""
+    """`j/k`, arrows, `g/G`, home/end, page and half-page keys, with ids under `prefix`."""
     return [
         Binding("j,down", "cursor_down", "Down", show=False, id=f"{prefix}.down"),
         Binding("k,up", "cursor_up", "Up", show=False, id=f"{prefix}.up"),
@@ -33,6 +33,16 @@ def navigation_bindings(prefix: str) -> list[BindingType]:
             "pagedown,ctrl+f", "cursor_page_down", "Page down", show=False, id=f"{prefix}.page_down"
         ),
         Binding("pageup,ctrl+b", "cursor_page_up", "Page up", show=False, id=f"{prefix}.page_up"),
+        Binding(
+            "ctrl+d",
+            "cursor_half_page_down",
+            "Half page down",
+            show=False,
+            id=f"{prefix}.half_down",
+        ),
+        Binding(
+            "ctrl+u", "cursor_half_page_up", "Half page up", show=False, id=f"{prefix}.half_up"
+        ),
     ]
 
 
@@ -164,3 +174,9 @@ class CursorList(ScrollView, can_focus=True):
 
     def action_cursor_page_up(self) -> None:
         self.move_to(self.cursor - self.page_height)
+
+    def action_cursor_half_page_down(self) -> None:
+        self.move_to(self.cursor + max(self.page_height // 2, 1))
+
+    def action_cursor_half_page_up(self) -> None:
+        self.move_to(self.cursor - max(self.page_height // 2, 1))

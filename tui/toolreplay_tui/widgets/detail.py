@@ -21,7 +21,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from toolreplay import JsonValue, Operation, OutputPatch, Raised, Returned
+from toolreplay import ErrorPatch, JsonValue, Operation, Patch, Raised, Returned
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.transcript import transcript_of
@@ -31,8 +31,10 @@ from toolreplay_tui.widgets.value_view import ValueView
 __all__ = ["DetailPane", "ValueInput", "output_of"]
 
 
-def output_of(operation: Operation, patch: OutputPatch | None) -> JsonValue:
+def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
     """What the value view shows: the pending patch's value, the recorded value, or the error."""
+    if isinstance(patch, ErrorPatch):
+        return {"type": patch.error_type, "message": patch.message, "args": patch.args}
     if patch is not None:
         return patch.value
     outcome = operation.outcome
@@ -51,8 +53,17 @@ class ValueInput(Input):
     class Cancelled(Message):
         """The edit was abandoned."""
 
+        def __init__(self, field: ValueInput) -> None:
+            super().__init__()
+            self.field = field
+
+        @property
+        def control(self) -> ValueInput:
+            """The field that was cancelled (handlers tell the filter from the value edit)."""
+            return self.field
+
     def action_cancel(self) -> None:
-        self.post_message(self.Cancelled())
+        self.post_message(self.Cancelled(self))
 
 
 class DetailPane(Vertical):
@@ -83,7 +94,7 @@ class DetailPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.operation: Operation | None = None
-        self.patch: OutputPatch | None = None
+        self.patch: Patch | None = None
         self._editing: JsonPath | None = None
         self._edit_start = ""
         self._raw_inputs = False  # model calls: raw inputs instead of the transcript
@@ -104,7 +115,7 @@ class DetailPane(Vertical):
     def editing(self) -> bool:
         return self._editing is not None
 
-    def show(self, operation: Operation | None, patch: OutputPatch | None) -> None:
+    def show(self, operation: Operation | None, patch: Patch | None) -> None:
         """Show `operation` (None: nothing selected), with its pending patch if any."""
         same = (
             operation is not None
@@ -123,7 +134,7 @@ class DetailPane(Vertical):
         self.values.show(output_of(operation, patch), keep_path=same)
         self._show_path(self.values.current_path)
 
-    def _info(self, operation: Operation, patch: OutputPatch | None) -> RenderableType:
+    def _info(self, operation: Operation, patch: Patch | None) -> RenderableType:
         identity = operation.identity
         outcome = operation.outcome
         status = "ok" if isinstance(outcome, Returned) else "error"

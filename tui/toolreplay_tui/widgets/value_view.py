@@ -12,7 +12,16 @@ from textual.message import Message
 
 from toolreplay.portable import JsonValue
 from toolreplay.redaction import PLACEHOLDER_PATTERN
-from toolreplay_tui.model.jsonpaths import JsonLine, JsonPath, find_line, json_lines
+from toolreplay_tui.context import debugger
+from toolreplay_tui.model.jsonpaths import (
+    JsonLine,
+    JsonPath,
+    find_line,
+    get_at,
+    json_lines,
+    path_text,
+)
+from toolreplay_tui.model.jsontext import format_json
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
 __all__ = ["ValueView"]
@@ -43,6 +52,8 @@ class ValueView(CursorList):
     BINDINGS: ClassVar[list[BindingType]] = [
         *navigation_bindings("values"),
         Binding("enter,i", "edit_value", "Edit value", id="values.edit"),
+        Binding("y", "copy_value", "Copy value", id="values.copy_value"),
+        Binding("Y", "copy_path", "Copy path", id="values.copy_path"),
     ]
 
     class Selected(Message):
@@ -156,3 +167,31 @@ class ValueView(CursorList):
         path = self.current_path
         if path is not None:
             self.post_message(self.EditRequested(path))
+
+    def selected_text(self) -> str | None:
+        """The selected value as it is copied: a string's own text, anything else as
+        JSON on one line."""
+        path = self.current_path
+        if path is None:
+            return None
+        value = get_at(self.value, path)
+        return value if isinstance(value, str) else format_json(value, indent=None)
+
+    def _copy(self, text: str, what: str) -> None:
+        # OSC 52: the terminal copies it, also over SSH.
+        app = debugger(self)
+        app.copy_to_clipboard(text)
+        size = f"{len(text)} character{'' if len(text) == 1 else 's'}"
+        app.tell(f"copied {what} ({size})")
+
+    def action_copy_value(self) -> None:
+        """`y`: copy the selected value."""
+        text, path = self.selected_text(), self.current_path
+        if text is not None and path is not None:
+            self._copy(text, f"the value at {path_text(path)}")
+
+    def action_copy_path(self) -> None:
+        """`Y`: copy the selected value's JSON path (`$.output[0].text`)."""
+        path = self.current_path
+        if path is not None:
+            self._copy(path_text(path), f"the path {path_text(path)}")

@@ -1,0 +1,86 @@
+"""The warm runner: forks of an already imported child, each as isolated as a cold run."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+from toolreplay_tui.model.runs import RunClient, RunHandle, RunResult, WarmRunner
+
+import toolreplay
+from tests.tui.support import DECIDE_INPUTS, RUNNER, Project, child_env
+
+
+@pytest.fixture
+def warm(project: Project) -> Iterator[WarmRunner]:
+    runner = WarmRunner(cwd=project.root, env=child_env(), runner=RUNNER, trace=project.trace)
+    runner.warm_up()
+    yield runner
+    runner.close()
+
+
+def client(project: Project, warm: WarmRunner, timeout: float = 300.0) -> RunClient:
+    return RunClient(cwd=project.root, env=child_env(), warm=warm, timeout=timeout)
+
+
+def fork(project: Project, warm: WarmRunner, value: object, name: str) -> RunResult:
+    patch = toolreplay.replace_output(effect="llm.refund.decide", inputs=DECIDE_INPUTS, value=value)
+    patches = toolreplay.write_patches(project.root / f"{name}.json", [patch])
+    request = client(project, warm).fork(project.trace, patches, project.root / f"{name}.trp")
+    return RunHandle(request).wait()
+
+
+def test_forks_through_the_warm_runner_match_a_cold_fork(
+    project: Project, warm: WarmRunner
+) -> None:
+    result = fork(project, warm, {"decision": "manual_review"}, "one")
+    assert result.ok, (result.error, result.stderr)
+    assert isinstance(result.return_value, dict)
+    assert result.return_value["outcome"] == "manual_review"
+    assert "deciding the refund" in result.stderr  # the application's output is kept
+    again = fork(project, warm, {"decision": "approve"}, "two")
+    assert isinstance(again.return_value, dict)
+    assert again.return_value["outcome"] == "approved"
+    stopped = fork(project, warm, {"decision": "escalate"}, "three")
+    assert stopped.outcome == "replay_contract_error"
+    assert stopped.error is not None
+    assert stopped.error.identity is not None
+    assert stopped.error.identity.effect == "billing.refund.escalate"
+    assert warm.starts == 1  # one warm child served all three, each in its own process
+
+
+def test_a_crash_a_hang_and_a_cancel_stay_in_their_own_process(
+    project: Project, warm: WarmRunner
+) -> None:
+    crashed = RunHandle(client(project, warm).replay(project.trace, runner="tuiapp:crashes")).wait()
+    assert crashed.outcome in ("application_error", "replay_contract_error")
+    hang = RunHandle(
+        client(project, warm, timeout=2.0).replay(project.trace, runner="tuiapp:sleepy")
+    )
+    result = hang.wait()
+    assert result.outcome == "timed_out"
+    pid = hang.pid
+    assert pid is not None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)  # the run's whole process group is gone
+    cancelled = RunHandle(client(project, warm).replay(project.trace, runner="tuiapp:sleepy"))
+    cancelled.cancel()
+    assert cancelled.wait().outcome == "cancelled"
+    after = fork(project, warm, {"decision": "manual_review"}, "after")
+    assert after.ok, (after.error, after.stderr)
+    assert warm.starts == 1  # the warm child itself survived all of them
+
+
+def test_a_changed_application_is_imported_again(project: Project, warm: WarmRunner) -> None:
+    source = project.root / "tuiapp.py"
+    time.sleep(0.01)
+    source.write_text(
+        source.read_text().replace('"approved" if', '"approved (v2)" if'), encoding="utf-8"
+    )
+    os.utime(source, ns=(time.time_ns(), time.time_ns() + 10**9))
+    result = fork(project, warm, {"decision": "approve"}, "changed")
+    assert isinstance(result.return_value, dict)
+    assert result.return_value["outcome"] == "approved (v2)"
+    assert warm.starts == 2

@@ -1,0 +1,58 @@
+"""The call a fork stopped at because the recording never made it, and what to offer for it.
+
+A fork answers only what the source trace recorded or a patch supplies. When the
+application makes any other call, the fork stops with `ReplayMiss`, and the run
+document names the call (effect, occurrence, inputs) and the nearest recorded
+calls of the same effect with their outcomes (run protocol version 2). The
+debugger turns that into an offer: supply this call's output (starting from the
+nearest recorded output, or `null`), supply an error, or stop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from toolreplay.portable import JsonValue
+from toolreplay_tui.model.jsontext import format_json
+from toolreplay_tui.model.runs import RunResult
+
+__all__ = ["UnrecordedCall", "unrecorded_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnrecordedCall:
+    """A call a fork made that nothing answered: what a supply patch must name."""
+
+    effect: str
+    occurrence: int
+    inputs: dict[str, JsonValue]
+    nearest_output: JsonValue
+    nearest_id: int | None
+
+    def editor_text(self) -> str:
+        """Where the output editor starts: the nearest recorded output, or `null`."""
+        return format_json(self.nearest_output)
+
+
+def unrecorded_call(result: RunResult) -> UnrecordedCall | None:
+    """The call a fork stopped at, or None when it did not stop at a missing call."""
+    error = result.error
+    if result.command != "fork" or error is None or error.identity is None:
+        return None
+    if error.operations or not isinstance(error.inputs, dict):
+        return None  # an ambiguity names its copies, not a missing call
+    nearest_output: JsonValue = None
+    nearest_id: int | None = None
+    for candidate in error.candidates:
+        outcome = candidate.outcome
+        if isinstance(outcome, dict) and outcome.get("status") == "ok":
+            nearest_output, nearest_id = outcome.get("value"), candidate.logical_id
+            break
+    return UnrecordedCall(
+        effect=error.identity.effect,
+        occurrence=error.identity.occurrence,
+        inputs=cast(dict[str, JsonValue], error.inputs),
+        nearest_output=nearest_output,
+        nearest_id=nearest_id,
+    )

@@ -1,0 +1,67 @@
+"""`m`: every message of the session, oldest first, errors in red; notifications expire,
+this log keeps them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, RichLog, Static
+
+__all__ = ["LoggedMessage", "MessageLogScreen"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMessage:
+    """One message the debugger showed: when, what, and whether it was an error."""
+
+    time: datetime
+    text: str
+    error: bool
+
+
+class MessageLogScreen(ModalScreen[None]):
+    """The messages of this session, scrollable, newest at the bottom."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,m", "close", "Close", id="messages.close"),
+    ]
+
+    def __init__(self, messages: Sequence[LoggedMessage]) -> None:
+        super().__init__()
+        self.messages = messages
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="messages-box"):
+            yield Static(
+                Text.assemble(
+                    ("Messages of this session", "bold"),
+                    (f"  {len(self.messages)}, oldest first · escape closes", "dim"),
+                ),
+                id="messages-title",
+            )
+            yield RichLog(id="messages-log", wrap=True, auto_scroll=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        log = self.query_one(RichLog)
+        if not self.messages:
+            log.write(Text("no message yet", style="dim"))
+        for message in self.messages:
+            log.write(
+                Text.assemble(
+                    (message.time.strftime("%H:%M:%S  "), "dim"),
+                    (message.text, "red" if message.error else ""),
+                )
+            )
+        log.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
