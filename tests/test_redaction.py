@@ -328,6 +328,56 @@ def test_a_fork_refuses_a_patch_that_would_write_a_secret(tmp_path: Path) -> Non
             ping("a", "b")
 
 
+def test_a_fork_redacts_and_scans_its_live_calls_as_a_recording_does(tmp_path: Path) -> None:
+    source = tmp_path / "source.trp"
+    with toolreplay.record(source, redaction=RedactionPolicy(key=KEY)):
+        ping("a", "b")
+    branch = tmp_path / "b.trp"
+    policy = RedactionPolicy(key=KEY)
+    live = ["crm.*", "github.*"]
+    with pytest.raises(SessionError), toolreplay.fork(source, branch, live=live, redaction=policy):
+        ping("a", "b")
+        assert get_customer(7, "ada@example.com")["email"] == "ada@example.com"
+        with pytest.raises(SecretInTraceError, match="github-token"):
+            get_repo("tools")  # its output holds a token: refused, as under record()
+    written = branch.read_bytes()
+    assert b"ada@example.com" not in written
+    assert b"4111111111111111" not in written
+    assert TOKEN.encode() not in written
+    kept = [op for op in read_trace(branch).operations if op.origin == "live"]
+    assert [op.effect for op in kept] == ["crm.customer.get"]
+    assert is_placeholder(kept[0].inputs["email"])
+
+
+def test_a_fork_redacts_and_scans_what_supply_patches_put_in_the_branch(tmp_path: Path) -> None:
+    source = tmp_path / "source.trp"
+    with toolreplay.record(source, redaction=RedactionPolicy(key=KEY)):
+        ping("a", "b")
+    policy = RedactionPolicy(key=KEY)
+    leaky = toolreplay.supply_output(
+        effect="mail.ping", inputs={"to": "c", "body": "d"}, value=TOKEN
+    )
+    with (
+        pytest.raises(SessionError),
+        toolreplay.fork(source, tmp_path / "b1.trp", patches=[leaky], redaction=policy),
+    ):
+        ping("a", "b")
+        with pytest.raises(SecretInTraceError, match="supply_output"):
+            ping("c", "d")
+    assert TOKEN.encode() not in (tmp_path / "b1.trp").read_bytes()
+    refusal = toolreplay.supply_error(
+        effect="auth.login",
+        inputs={"user": "ada", "password": RedactionKey(KEY).placeholder("hunter2")},
+        error=PermissionError("user ada gave the wrong password hunter2"),
+    )
+    branch = tmp_path / "b2.trp"
+    with toolreplay.fork(source, branch, patches=[refusal], redaction=policy):
+        ping("a", "b")
+        with pytest.raises(PermissionError, match="hunter2"):  # served as supplied
+            login("ada", "hunter2")
+    assert b"hunter2" not in branch.read_bytes()
+
+
 # --- files --------------------------------------------------------------------------------
 
 
