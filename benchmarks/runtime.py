@@ -4,8 +4,10 @@ Run with `uv run python -m benchmarks.runtime` (see benchmarks/README.md). For
 each trace size N it measures, side by side in one run:
 
 - the per-call cost of a trivial sync effect undecorated, decorated but outside
-  any session, under `toolreplay.record()` and under `toolreplay.replay()` of
-  the trace just recorded;
+  any session, under `toolreplay.record()` (which scans every value for secrets,
+  RFC 0007), under `record(..., secrets="off")`, under a recording that also
+  redacts the input (`$.i`), and under `toolreplay.replay()` of the trace just
+  recorded;
 - `toolreplay.read_trace()` of that trace against plain `json.loads` of each of
   its lines, and `read_trace()` of the same trace with its footer removed.
 
@@ -37,6 +39,9 @@ FLATNESS_TARGET = 1.5
 """Replay per-call cost at the largest N over the smallest: at most this (ideal 1.0)."""
 LOAD_RATIO_TARGET = 3.0
 """`read_trace` time over `json.loads` of the same lines: at most this."""
+SCAN_RATIO_TARGET = 1.25
+"""Record per call with secret scanning over record with it off: at most this."""
+REDACTION = toolreplay.RedactionPolicy(paths=["$.i"], key="benchmark-redaction-key-0123")
 
 
 def echo_plain(i: int) -> dict[str, int]:
@@ -70,6 +75,8 @@ class SizeResult:
     undecorated: float
     outside: float
     record: float
+    record_unscanned: float
+    record_redacted: float
     replay: float
     load: float
     json_loads: float
@@ -87,10 +94,19 @@ class SizeResult:
     def load_ratio(self) -> float:
         return self.load / self.json_loads
 
+    @property
+    def scan_ratio(self) -> float:
+        return self.record / self.record_unscanned
 
-def _record(path: Path, n: int) -> float:
+
+def _record(
+    path: Path,
+    n: int,
+    secrets: toolreplay.SecretMode | None = None,
+    redaction: toolreplay.RedactionPolicy | None = None,
+) -> float:
     """Record n calls into a new trace at `path`; seconds for the calls alone."""
-    with toolreplay.record(path):
+    with toolreplay.record(path, secrets=secrets, redaction=redaction):
         return _time_calls(echo, n)
 
 
@@ -123,6 +139,8 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
     undecorated: list[float] = []
     outside: list[float] = []
     recorded: list[float] = []
+    unscanned: list[float] = []
+    redacted: list[float] = []
     replayed: list[float] = []
     kept = directory / f"echo-{n}.trp"
     for repeat in range(repeats):
@@ -135,6 +153,11 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
         replayed.append(_replay(path, n))
         if path != kept:
             path.unlink()
+        other = directory / f"echo-{n}-{repeat}-variant.trp"
+        unscanned.append(_record(other, n, secrets="off"))
+        other.unlink()
+        redacted.append(_record(other, n, redaction=REDACTION))
+        other.unlink()
 
     _check_trace(kept, n, complete=True)
     data = kept.read_bytes()
@@ -156,6 +179,8 @@ def measure_size(n: int, repeats: int, directory: Path) -> SizeResult:
         undecorated=min(undecorated),
         outside=min(outside),
         record=min(recorded),
+        record_unscanned=min(unscanned),
+        record_redacted=min(redacted),
         replay=min(replayed),
         load=load,
         json_loads=json_loads,
@@ -176,7 +201,8 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         "temporary directory",
         "per-call figures time only the calls: replay excludes loading the trace when the "
         "session opens, record excludes writing the footer on close. Effect: bench.echo(i) "
-        "-> {'i': i}, i distinct.",
+        "-> {'i': i}, i distinct. record scans for secrets (the default); scan off is "
+        "secrets='off'; redacting also replaces $.i by a keyed placeholder.",
         "",
     ]
     headers = [
@@ -184,6 +210,9 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
         f"undecorated {us}",
         f"outside session {us}",
         f"record {us}",
+        f"scan off {us}",
+        "scan ratio",
+        f"redacting {us}",
         f"replay {us}",
         f"replay overhead {us}",
         "load s",
@@ -196,6 +225,9 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
             f"{r.per_call_us(r.undecorated):.3f}",
             f"{r.per_call_us(r.outside):.3f}",
             f"{r.per_call_us(r.record):.2f}",
+            f"{r.per_call_us(r.record_unscanned):.2f}",
+            f"{r.scan_ratio:.2f}x",
+            f"{r.per_call_us(r.record_redacted):.2f}",
             f"{r.per_call_us(r.replay):.2f}",
             f"{r.replay_overhead_us:.2f}",
             f"{r.load:.4f}",
@@ -239,6 +271,14 @@ def report(results: Sequence[SizeResult], repeats: int, elapsed: float) -> str:
                 flatness <= FLATNESS_TARGET,
                 f"replay per-call cost flat in trace size, N={large.n:,} vs N={small.n:,}: "
                 f"{flatness:.2f}x (target near 1.0, <= {FLATNESS_TARGET:g}x)",
+            )
+        )
+    for r in results:
+        out.append(
+            measure.target_line(
+                r.scan_ratio <= SCAN_RATIO_TARGET,
+                f"record with secret scanning vs scanning off, N={r.n:,}: {r.scan_ratio:.2f}x "
+                f"(target <= {SCAN_RATIO_TARGET:g}x)",
             )
         )
     for r in results:

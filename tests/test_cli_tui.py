@@ -70,10 +70,12 @@ def test_a_missing_trace_is_refused_before_the_ui_is_imported(tmp_path: Path) ->
     assert run_without_the_ui(str(missing)).stderr == result.stderr
 
 
-def test_a_directory_or_a_missing_against_trace_is_refused(recorded: Path, tmp_path: Path) -> None:
-    directory = run_cli("tui", str(tmp_path))
+def test_a_directory_against_trace_or_a_missing_against_trace_is_refused(
+    recorded: Path, tmp_path: Path
+) -> None:
+    directory = run_cli("tui", str(recorded), "--against", str(tmp_path))
     assert directory.returncode == 2
-    assert directory.stderr == f"error: {tmp_path}: is a directory, not a trace file\n"
+    assert directory.stderr == f"error: --against {tmp_path}: is a directory, not a trace file\n"
     other = tmp_path / "other.trp"
     against = run_cli("tui", str(recorded), "--against", str(other))
     assert against.returncode == 2
@@ -178,6 +180,10 @@ def test_it_hands_the_trace_runner_and_against_trace_to_the_ui(recorded: Path) -
     bare = run_python("-c", code, "toolreplay", "tui", str(recorded))
     assert bare.returncode == 0, bare.stderr
     assert bare.stdout == f"({recorded!r}, None, None, None)\n"
+    # A folder goes to the UI as it is: the UI's picker lists its traces.
+    folder = run_python("-c", code, "toolreplay", "tui", str(recorded.parent))
+    assert folder.returncode == 0, folder.stderr
+    assert folder.stdout == f"({recorded.parent!r}, None, None, None)\n"
 
 
 _ESCAPES = re.compile(

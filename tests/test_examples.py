@@ -74,3 +74,15 @@ def test_diff_example_names_the_model_call_and_its_json_path(tmp_path: Path) -> 
     out = run_example("diff_traces.py", tmp_path)
     assert "first observable divergence, row 2: output_changed at llm.refund.decide" in out
     assert '$.output.decision: source "approve", target "manual_review"' in out
+
+
+def test_capture_example_finds_the_failed_request_and_replays_it_offline(tmp_path: Path) -> None:
+    out = run_example("capture_web_handler.py", tmp_path)
+    assert "req-0003: HTTP 500" in out
+    assert "5 requests captured in captured/" in out
+    assert "1 matching  request_id=req-0003 route=/refund\n" in out
+    assert "no email address in any trace: they are redacted" in out
+    assert "the customer's email, as recorded: <redacted:" in out
+    assert "1 of 5 traces scanned matched" in out
+    assert "replayed req-0003: HTTP 500 'billing did not answer within 30s'" in out
+    assert "live calls while replaying: 0" in out

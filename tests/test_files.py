@@ -1,4 +1,4 @@
-"""`write_atomically`: the mode of a new file, without ever touching the process umask."""
+"""`write_atomically`: the exact mode asked (private by default), never touching the umask."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ def mode_of_a_file_another_thread_creates(folder: Path, name: str) -> int:
 
 
 def test_a_thread_creating_a_file_meanwhile_gets_the_umask(tmp_path: Path, umask_022: int) -> None:
+    # The file is made private without changing the process umask, which other
+    # threads read whenever they create a file.
     # After every C call write_atomically makes (os.open, write, fsync, link, ...), while
     # it is in the middle of its work, another thread creates a file.
     others = tmp_path / "others"
@@ -59,20 +61,33 @@ def test_a_thread_creating_a_file_meanwhile_gets_the_umask(tmp_path: Path, umask
 
     assert any(name == "fsync" for name, _ in seen)  # the hook did see the work
     assert [(name, oct(mode)) for name, mode in seen if mode != 0o644] == []
-    assert (tmp_path / "out.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "out.json").stat().st_mode & 0o777 == 0o600
     assert [p.name for p in tmp_path.iterdir() if p.name != "others"] == ["out.json"]
 
 
-@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
-def test_the_file_gets_the_mode_of_any_new_file(tmp_path: Path, umask: int, mode: int) -> None:
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002, 0o000])
+@pytest.mark.parametrize("mode", [0o600, 0o644])
+def test_the_file_gets_exactly_the_mode_asked_whatever_the_umask(
+    tmp_path: Path, umask: int, mode: int
+) -> None:
     previous = os.umask(umask)
     try:
-        write_atomically(tmp_path / "new.json", b"{}")
-        write_atomically(tmp_path / "new.json", b"[]", overwrite=True)
+        write_atomically(tmp_path / "new.json", b"{}", mode=mode)
+        write_atomically(tmp_path / "new.json", b"[]", overwrite=True, mode=mode)
     finally:
         os.umask(previous)
     assert (tmp_path / "new.json").stat().st_mode & 0o777 == mode
     assert (tmp_path / "new.json").read_bytes() == b"[]"
+
+
+def test_by_default_the_file_is_private_even_when_it_replaces_a_public_one(
+    tmp_path: Path, umask_022: int
+) -> None:
+    target = tmp_path / "patches.json"
+    target.write_bytes(b"old")
+    target.chmod(0o644)
+    write_atomically(target, b"{}", overwrite=True)
+    assert target.stat().st_mode & 0o777 == 0o600
 
 
 def test_an_existing_file_is_refused_and_nothing_is_left(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -61,3 +62,24 @@ def test_ci_runs_the_readme_commands() -> None:
     checks = README.split("<!-- checks -->", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     assert "uv run pytest" in checks
     assert "uv run pyright" in checks
+
+
+def test_the_redaction_example_records_placeholders_and_replays_them(tmp_path: Path) -> None:
+    code = fenced_blocks("Redaction and secrets", "python")[0]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TOOLREPLAY_")}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    recorded, replayed = result.stdout.splitlines()
+    assert recorded == "ada@example.com"
+    assert re.fullmatch(r"<redacted:[0-9a-f]{12}:[0-9a-f]{32}>", replayed)
+    written = (tmp_path / "customer.trp").read_bytes()
+    for original in (b"ada@example.com", b"4111 1111 1111 1111", b"NID-123456789"):
+        assert original not in written

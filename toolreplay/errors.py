@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from toolreplay.portable import JsonValue, ValueDifference
+    from toolreplay.redaction.scanner import SecretFinding
     from toolreplay.trace.model import Operation, OperationIdentity
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "AmbiguousReplayMatch",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
+    "CaptureConfigError",
     "CaseError",
     "CaseIntegrityError",
     "CaseSearchError",
@@ -39,10 +41,17 @@ __all__ = [
     "PromotionError",
     "ProtocolError",
     "ProtocolVersionError",
+    "RedactedValueEditError",
+    "RedactionError",
+    "RedactionKeyError",
+    "RedactionRuleError",
     "ReplayContractError",
     "ReplayMiss",
     "ReplayedEffectError",
     "RunnerError",
+    "SecretInTraceError",
+    "SecretInTraceWarning",
+    "SecretScanError",
     "SessionContextError",
     "SessionError",
     "SessionNestingError",
@@ -52,6 +61,7 @@ __all__ = [
     "TraceExistsError",
     "TraceFormatError",
     "TraceNotFoundError",
+    "TraceSearchError",
     "TraceWriteError",
     "UnappliedPatchError",
     "UnconsumedOperationsError",
@@ -151,6 +161,18 @@ class TraceFormatError(TraceError):
         location = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{location}: {message}", path=path)
         self.line = line
+
+
+class TraceSearchError(ToolReplayError, ValueError):
+    """A `toolreplay find` query is malformed, or its folder cannot be searched."""
+
+
+class CaptureConfigError(ToolReplayError, ValueError):
+    """`toolreplay.capture(...)` was given a setting it cannot use.
+
+    Raised where the code passes the setting; a bad `TOOLREPLAY_CAPTURE_*`
+    environment variable is logged instead, and that request is not captured.
+    """
 
 
 # --- sessions -------------------------------------------------------------------------
@@ -391,6 +413,51 @@ class StreamReplayError(AdapterError, ReplayContractError):
 
 class LegacyOpenAITraceError(AdapterError, ReplayContractError):
     """A trace recorded by the first OpenAI adapter was replayed without being migrated."""
+
+
+# --- privacy (RFC 0007) ---------------------------------------------------------------
+
+
+class RedactionError(ToolReplayError):
+    """Redaction cannot be applied as declared."""
+
+
+class RedactionRuleError(RedactionError, ValueError):
+    """A redaction path or pattern is malformed (the message names it and the position)."""
+
+
+class RedactionKeyError(RedactionError):
+    """The redaction key is missing, too short, or not the one a trace was redacted with.
+
+    Messages name key ids, never a key.
+    """
+
+
+class RedactedValueEditError(RedactionError):
+    """An edit would put a value where the trace holds a placeholder (`path` names it)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class SecretInTraceError(ToolReplayError):
+    """A value about to be written (or a trace about to be promoted) matches a secret rule.
+
+    `findings` say where and which rule, never the value.
+    """
+
+    def __init__(self, message: str, *, findings: Sequence[SecretFinding]) -> None:
+        super().__init__(message)
+        self.findings = tuple(findings)
+
+
+class SecretScanError(ToolReplayError, ValueError):
+    """A secret mode, rule name or pattern is malformed."""
+
+
+class SecretInTraceWarning(UserWarning):
+    """A secret was written because the session's secret mode is "warn"."""
 
 
 # --- replayed failures ----------------------------------------------------------------

@@ -10,16 +10,40 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["UnreadableFileError", "read_regular_file", "write_atomically"]
+__all__ = [
+    "PRIVATE_FILE_MODE",
+    "PRIVATE_FOLDER_MODE",
+    "PUBLIC_FILE_MODE",
+    "PUBLIC_FOLDER_MODE",
+    "UnreadableFileError",
+    "make_private",
+    "read_regular_file",
+    "write_atomically",
+]
 
 _TRIES = 100
 
+# RFC 0007 §7: what may hold production data is its owner's alone; promoted cases
+# are meant to be committed and read by everyone.
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_FOLDER_MODE = 0o700
+PUBLIC_FILE_MODE = 0o644
+PUBLIC_FOLDER_MODE = 0o755
 
-def write_atomically(path: Path, data: bytes, *, overwrite: bool = False) -> None:
+
+def make_private(descriptor: int) -> None:
+    """Set an open file's mode to 0600 exactly (neither the umask nor an old inode decides)."""
+    if hasattr(os, "fchmod"):  # not on Windows, where modes do not apply
+        os.fchmod(descriptor, PRIVATE_FILE_MODE)
+
+
+def write_atomically(
+    path: Path, data: bytes, *, overwrite: bool = False, mode: int = PRIVATE_FILE_MODE
+) -> None:
     """Write `data` to a temporary sibling of `path`, sync it, then rename it into place.
 
-    The file gets the mode any new file gets (`0o666` less the process umask,
-    which is never changed, so other threads are unaffected). With
+    The file gets exactly `mode` (private to its owner unless said otherwise;
+    the process umask is never changed, so other threads are unaffected). With
     `overwrite=False` an existing `path` raises `FileExistsError` and is left
     untouched (the check and the rename use a hard link, so two writers cannot
     both win); a directory at `path` raises `IsADirectoryError`. Other `OSError`s
@@ -30,6 +54,8 @@ def write_atomically(path: Path, data: bytes, *, overwrite: bool = False) -> Non
     handle, temporary = _create_sibling(path)
     try:
         with os.fdopen(handle, "wb") as file:
+            if hasattr(os, "fchmod"):
+                os.fchmod(file.fileno(), mode)
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
@@ -51,7 +77,9 @@ def _create_sibling(path: Path) -> tuple[int, Path]:
         try:
             # The kernel applies the umask to 0o666: no need to read it (os.umask can
             # only be read by setting it, which races with other threads).
-            return os.open(temporary, flags | getattr(os, "O_BINARY", 0), 0o666), temporary
+            # Private from the first byte; the caller sets the final mode.
+            flags |= getattr(os, "O_BINARY", 0)
+            return os.open(temporary, flags, PRIVATE_FILE_MODE), temporary
         except FileExistsError:
             continue
     raise FileExistsError(

@@ -28,8 +28,15 @@ from toolreplay.cases.manifest import (
 )
 from toolreplay.cases.verification import verify_folder, verify_folder_async
 from toolreplay.errors import NonPortableValueError, PromotionError
-from toolreplay.files import UnreadableFileError, read_regular_file
+from toolreplay.files import (
+    PUBLIC_FILE_MODE,
+    PUBLIC_FOLDER_MODE,
+    UnreadableFileError,
+    read_regular_file,
+)
 from toolreplay.portable import ensure_portable
+from toolreplay.redaction.files import scan_bytes
+from toolreplay.redaction.scanner import secret_in_trace_error
 from toolreplay.runners import RUNNER_PATTERN, load_runner
 from toolreplay.trace.reader import parse_trace
 
@@ -87,6 +94,7 @@ def _check(
     name: str,
     runner: str,
     expected: object,
+    allow_secret_findings: bool,
 ) -> _Checked:
     """Check the arguments before anything is written or imported."""
     destination = Path(output)
@@ -112,6 +120,17 @@ def _check(
     except UnreadableFileError as error:
         raise PromotionError(f"{source}: {error.problem}") from None
     parsed = parse_trace(source, data)  # a malformed trace fails here, naming file and line
+    findings = scan_bytes(data, str(source))
+    if findings and not allow_secret_findings:
+        raise secret_in_trace_error(
+            findings,
+            what=f"{source} was not promoted",
+            verb="holds",
+            advice="A promoted case is meant to be committed and shared. Redact the trace "
+            "first (`toolreplay redact IN OUT --rule PATH`, or record with redaction rules), "
+            "or, if these are not real secrets, promote with allow_secret_findings=True "
+            "(`--allow-secret-findings`).",
+        )
     digest = hashlib.sha256(data).hexdigest()
     effects, operation_count = trace_scope(parsed)
     manifest = CaseManifest(
@@ -146,6 +165,9 @@ def _stage(checked: _Checked, kind: RunnerKind) -> _Staged:
         (staging / manifest.trace_path).write_bytes(data)
         (staging / MANIFEST_NAME).write_bytes(manifest.to_json())
         (staging / TEST_NAME).write_text(_TEST_MODULES[kind], encoding="utf-8")
+        for asset in (manifest.trace_path, MANIFEST_NAME, TEST_NAME):
+            # Exactly 0644 whatever the umask: a case is meant to be committed (RFC 0007 §7).
+            (staging / asset).chmod(PUBLIC_FILE_MODE)
     except BaseException as error:
         _discard(staging, created)
         if isinstance(error, OSError):
@@ -215,7 +237,7 @@ def _publish(staged: _Staged) -> PromotedCase:
     except OSError as error:
         raise PromotionError(f"cannot create {destination}: {error.strerror or error}") from None
     try:
-        staged.folder.chmod(0o755)  # mkdtemp makes it private; a case folder is ordinary
+        staged.folder.chmod(PUBLIC_FOLDER_MODE)  # mkdtemp makes it private; a case is public
         os.rename(staged.folder, destination)
     except BaseException as error:
         # Give the claimed name back; the caller discards the staging folder. If another
@@ -244,6 +266,7 @@ def promote(
     name: str,
     runner: str,
     expected: object,
+    allow_secret_findings: bool = False,
 ) -> PromotedCase:
     """Turn a trace into a self-contained pytest case at `output`, after proving it holds.
 
@@ -262,8 +285,12 @@ def promote(
     `verify_case`, and only then renamed to `output`, which must not exist
     (missing parent folders are created). Any failure leaves nothing behind.
     Use `promote_async` for an async runner.
+
+    The trace is scanned for secrets first (RFC 0007): a finding raises
+    `SecretInTraceError` unless `allow_secret_findings=True`. The case's files
+    are 0644, its folder 0755: it is meant to be committed.
     """
-    staged = _stage(_check(trace, output, name, runner, expected), "sync")
+    staged = _stage(_check(trace, output, name, runner, expected, allow_secret_findings), "sync")
     with _discarded_on_failure(staged):
         verify_folder(staged.folder, staged.destination)
         return _publish(staged)
@@ -276,12 +303,13 @@ async def promote_async(
     name: str,
     runner: str,
     expected: object,
+    allow_secret_findings: bool = False,
 ) -> PromotedCase:
     """`promote` for an `async def` runner: verifies with `verify_case_async`.
 
     The generated test runs the case in its own `asyncio.run()`.
     """
-    staged = _stage(_check(trace, output, name, runner, expected), "async")
+    staged = _stage(_check(trace, output, name, runner, expected, allow_secret_findings), "async")
     with _discarded_on_failure(staged):
         await verify_folder_async(staged.folder, staged.destination)
         return _publish(staged)
@@ -294,6 +322,7 @@ def promote_any_runner(
     name: str,
     runner: str,
     expected: object,
+    allow_secret_findings: bool = False,
 ) -> PromotedCase:
     """`promote` or `promote_async`, as the runner itself is sync or `async def`.
 
@@ -302,7 +331,7 @@ def promote_any_runner(
     (`RunnerError` when it cannot be) to choose the kind, and an async case is
     verified in its own `asyncio.run()` (so call it where no event loop runs).
     """
-    checked = _check(trace, output, name, runner, expected)
+    checked = _check(trace, output, name, runner, expected, allow_secret_findings)
     kind: RunnerKind = "async" if load_runner(runner).is_async else "sync"
     staged = _stage(checked, kind)
     with _discarded_on_failure(staged):

@@ -9,7 +9,9 @@ import typer
 from toolreplay._version import __version__
 from toolreplay.cli.cases import promote, verify
 from toolreplay.cli.diff import diff
+from toolreplay.cli.find import find
 from toolreplay.cli.migrate import migrate
+from toolreplay.cli.privacy import redact, scan
 from toolreplay.cli.run import fork, record, replay
 from toolreplay.cli.show import show
 from toolreplay.cli.tui import tui
@@ -50,6 +52,9 @@ app.command(name="promote")(promote)
 app.command(name="verify")(verify)
 app.command(name="tui")(tui)
 app.command(name="migrate")(migrate)
+app.command(name="find")(find)
+app.command(name="scan")(scan)
+app.command(name="redact")(redact)
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from toolreplay.errors import (
     JsonTextError,
     PromotionError,
     RunnerError,
+    SecretInTraceError,
     ToolReplayError,
     TraceError,
 )
@@ -82,6 +83,14 @@ def promote(
             "--expect-file", metavar="FILE", help="A file holding the expected return value."
         ),
     ] = None,
+    allow_secret_findings: Annotated[
+        bool,
+        typer.Option(
+            "--allow-secret-findings",
+            help="Promote even though the secret scanner flags the trace (they are not real "
+            "secrets). Without it such a trace is refused.",
+        ),
+    ] = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Turn a trace into a self-contained pytest case, verified before it is published.
@@ -97,8 +106,15 @@ def promote(
         import_from_working_directory()
         # Every argument is checked before the runner's module is imported (RFC 0005 §2.2).
         with application_output_to_stderr():  # importing or running the app may print
-            case = promote_any_runner(trace, output, name=name, runner=runner, expected=expected)
-    except (PromotionError, RunnerError, TraceError) as refused:
+            case = promote_any_runner(
+                trace,
+                output,
+                name=name,
+                runner=runner,
+                expected=expected,
+                allow_secret_findings=allow_secret_findings,
+            )
+    except (PromotionError, RunnerError, TraceError, SecretInTraceError) as refused:
         status, error = 2, refused
     except ToolReplayError as failed:  # the case does not hold, or the runner misused sessions
         status, error = 1, failed

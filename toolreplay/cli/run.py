@@ -19,18 +19,23 @@ import json
 import sys
 from collections.abc import Generator
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from toolreplay.cli.output import FormatOption, OutputFormat, application_output_to_stderr
+from toolreplay.cli.privacy import secret_scanner
 from toolreplay.errors import (
     ForkOptionError,
     NonPortableValueError,
     PatchError,
+    RedactionError,
     ReplayContractError,
     RunnerError,
+    SecretInTraceError,
+    SecretScanError,
     SessionError,
     ToolReplayError,
     TraceError,
@@ -45,6 +50,15 @@ from toolreplay.runtime.session import RecordSession, ReplaySession
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = ["fork", "record", "replay"]
+
+
+class SecretModeChoice(StrEnum):
+    """`record --secrets`: the secret modes of RFC 0007 §4."""
+
+    error = "error"
+    warn = "warn"
+    abandon = "abandon"
+    off = "off"
 
 
 class _Refused(Exception):
@@ -88,7 +102,7 @@ def _call(report: RunDocument, runner: Runner, session: RecordSession | ReplaySe
     except ReplayContractError as error:
         report.outcome, report.error = "replay_contract_error", ErrorReport.from_exception(error)
         return
-    except (SessionError, NonPortableValueError) as error:
+    except (SessionError, NonPortableValueError, SecretInTraceError, RedactionError) as error:
         report.outcome, report.error = "session_error", ErrorReport.from_exception(error)
         return
     except SystemExit as error:
@@ -201,6 +215,24 @@ def record(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing trace at --output.")
     ] = False,
+    secrets: Annotated[
+        SecretModeChoice | None,
+        typer.Option(
+            "--secrets",
+            help="What a value matching a secret rule does: error (the default, or "
+            "TOOLREPLAY_SECRETS) fails the effect call, warn writes it with a warning, "
+            "abandon removes the trace, off does not scan.",
+        ),
+    ] = None,
+    patterns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pattern",
+            metavar="NAME=REGEX",
+            help="An extra secret rule for the scan, such as national-id='NID-\\d{9}' "
+            "(repeatable).",
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Run an application and record every effect it calls to a new trace.
@@ -213,12 +245,18 @@ def record(
     """
     report = RunDocument("record", runner=runner, paths={"trace": str(output)})
     try:
-        session = RecordSession(output, overwrite=overwrite, metadata={"runner": runner})
+        session = RecordSession(
+            output,
+            overwrite=overwrite,
+            metadata={"runner": runner},
+            secrets=None if secrets is None else secrets.value,
+            scanner=secret_scanner(patterns),
+        )
         session.check_before_run()  # before the import: a refused --output runs no app code
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, None)
         _run(report, resolved, session)
-    except (_Refused, RunnerError, TraceError) as refusal:
+    except (_Refused, RunnerError, TraceError, SecretScanError) as refusal:
         _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
         return
     report.counts = {"operations_recorded": session.operation_count}

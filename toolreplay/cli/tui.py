@@ -1,4 +1,6 @@
-"""`toolreplay tui TRACE`: open a trace in the terminal UI (the `toolreplay-tui` package).
+"""`toolreplay tui TRACE|FOLDER`: open a trace in the terminal UI (the `toolreplay-tui` package).
+
+Given a folder, the UI lists its traces to pick one from first.
 
 The UI is an optional extra. It is imported only when this command runs, so
 `import toolreplay` and every other command stay free of Textual; when it is
@@ -45,9 +47,10 @@ def _refuse(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _check_trace_file(path: Path, label: str = "") -> None:
-    """Refuse (exit 2) unless `path` is a regular file; `label` names the option."""
-    if path.is_file():
+def _check_trace_file(path: Path, label: str = "", *, folder_ok: bool = False) -> None:
+    """Refuse (exit 2) unless `path` is a regular file (or, if `folder_ok`, a folder);
+    `label` names the option."""
+    if path.is_file() or (folder_ok and path.is_dir()):
         return
     shown = f"{label}{path}"
     if path.is_dir():
@@ -58,7 +61,13 @@ def _check_trace_file(path: Path, label: str = "") -> None:
 
 
 def tui(
-    trace: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to open.")],
+    trace: Annotated[
+        Path,
+        typer.Argument(
+            metavar="TRACE",
+            help="The trace to open, or a folder of traces to pick one from (newest first).",
+        ),
+    ],
     runner: Annotated[
         str | None,
         typer.Option(
@@ -90,11 +99,12 @@ def tui(
 ) -> None:
     """Browse, fork, diff and promote a trace in the terminal UI.
 
-    Needs the tui extra, which `uv sync --all-extras` installs. Exit 2 when the
-    trace (or --against) is not a file, cannot be opened, or the UI is not
-    installed; exit 1 when the UI crashed (the traceback's file is named).
+    Given a folder (a capture folder), a picker lists its traces first. Needs the
+    tui extra, which `uv sync --all-extras` installs. Exit 2 when the trace is
+    neither a file nor a folder, a trace (or --against) cannot be opened, or the
+    UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
     """
-    _check_trace_file(trace)
+    _check_trace_file(trace, folder_ok=True)
     if against is not None:
         _check_trace_file(against, "--against ")
     try:

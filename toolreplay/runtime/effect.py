@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from toolreplay.errors import EffectDefinitionError
+from toolreplay.errors import EffectDefinitionError, NonPortableValueError, RedactionRuleError
 from toolreplay.portable import JsonValue, ensure_portable
+from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.runtime.session import (
     PendingCall,
     RecordSession,
@@ -50,14 +51,22 @@ class EffectSpec:
         "name",
         "namespace",
         "qualified_name",
+        "redact",
         "signature",
     )
 
-    def __init__(self, namespace: str, name: str, signature: inspect.Signature) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        name: str,
+        signature: inspect.Signature,
+        redact: tuple[JsonPath, ...] = (),
+    ) -> None:
         self.namespace = namespace
         self.name = name
         self.qualified_name = f"{namespace}.{name}"
         self.signature = signature
+        self.redact = redact
         self._parameters = signature.parameters
         kinds = [p.kind for p in self._parameters.values()]
         simple = all(
@@ -155,6 +164,7 @@ def effect(
     *,
     namespace: str | None = None,
     name: str | None = None,
+    redact: Iterable[str] = (),
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a function (sync or async) as an effect that sessions record and replay.
 
@@ -165,6 +175,11 @@ def effect(
     undecorated; under `record()` it runs and is recorded; under `replay()` it
     never runs (an async one is not even called) and the recorded outcome is
     returned or raised. The decorated function keeps its signature and type.
+
+    `redact` lists JSON paths (`["$.email", "$.card.number", "$.items[*].token"]`)
+    whose values, in the inputs and in the output, are replaced by keyed-hash
+    placeholders before anything is fingerprinted or written (RFC 0007); a
+    malformed path raises `RedactionRuleError` here.
     """
     if callable(qualified_name):
         raise EffectDefinitionError(
@@ -172,6 +187,12 @@ def effect(
             f"{getattr(qualified_name, '__qualname__', qualified_name)!s}, not a bare @effect"
         )
     effect_namespace, effect_name = _parse_name(qualified_name, namespace, name)
+    if isinstance(redact, str):
+        raise RedactionRuleError(
+            f"@effect({effect_namespace}.{effect_name}, redact=...) takes a list of paths, "
+            f"such as redact=[{redact!r}]"
+        )
+    redact_paths = tuple(parse_path(path) for path in redact)
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         if isinstance(function, type) or not callable(function):
@@ -192,7 +213,7 @@ def effect(
                 "portable JSON. Decorate a module-level function that takes the values it "
                 "needs, and call it from the method."
             )
-        spec = EffectSpec(effect_namespace, effect_name, signature)
+        spec = EffectSpec(effect_namespace, effect_name, signature, redact_paths)
         _declared.add(spec.qualified_name)
         if inspect.iscoroutinefunction(function):
             return cast(Callable[P, R], _async_effect(spec, cast(Any, function)))
@@ -205,20 +226,25 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(function)
     def call_effect(*args: P.args, **kwargs: P.kwargs) -> R:
         session = session_var.get()
-        if session is None:
-            if offline_guard.active:
+        if session is None or not session.observing:
+            if session is None and offline_guard.active:
                 raise offline_guard.refuse(spec.qualified_name)
             return function(*args, **kwargs)
-        inputs = spec.bind(args, kwargs)
+        try:
+            inputs = spec.bind(args, kwargs)
+        except (TypeError, NonPortableValueError) as error:
+            if not session.tolerates(spec.qualified_name, error):
+                raise
+            return function(*args, **kwargs)
         if isinstance(session, ReplaySession):
-            answer = session.answer(spec.namespace, spec.name, inputs)
+            answer = session.answer(spec.namespace, spec.name, inputs, spec.redact)
             if type(answer) is not PendingCall:
                 return cast(R, answer)
             with session.running_live(answer) as call:  # a fork's opt-in live call
                 call.result = function(*args, **kwargs)
             return call.result
         assert isinstance(session, RecordSession)
-        with session.recording(spec.namespace, spec.name, inputs) as call:
+        with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
             call.result = function(*args, **kwargs)
         return call.result  # pyright narrows it to R: it was assigned above
 
@@ -231,22 +257,27 @@ def _async_effect(
     @functools.wraps(function)
     async def call_effect(*args: Any, **kwargs: Any) -> object:
         session = session_var.get()
-        if session is None:
-            if offline_guard.active:
+        if session is None or not session.observing:
+            if session is None and offline_guard.active:
                 raise offline_guard.refuse(spec.qualified_name)
             return await function(*args, **kwargs)
-        inputs = spec.bind(args, kwargs)
+        try:
+            inputs = spec.bind(args, kwargs)
+        except (TypeError, NonPortableValueError) as error:
+            if not session.tolerates(spec.qualified_name, error):
+                raise
+            return await function(*args, **kwargs)
         if isinstance(session, ReplaySession):
             # The body's coroutine is never created, so nothing can leak out of it,
             # unless a fork lets this call run live.
-            answer = session.answer(spec.namespace, spec.name, inputs)
+            answer = session.answer(spec.namespace, spec.name, inputs, spec.redact)
             if type(answer) is not PendingCall:
                 return answer
             with session.running_live(answer) as call:
                 call.result = await function(*args, **kwargs)
             return call.result
         assert isinstance(session, RecordSession)
-        with session.recording(spec.namespace, spec.name, inputs) as call:
+        with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
             call.result = await function(*args, **kwargs)
         return call.result
 

@@ -27,6 +27,7 @@ from toolreplay.errors import (
     ForkOptionError,
     PatchTargetError,
     ReplayContractError,
+    SecretScanError,
     ToolReplayError,
     TraceError,
     TraceWriteError,
@@ -34,6 +35,18 @@ from toolreplay.errors import (
 )
 from toolreplay.patches import Patch
 from toolreplay.portable import JsonValue, preview
+from toolreplay.redaction.policy import (
+    EffectRedaction,
+    RedactionPolicy,
+    SecretMode,
+    resolve_secret_mode,
+)
+from toolreplay.redaction.scanner import (
+    DEFAULT_SCANNER,
+    SecretPart,
+    SecretScanner,
+    secret_in_trace_error,
+)
 from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence, operation_location, replay_miss
@@ -84,6 +97,9 @@ def _matches_live(effect: str, patterns: tuple[str, ...]) -> bool:
 _FORK_IF_EXISTS = "give the fork a new branch path or delete that file"
 
 
+_PATCH_REFUSED = "was not applied and the call not answered"
+
+
 class ForkSession(ReplaySession):
     """Replays a source trace with patches applied, writing a branch trace. See `fork()`."""
 
@@ -97,8 +113,22 @@ class ForkSession(ReplaySession):
         *,
         live: Iterable[str] = (),
         unobserved: Unobserved = "error",
+        redaction: RedactionPolicy | None = None,
+        secrets: SecretMode | None = None,
+        scanner: SecretScanner | None = None,
     ) -> None:
-        super().__init__(source)
+        super().__init__(source, redaction=redaction)
+        self._secret_mode = resolve_secret_mode(secrets)
+        if self._secret_mode == "abandon":
+            if secrets is not None:
+                raise SecretScanError(
+                    "secrets='abandon' is for unattended recordings; a fork takes 'error', "
+                    "'warn' or 'off'"
+                )
+            # TOOLREPLAY_SECRETS=abandon configures production capture; a fork is run by
+            # a person, who is told.
+            self._secret_mode = "error"
+        self._scanner = scanner or DEFAULT_SCANNER
         self.branch_path = Path(branch)
         self.patches = tuple(patches)
         if isinstance(live, str):
@@ -249,18 +279,46 @@ class ForkSession(ReplaySession):
             )
 
     def _serve(
-        self, identity: OperationIdentity, inputs: dict[str, JsonValue]
+        self,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
     ) -> Returned | Raised | PendingCall:
         trace = self.trace
         if trace.get(identity) is not None:
-            return super()._serve(identity, inputs)
+            return super()._serve(identity, inputs, redaction, known)
+        effect = identity.effect
         supply = self._supplies.get(identity)
         if supply is not None:
-            self._append(identity, inputs, supply.outcome, "supplied", supply.patch_id, None)
+            what = f"patch {supply.patch_id} ({supply.kind}) for {effect}"
+            self._check_branch_secrets(
+                inputs, part="inputs", effect=effect, what=what, refused=_PATCH_REFUSED
+            )
+            written = self._branch_outcome(
+                supply.outcome, redaction, known, effect=effect, what=what
+            )
+            self._append(identity, inputs, written, "supplied", supply.patch_id, None)
             self._applied.add(supply.patch_id)
             return supply.outcome
-        if _matches_live(identity.effect, self.live):
-            return PendingCall(identity, inputs, self._lane_name(lane_key()), self._elapsed_ns())
+        if _matches_live(effect, self.live):
+            # Redacted and scanned as `record()` does, before the body runs.
+            self._check_branch_secrets(
+                inputs,
+                part="inputs",
+                effect=effect,
+                what=f"live call of {effect}",
+                refused="was refused before its body ran",
+            )
+            return PendingCall(
+                identity,
+                inputs,
+                self._lane_name(lane_key()),
+                self._elapsed_ns(),
+                None,
+                redaction,
+                known,
+            )
         miss = replay_miss(trace, identity, inputs)
         if self._attempted is None:
             self._attempted = AttemptedCall(identity, inputs)
@@ -272,15 +330,25 @@ class ForkSession(ReplaySession):
         )
         raise miss
 
-    def _outcome_for(self, operation: Operation) -> Returned | Raised:
+    def _outcome_for(
+        self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
+    ) -> Returned | Raised:
         patch = self._targets.get(operation.identity)
         outcome: Returned | Raised = operation.outcome
+        written = outcome
         if patch is not None:
             outcome = patch.outcome
+            written = self._branch_outcome(
+                outcome,
+                redaction,
+                known,
+                effect=operation.effect,
+                what=f"patch {patch.patch_id} ({patch.kind}) for {operation.effect}",
+            )
         self._append(
             operation.identity,
             operation.inputs,
-            outcome,
+            written,
             "recorded" if patch is None else "patched",
             None if patch is None else patch.patch_id,
             operation.logical_id,
@@ -290,10 +358,69 @@ class ForkSession(ReplaySession):
         return outcome
 
     def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+        written = self._branch_outcome(
+            outcome,
+            call.redaction,
+            call.known,
+            effect=call.identity.effect,
+            what=f"live call of {call.identity.effect}",
+            refused="ran, but its call was not kept",
+        )
         self._append(
-            call.identity, call.inputs, outcome, "live", None, None, call.lane, call.start_ns
+            call.identity, call.inputs, written, "live", None, None, call.lane, call.start_ns
         )
         self._live_count += 1
+
+    def _branch_outcome(
+        self,
+        outcome: Returned | Raised,
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
+        *,
+        effect: str,
+        what: str,
+        refused: str = _PATCH_REFUSED,
+    ) -> Returned | Raised:
+        """An outcome the source does not hold, as the branch may keep it (RFC 0007).
+
+        Redacted by the effect's rules, then scanned for secrets, as `record()`
+        treats an outcome; the application is served the unredacted one.
+        """
+        if isinstance(outcome, Returned):
+            value = outcome.value
+            if redaction is not None:
+                value, _ = redaction.value(value, known)
+            self._check_branch_secrets(
+                value, part="output", effect=effect, what=what, refused=refused
+            )
+            return Returned(value)
+        if redaction is not None:
+            outcome = redaction.failure(outcome, known)
+        failure: dict[str, JsonValue] = {"message": outcome.message, "args": outcome.args}
+        self._check_branch_secrets(failure, part="error", effect=effect, what=what, refused=refused)
+        return outcome
+
+    def _check_branch_secrets(
+        self, value: JsonValue, *, part: SecretPart, effect: str, what: str, refused: str
+    ) -> None:
+        """Refuse (or warn about) new content for the branch that matches a secret rule."""
+        if self._secret_mode == "off":
+            return
+        findings = self._scanner.scan_value(value, part=part, effect=effect)
+        if not findings:
+            return
+        if self._secret_mode == "warn":
+            self._warn(findings, subject=f"the {part} of the {what} the fork wrote to the branch")
+            return
+        error = secret_in_trace_error(
+            findings,
+            what=f"the {what} {refused}",
+            advice="Nothing of it was written to the branch. Redact it (RFC 0007), put a "
+            "placeholder or a made-up value in a patch, or fork with secrets='warn' or 'off' "
+            "on purpose.",
+        )
+        self.note_violation(error)
+        raise error
 
     def _append(
         self,
@@ -369,12 +496,14 @@ class ForkSession(ReplaySession):
         if self._writer is None:
             return
         paths = [self.branch_path, self.branch_path.resolve(), self.trace.path]
+        ending = self._private_ending(
+            session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
+        )
         unobserved = tuple(
             UnobservedOperation(op.logical_id, op.identity)
             for op in self.trace.operations
             if op.logical_id not in self._consumed
         )
-        ending = session_ending(error, local_paths=sorted(paths, key=lambda p: -len(str(p))))
         with self._lock:  # a late call on another thread must not write after the footer
             self._close_trace(
                 self._writer, ending, error, unobserved=unobserved, attempted=self._attempted
@@ -394,6 +523,9 @@ def fork(
     patches: Iterable[Patch] = (),
     live: Iterable[str] = (),
     unobserved: Unobserved = "error",
+    redaction: RedactionPolicy | None = None,
+    secrets: SecretMode | None = None,
+    scanner: SecretScanner | None = None,
 ) -> ForkSession:
     """Replay `source` strictly with `patches` applied, recording what happens to `branch`.
 
@@ -421,5 +553,21 @@ def fork(
     source operations that were not. An exception from the application
     propagates unchanged. The source trace is never written; `branch` must not
     exist, and holds what was observed even when the run fails part-way.
+
+    A redacted source is forked by redacting each call's inputs as `replay()`
+    does (`redaction`, RFC 0007). What the fork writes that the source does not
+    hold (patched and supplied outcomes, live calls) is redacted and scanned
+    for secrets as a recording is, before it reaches the branch (`secrets`:
+    "error", the default, "warn" or "off"). The branch file is private to its
+    owner (0600).
     """
-    return ForkSession(source, branch, patches, live=live, unobserved=unobserved)
+    return ForkSession(
+        source,
+        branch,
+        patches,
+        live=live,
+        unobserved=unobserved,
+        redaction=redaction,
+        secrets=secrets,
+        scanner=scanner,
+    )

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import os
 import sys
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,14 +35,34 @@ from toolreplay._version import __version__
 from toolreplay.errors import (
     NestedEffectError,
     NonPortableValueError,
+    RedactionError,
+    RedactionRuleError,
     ReplayContractError,
+    SecretInTraceError,
+    SecretInTraceWarning,
     SessionContextError,
     SessionError,
     SessionNestingError,
     ToolReplayError,
     TraceWriteError,
 )
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
+from toolreplay.portable import JsonValue, canonical_json, copy_value, ensure_portable, fingerprint
+from toolreplay.redaction.paths import JsonPath
+from toolreplay.redaction.policy import (
+    METADATA_KEY,
+    EffectRedaction,
+    RedactionPolicy,
+    SecretMode,
+    SessionRedaction,
+    resolve_secret_mode,
+)
+from toolreplay.redaction.scanner import (
+    DEFAULT_SCANNER,
+    SecretFinding,
+    SecretPart,
+    SecretScanner,
+    secret_in_trace_error,
+)
 from toolreplay.runtime.failures import capture_failure, rebuild_failure, session_ending
 from toolreplay.runtime.matching import (
     concurrent_ambiguities,
@@ -173,12 +195,24 @@ class PendingCall:
     lane: str = "main"
     start_ns: int = 0
     result: object = None
+    # The rules that redacted the inputs and will redact the outcome, and the strings
+    # they removed from the inputs (hidden wherever they reappear in the outcome).
+    redaction: EffectRedaction | None = None
+    known: tuple[str, ...] = ()
 
 
 class Session:
     """What record and replay sessions share: scoping, occurrences, lanes and time."""
 
     mode: ClassVar[Literal["record", "replay", "fork"]]
+    guards_process: ClassVar[bool] = True
+    """Whether an open session makes the offline guard (§3.2) refuse unobserved effects.
+
+    A per-request capture (`toolreplay.capture`) does not: refusing calls in the
+    rest of a production process would change what the application does.
+    """
+    observing: bool = True
+    """False once a capture gave up on its request: effects then run as if undecorated."""
 
     def __init__(self) -> None:
         self._state: Literal["new", "open", "closed"] = "new"
@@ -193,6 +227,9 @@ class Session:
         # application swallows it, leaving the session still fails.
         self._violation: ToolReplayError | None = None
         self._write_error: TraceWriteError | None = None
+        self._secret_mode: SecretMode = "error"
+        self._scanner: SecretScanner = DEFAULT_SCANNER
+        self._redaction = SessionRedaction(RedactionPolicy(), None, DEFAULT_SCANNER, enabled=False)
 
     @property
     def write_error(self) -> TraceWriteError | None:
@@ -225,6 +262,41 @@ class Session:
     def _note_write_error(self, failure: TraceWriteError) -> None:
         if self._write_error is None:
             self._write_error = failure
+
+    def _private_ending(self, ending: SessionEnding) -> SessionEnding:
+        """The ending with its message redacted, and withheld if a secret rule still matches."""
+        message = ending.message
+        if message is None:
+            return ending
+        message = self._redaction.text(message)
+        if self._secret_mode != "off":
+            findings = self._scanner.scan_value(message, part="ending")
+            if findings and self._secret_mode == "warn":
+                self._warn(findings, subject=f"the ending message of the {self.mode} session")
+            elif findings:
+                rules = ", ".join(sorted({finding.rule for finding in findings}))
+                message = f"<message withheld: it matched secret rule {rules}>"
+        return SessionEnding(ending.status, ending.error_type, message)
+
+    def _effect_redaction(
+        self, effect: str, effect_paths: tuple[JsonPath, ...]
+    ) -> EffectRedaction | None:
+        """The rules for `effect`; a missing key is a violation (the call cannot be made)."""
+        try:
+            return self._redaction.for_effect(effect, effect_paths)
+        except RedactionError as error:
+            self.note_violation(error)
+            raise
+
+    def _warn(self, findings: list[SecretFinding], *, subject: str) -> None:
+        """Warn that `subject` (what is being written) matches secret rules."""
+        error = secret_in_trace_error(
+            findings,
+            what=f"{subject} was written anyway (secret mode 'warn')",
+            advice="Redact it (RFC 0007) so that it is not written.",
+            verb="holds",
+        )
+        warnings.warn(SecretInTraceWarning(str(error)), stacklevel=4)
 
     # --- scope ------------------------------------------------------------------------
 
@@ -304,6 +376,15 @@ class Session:
         if self._occurrences.get(key) == identity.occurrence + 1:
             self._occurrences[key] = identity.occurrence
 
+    def tolerates(self, effect: str, error: Exception) -> bool:
+        """Whether `effect` may run unobserved after its inputs failed to bind with `error`.
+
+        Sessions refuse (False: the error reaches the caller); a capture gives up
+        on its request instead, so the application behaves as without it.
+        """
+        del effect, error
+        return False
+
     def _nested(self, identity: OperationIdentity, parent: PendingCall) -> NestedEffectError:
         error = NestedEffectError(
             f"{identity.effect} was called inside the body of {parent.identity.effect} "
@@ -354,6 +435,9 @@ class RecordSession(Session):
         *,
         overwrite: bool = False,
         metadata: dict[str, JsonValue] | None = None,
+        redaction: RedactionPolicy | None = None,
+        secrets: SecretMode | None = None,
+        scanner: SecretScanner | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
@@ -361,7 +445,26 @@ class RecordSession(Session):
         self._metadata = cast(
             dict[str, JsonValue], ensure_portable(dict(metadata or {}), what="trace metadata")
         )
+        if METADATA_KEY in self._metadata:
+            raise RedactionRuleError(
+                f"trace metadata: the key {METADATA_KEY!r} is reserved for the redaction key "
+                "id that Tool Replay records; choose another name"
+            )
+        self._policy = redaction
+        self._secret_mode = resolve_secret_mode(secrets)
+        self._scanner = scanner or DEFAULT_SCANNER
         self._writer: TraceWriter | None = None
+        self._abandoned: SecretInTraceError | None = None
+        if self._secret_mode != "off":
+            findings = self._scanner.scan_value(self._metadata, part="metadata")
+            if findings:
+                what = "the trace metadata given to record()"
+                self._refuse_or_allow(findings, what=what, subject="the trace metadata")
+
+    @property
+    def abandoned(self) -> SecretInTraceError | None:
+        """Why a recording in secret mode "abandon" stopped and removed its trace, if it did."""
+        return self._abandoned
 
     def check_before_run(self) -> None:
         """Raise what opening would raise about the trace path, creating nothing.
@@ -377,18 +480,25 @@ class RecordSession(Session):
         return self._writer.operation_count if self._writer is not None else 0
 
     def __enter__(self) -> Self:
+        self._check_can_open()
+        self._redaction = SessionRedaction.for_recording(self._policy, self._scanner)
+        metadata = dict(self._metadata)
+        entry = self._redaction.metadata_entry()
+        if entry is not None:
+            metadata[METADATA_KEY] = entry
         header = TraceHeader(
             trace_id=uuid.uuid4().hex,
             mode="record",
             library_version=__version__,
-            metadata=self._metadata,
+            metadata=metadata,
         )
-        self._check_can_open()
-        self._writer = TraceWriter(
-            self.path, header, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS
-        )
+        if self._abandoned is None:
+            self._writer = TraceWriter(
+                self.path, header, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS
+            )
         self._enter_scope()
-        offline_guard.enter(self)
+        if self.guards_process:
+            offline_guard.enter(self)
         return self
 
     def __exit__(
@@ -397,7 +507,8 @@ class RecordSession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        offline_guard.leave(self)
+        if self.guards_process:
+            offline_guard.leave(self)
         failure: ToolReplayError | None = self._leave_scope()
         with self._lock:
             running = min(self._in_flight, key=lambda call: call.start_ns, default=None)
@@ -410,15 +521,93 @@ class RecordSession(Session):
             )
         elif failure is None and exc is None:
             failure = self._swallowed_violation()
-        assert self._writer is not None
         ending = exc or failure
-        self._close_trace(self._writer, session_ending(ending, local_paths=[self.path]), ending)
+        with self._lock:
+            writer = self._writer
+        if writer is not None:
+            summary = self._private_ending(session_ending(ending, local_paths=[self.path]))
+            self._close_trace(writer, summary, ending)
         if exc is None and failure is not None:
             raise failure
 
+    def _refuse_or_allow(self, findings: list[SecretFinding], *, what: str, subject: str) -> bool:
+        """Act on findings by the secret mode: True when the value may be written anyway.
+
+        "error" raises `SecretInTraceError` (`what` says what was refused), "warn"
+        warns (that `subject` was written), "abandon" stops the recording
+        (removing its trace) and lets the application carry on.
+        """
+        if self._secret_mode == "warn":
+            self._warn(findings, subject=subject)
+            return True
+        paths = sorted({finding.path for finding in findings if finding.part != "error"})
+        suggestion = (
+            f"redact it (@effect(..., redact={paths!r}), toolreplay.redact(...) or "
+            "record(..., redaction=RedactionPolicy(...)))"
+            if paths
+            else "redact it (RedactionPolicy(redact_secrets=True) or a pattern)"
+        )
+        error = secret_in_trace_error(
+            findings,
+            what=what,
+            advice=(
+                f"Nothing of it was written. To record this call, {suggestion}; or choose "
+                "record(..., secrets='warn' or 'off') on purpose (RFC 0007)."
+            ),
+        )
+        if self._secret_mode == "abandon":
+            self._abandon(error)
+            return False
+        self.note_violation(error)
+        raise error from None
+
+    def _abandon(self, reason: SecretInTraceError) -> None:
+        """Stop recording for good: remove the trace; later calls run unrecorded."""
+        with self._lock:
+            if self._abandoned is None:
+                self._abandoned = reason
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                writer.discard()
+
+    def _check_secrets(
+        self,
+        value: JsonValue,
+        *,
+        part: SecretPart,
+        call: PendingCall,
+        encoded: bytes | None = None,
+    ) -> bool:
+        """Whether a part of a call may be written (see `_refuse_or_allow`)."""
+        if self._abandoned is not None:
+            self.abort(call)
+            return False
+        if self._secret_mode == "off":
+            return True
+        effect = call.identity.effect
+        findings = self._scanner.scan_value(value, part=part, effect=effect, encoded=encoded)
+        if not findings:
+            return True
+        if part == "inputs":
+            what = f"{effect} was refused before its body ran"
+        else:
+            what = f"{effect} ran, but its call was not recorded"
+        try:
+            allowed = self._refuse_or_allow(findings, what=what, subject=f"the {part} of {effect}")
+        except SecretInTraceError:
+            self.abort(call)
+            raise
+        if not allowed:
+            self.abort(call)
+        return allowed
+
     @contextlib.contextmanager
     def recording(
-        self, namespace: str, name: str, inputs: dict[str, JsonValue]
+        self,
+        namespace: str,
+        name: str,
+        inputs: dict[str, JsonValue],
+        redact: tuple[JsonPath, ...] = (),
     ) -> Generator[PendingCall]:
         """Record one call around its body: set `call.result` inside the block.
 
@@ -431,7 +620,7 @@ class RecordSession(Session):
         block runs, an effect called from it (or from tasks and threads it starts
         with the context) is nested in this call and refused.
         """
-        call = self.begin(namespace, name, inputs)
+        call = self.begin(namespace, name, inputs, redact)
         token = running_call_var.set(call)
         try:
             try:
@@ -446,11 +635,28 @@ class RecordSession(Session):
             running_call_var.reset(token)
             self.abort(call)  # a no-op once the call was recorded
 
-    def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
-        """Give a call its identity (occurrences in start order), lane and start time."""
+    def begin(
+        self,
+        namespace: str,
+        name: str,
+        inputs: dict[str, JsonValue],
+        redact: tuple[JsonPath, ...] = (),
+    ) -> PendingCall:
+        """Give a call its identity (occurrences in start order), lane and start time.
+
+        The inputs are redacted first (RFC 0007), so the fingerprint and the
+        trace only ever see placeholders, and then scanned for secrets.
+        `redact` are the effect's own path rules.
+        """
+        redaction = self._effect_redaction(f"{namespace}.{name}", redact)
+        known: tuple[str, ...] = ()
+        if redaction is not None:
+            redacted, known = redaction.value(inputs)
+            inputs = cast(dict[str, JsonValue], redacted)
         # A copy: the trace must hold the inputs as they were, even if the body mutates them.
         inputs = cast(dict[str, JsonValue], copy_value(inputs))
-        digest = fingerprint(inputs)
+        encoded = canonical_json(inputs)
+        digest = hashlib.sha256(encoded).hexdigest()
         lane = lane_key()
         parent = running_call_var.get()
         with self._lock:
@@ -458,12 +664,18 @@ class RecordSession(Session):
             if parent is not None and parent in self._in_flight:
                 raise self._nested(identity, parent)
             self._advance_occurrence(identity)
-            call = PendingCall(identity, inputs, self._lane_name(lane), self._elapsed_ns())
+            call = PendingCall(
+                identity, inputs, self._lane_name(lane), self._elapsed_ns(), None, redaction, known
+            )
             self._in_flight.add(call)
+        self._check_secrets(inputs, part="inputs", call=call, encoded=encoded)
         return call
 
     def complete(self, call: PendingCall, value: object) -> None:
         """Record a call that returned `value` (which must be portable JSON)."""
+        if self._abandoned is not None:  # nothing more is recorded, nothing is refused
+            self.abort(call)
+            return
         try:
             portable = ensure_portable(value, what=f"output of {call.identity.effect}")
         except NonPortableValueError as error:
@@ -475,11 +687,19 @@ class RecordSession(Session):
             )
             self.note_violation(unrecorded)
             raise unrecorded from None
-        self._append(call, Returned(portable))
+        if call.redaction is not None:
+            portable, _ = call.redaction.value(portable, call.known)
+        if self._check_secrets(portable, part="output", call=call):
+            self._append(call, Returned(portable))
 
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Record a call whose body raised `error`."""
-        self._append(call, capture_failure(error))
+        raised = capture_failure(error)
+        if call.redaction is not None:
+            raised = call.redaction.failure(raised, call.known)
+        failure: dict[str, JsonValue] = {"message": raised.message, "args": raised.args}
+        if self._check_secrets(failure, part="error", call=call):
+            self._append(call, raised)
 
     def abort(self, call: PendingCall) -> None:
         """Forget a call that did not complete (interrupted, or an unrecordable result)."""
@@ -489,10 +709,12 @@ class RecordSession(Session):
                 self._release_occurrence(call.identity)
 
     def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
-        writer = self._writer
-        assert writer is not None
         end_ns = self._elapsed_ns()  # before waiting for the lock: when the body returned
         with self._lock:
+            writer = self._writer
+            if writer is None:  # abandoned (secret mode "abandon"): nothing more is written
+                self._in_flight.discard(call)
+                return
             try:
                 if self._state != "open":
                     raise SessionError(
@@ -526,8 +748,14 @@ class ReplaySession(Session):
 
     mode = "replay"
 
-    def __init__(self, source: str | os.PathLike[str] | Trace) -> None:
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | Trace,
+        *,
+        redaction: RedactionPolicy | None = None,
+    ) -> None:
         super().__init__()
+        self._policy = redaction
         self._source = source
         self._trace: Trace | None = source if isinstance(source, Trace) else None
         self._consumed: set[int] = set()
@@ -550,6 +778,9 @@ class ReplaySession(Session):
         if self._trace is None:
             assert not isinstance(self._source, Trace)
             self._trace = read_trace(self._source)
+        self._redaction = SessionRedaction.for_replay(
+            self._policy, self._scanner, self._trace.header.metadata, str(self._trace.path)
+        )
         self._ambiguous = concurrent_ambiguities(self._trace)
         self._prepare(self._trace)
         self._enter_scope()
@@ -571,13 +802,24 @@ class ReplaySession(Session):
             raise failure
 
     def answer(
-        self, namespace: str, name: str, inputs: dict[str, JsonValue]
+        self,
+        namespace: str,
+        name: str,
+        inputs: dict[str, JsonValue],
+        redact: tuple[JsonPath, ...] = (),
     ) -> JsonValue | PendingCall:
         """The recorded output for this call, or raise its recorded failure.
 
-        A fork may return a `PendingCall` instead: the call may run live, and the
-        caller runs the body inside `running_live`.
+        The inputs are redacted as the recording redacted them (RFC 0007), then
+        matched; `redact` are the effect's own path rules. A fork may return a
+        `PendingCall` instead: the call may run live, and the caller runs the
+        body inside `running_live`.
         """
+        redaction = self._effect_redaction(f"{namespace}.{name}", redact)
+        known: tuple[str, ...] = ()
+        if redaction is not None:
+            redacted, known = redaction.value(inputs)
+            inputs = cast(dict[str, JsonValue], redacted)
         digest = fingerprint(inputs)
         parent = running_call_var.get()
         with self._lock:
@@ -585,7 +827,7 @@ class ReplaySession(Session):
             if parent is not None and parent in self._in_flight:
                 raise self._nested(identity, parent)  # inside a live body
             try:
-                served = self._serve(identity, inputs)
+                served = self._serve(identity, inputs, redaction, known)
             except ReplayContractError as error:
                 self.note_violation(error)
                 self._annotate_violation(error)
@@ -662,14 +904,23 @@ class ReplaySession(Session):
         """Runs before the session opens, after the trace is loaded."""
 
     def _serve(
-        self, identity: OperationIdentity, inputs: dict[str, JsonValue]
+        self,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
     ) -> Returned | Raised | PendingCall:
-        """The outcome for a call (called holding the lock); raises a contract error."""
+        """The outcome for a call (called holding the lock); raises a contract error.
+
+        `inputs` are redacted already; `redaction` and `known` redact whatever a
+        fork writes for the call (a patch's outcome, a live call's), as under
+        `record()`.
+        """
         operation = match_operation(self.trace, identity, inputs)
         if self._ambiguous and identity in self._ambiguous:
             raise concurrent_ambiguity(self.trace, identity, self._ambiguous[identity])
         # First: a fork's branch write may fail, and then the call did not happen.
-        outcome = self._outcome_for(operation)
+        outcome = self._outcome_for(operation, redaction, known)
         self._consumed.add(operation.logical_id)
         return outcome
 
@@ -677,8 +928,11 @@ class ReplaySession(Session):
         """Keep a call that ran live (only a fork lets one run)."""
         raise SessionError(f"{call.identity.effect} cannot run live in a strict replay")
 
-    def _outcome_for(self, operation: Operation) -> Returned | Raised:
+    def _outcome_for(
+        self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
+    ) -> Returned | Raised:
         """The outcome to serve for a matched operation (called holding the lock)."""
+        del redaction, known
         return operation.outcome
 
     def _annotate_violation(self, error: ReplayContractError) -> None:
@@ -704,6 +958,9 @@ def record(
     *,
     overwrite: bool = False,
     metadata: dict[str, JsonValue] | None = None,
+    redaction: RedactionPolicy | None = None,
+    secrets: SecretMode | None = None,
+    scanner: SecretScanner | None = None,
 ) -> RecordSession:
     """Record every effect called inside the `with` block to a new trace at `path`.
 
@@ -713,22 +970,42 @@ def record(
     stored in the trace header (`{"runner": "myapp.cli:main"}` lets later
     commands default to that runner).
 
+    Privacy (RFC 0007): `redaction` adds rules to the process-wide policy
+    (`toolreplay.redact`) and the effects' own; redacted values are written as
+    keyed-hash placeholders. `secrets` says what to do when a value about to be
+    written matches a secret rule of `scanner` (the built-in rules by default):
+    "error" (the default, or `TOOLREPLAY_SECRETS`) fails the effect call with
+    `SecretInTraceError`, "warn" writes it with a warning, "abandon" removes the
+    trace and records nothing more, "off" does not scan. The trace file is
+    private to its owner (0600).
+
         with toolreplay.record("incident.trp"):
             decide_refund(order_id=7)
     """
-    return RecordSession(path, overwrite=overwrite, metadata=metadata)
+    return RecordSession(
+        path,
+        overwrite=overwrite,
+        metadata=metadata,
+        redaction=redaction,
+        secrets=secrets,
+        scanner=scanner,
+    )
 
 
-def replay(source: str | os.PathLike[str] | Trace) -> ReplaySession:
+def replay(
+    source: str | os.PathLike[str] | Trace, *, redaction: RedactionPolicy | None = None
+) -> ReplaySession:
     """Replay a trace strictly: effect calls are answered from it, and no body runs.
 
     Each call must match a recorded operation exactly (effect, inputs and
     occurrence), or `ReplayMiss` is raised; on normal exit every recorded
     operation must have been called, or `UnconsumedOperationsError` is raised.
     An exception from the application propagates unchanged. `source` is a path
-    or an already loaded `Trace`.
+    or an already loaded `Trace`. A trace redacted when recorded is replayed by
+    redacting each call's inputs the same way, which needs the same key
+    (`redaction`'s, the process-wide policy's, or `TOOLREPLAY_REDACTION_KEY`).
 
         with toolreplay.replay("incident.trp"):
             assert decide_refund(order_id=7) == "approved"
     """
-    return ReplaySession(source)
+    return ReplaySession(source, redaction=redaction)

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from toolreplay.errors import TraceError, TraceExistsError, TraceWriteError
+from toolreplay.files import PRIVATE_FILE_MODE, make_private
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -59,12 +60,17 @@ class TraceWriter:
         try:
             self._write(encode_header(header), what="the header")
         except BaseException:
-            self._discard()
+            self.discard()
             raise
 
     @property
     def operation_count(self) -> int:
         return self._count
+
+    @property
+    def size(self) -> int:
+        """Bytes of the complete lines written so far."""
+        return self._size
 
     def append(self, operation: Operation) -> None:
         """Write one operation; on failure nothing of it stays in the file."""
@@ -150,8 +156,11 @@ class TraceWriter:
             reason=reason,
         )
 
-    def _discard(self) -> None:
-        """Remove a file whose header never made it: a retry must not find it taken."""
+    def discard(self) -> None:
+        """Close and remove the trace (a header that never made it, an abandoned recording).
+
+        A retry must not find the path taken; nothing of the file stays.
+        """
         descriptor, self._descriptor = self._descriptor, None
         if descriptor is not None:
             os.close(descriptor)
@@ -192,14 +201,22 @@ def _exists_error(path: Path, if_exists: str) -> TraceExistsError:
 
 def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
     check_new_trace_path(path, overwrite=True)
-    # Exclusive creation: no check-then-open race with another recorder. The mode
-    # is that of any new file (the umask applies); unbuffered, so a failed write
-    # is never retried behind the writer's back.
+    # Exclusive creation: no check-then-open race with another recorder. Private to
+    # its owner (RFC 0007 §7): traces hold production data. Unbuffered, so a failed
+    # write is never retried behind the writer's back.
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     flags |= os.O_TRUNC if overwrite else os.O_EXCL
     try:
-        return os.open(path, flags, 0o666)
+        descriptor = os.open(path, flags, PRIVATE_FILE_MODE)
     except FileExistsError:
         raise _exists_error(path, if_exists) from None
     except OSError as error:
         raise TraceError(f"{path}: cannot create the trace: {error.strerror}", path=path) from None
+    try:
+        make_private(descriptor)  # an overwritten file keeps its old mode otherwise
+    except OSError as error:
+        os.close(descriptor)
+        raise TraceError(
+            f"{path}: cannot make the trace private to its owner: {error.strerror}", path=path
+        ) from None
+    return descriptor

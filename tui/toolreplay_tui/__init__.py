@@ -2,6 +2,7 @@
 
     from toolreplay_tui import run
     status = run(Path("incident.trp"), runner=None, against=None)
+    status = run(Path("traces/"))  # a folder: pick one of its traces first
 
 Importing this package imports no Textual: `run` imports the app when called.
 """
@@ -22,6 +23,9 @@ def run(
 ) -> int:
     """Open `trace` in the debugger; when the user quits, return the exit status.
 
+    `trace` may be a folder: a picker lists its traces first (newest first) and
+    the one chosen opens.
+
     `runner` (`module:callable`) overrides the runner in the trace header;
     `against` is another trace to compare with (`d`) before any fork has run;
     `workdir` is where branch traces and patch files go (default: `.toolreplay/`
@@ -31,6 +35,13 @@ def run(
     (the reason is printed), 1 when the UI crashed (the path of the saved
     traceback is printed).
     """
+    if trace.is_dir():  # a folder of traces (a capture folder): pick one first
+        from toolreplay_tui.screens.picker import pick_trace
+
+        picked = pick_trace(trace)
+        if picked is None:  # the user left the picker: a normal quit
+            return 0
+        trace = picked
     from toolreplay_tui.app import ToolReplayApp
 
     app = ToolReplayApp(trace, runner=runner, against=against, workdir=workdir)

@@ -35,6 +35,7 @@ from toolreplay import (
     Patch,
     PatchError,
     Raised,
+    RedactedValueEditError,
     ToolReplayError,
     Trace,
     read_trace,
@@ -338,7 +339,7 @@ class ToolReplayApp(App[None]):
     def set_patch(self, operation: Operation, value: JsonValue) -> Patch | None:
         try:
             patch = self.pending.set(operation, value)
-        except (PatchError, NonPortableValueError) as error:
+        except (PatchError, NonPortableValueError, RedactedValueEditError) as error:
             self._changed(str(error), error=True)
             return None
         self._changed(

@@ -42,6 +42,7 @@ from toolreplay.errors import (
     LegacyOpenAITraceError,
     ReplayMiss,
     StreamReplayError,
+    ToolReplayError,
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
@@ -221,22 +222,28 @@ class _Capture:
         """The request as an effect call, or None to send it live, unrecorded."""
         session = session_var.get()
         method = str(request.method)
-        if session is None:
-            if offline_guard.active:
+        if session is None or not session.observing:
+            if session is None and offline_guard.active:
                 raise offline_guard.refuse(
                     f"{EFFECT_NAMESPACE} request {method} {request.url.path}"
                 )
             return None
-        name = effect_name(method, self._path(request))
-        content = request.read()
-        inputs = request_inputs(
-            method,
-            request.url.path,
-            self.base_path,
-            request.url.params.multi_items(),
-            request.headers.get("content-type"),
-            content,
-        )
+        try:
+            name = effect_name(method, self._path(request))
+            content = request.read()
+            inputs = request_inputs(
+                method,
+                request.url.path,
+                self.base_path,
+                request.url.params.multi_items(),
+                request.headers.get("content-type"),
+                content,
+            )
+        except ToolReplayError as error:
+            # A per-request capture gives up and sends it live (RFC 0008 §2.1).
+            if not session.tolerates(f"{EFFECT_NAMESPACE} request {method}", error):
+                raise
+            return None
         return _Exchange(name, inputs, session)
 
     def _path(self, request: Any) -> str:

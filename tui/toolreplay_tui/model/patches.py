@@ -23,6 +23,7 @@ from toolreplay import (
     OperationIdentity,
     OutputPatch,
     Patch,
+    Returned,
     Trace,
     read_patches,
     replace_error,
@@ -32,6 +33,7 @@ from toolreplay import (
     write_patches,
 )
 from toolreplay.errors import ReplayedEffectError
+from toolreplay.redaction import check_redacted_edit
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 
 __all__ = ["UNDO_DEPTH", "LoadedPatches", "PendingPatches", "SkippedPatch"]
@@ -96,8 +98,12 @@ class PendingPatches:
         """Add (or replace) the patch making `operation` return `value`.
 
         Raises what `toolreplay.replace_output` raises for a value that is not
-        portable JSON; the pending set is then unchanged.
+        portable JSON, and `RedactedValueEditError` for a value that puts
+        anything but a placeholder where the recorded output holds one (RFC
+        0007 §8); the pending set is then unchanged.
         """
+        if isinstance(operation.outcome, Returned):
+            check_redacted_edit(operation.outcome.value, value)
         patch = replace_output(
             effect=operation.effect,
             inputs=operation.inputs,

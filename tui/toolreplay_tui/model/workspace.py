@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from toolreplay.redaction import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE
+
 __all__ = ["FORK_SUFFIX", "ForkPaths", "Workspace", "display_path"]
 
 FORK_SUFFIX = ".trp"
@@ -61,8 +63,14 @@ class Workspace:
         self.stem = stem
 
     def ensure(self) -> Path:
-        """Create the folder (and its parents) if needed; returns it."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        """Create the folder (and its parents) if needed, private to its owner; returns it.
+
+        What the debugger writes here (patches, branches, scratch files) comes
+        from traces of production runs, so a folder it creates is 0700 (RFC 0007).
+        """
+        if not self.root.is_dir():
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.chmod(PRIVATE_FOLDER_MODE)
         return self.root
 
     def _taken(self, *paths: Path) -> bool:
@@ -129,8 +137,9 @@ class Workspace:
         """Write `text` (UTF-8) to a new numbered file; returns its path."""
 
         def write(path: Path) -> Path:
-            with path.open("x", encoding="utf-8") as handle:
-                handle.write(text)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            with os.fdopen(os.open(path, flags, PRIVATE_FILE_MODE), "w", encoding="utf-8") as file:
+                file.write(text)
             return path
 
         return self.write_new(kind, suffix, write)

@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from toolreplay.portable import JsonValue
+from toolreplay.redaction import PLACEHOLDER_PATTERN
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.folding import FoldedLines
 from toolreplay_tui.model.jsonpaths import JsonPath, get_at, path_text
@@ -35,6 +36,7 @@ class ValueView(CursorList):
         "value-view--literal",
         "value-view--punctuation",
         "value-view--folded",
+        "value-view--redacted",
     }
 
     DEFAULT_CSS = """
@@ -44,6 +46,7 @@ class ValueView(CursorList):
     ValueView > .value-view--literal { color: $secondary; }
     ValueView > .value-view--punctuation { color: $text-muted; }
     ValueView > .value-view--folded { color: $text-muted; text-style: italic; }
+    ValueView > .value-view--redacted { color: $error; text-style: italic; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -150,10 +153,31 @@ class ValueView(CursorList):
             kind = "literal"
         else:
             kind = "number"
-        text.append(core, style=self._style(kind))
+        if kind == "string" and "<redacted:" in core:
+            self._append_redacted(text, core)
+        else:
+            text.append(core, style=self._style(kind))
         if comma:
             text.append(",", style=self._style("punctuation"))
         return text
+
+    def _append_redacted(self, text: Text, core: str) -> None:
+        """A string holding placeholders: each shown as `[redacted key ID]` in its own style.
+
+        A whole placeholder is shown without its quotes: it is no text of the
+        original, and the edit refuses to replace it with one (RFC 0007 §8).
+        """
+        whole = PLACEHOLDER_PATTERN.fullmatch(core[1:-1]) is not None
+        position = 0 if not whole else 1
+        end = len(core) if not whole else len(core) - 1
+        for match in PLACEHOLDER_PATTERN.finditer(core, position, end):
+            if match.start() > position:
+                text.append(core[position : match.start()], style=self._style("string"))
+            key_id = match.group()[len("<redacted:") :].split(":", 1)[0]
+            text.append(f"[redacted key {key_id}]", style=self._style("redacted"))
+            position = match.end()
+        if position < end:
+            text.append(core[position:end], style=self._style("string"))
 
     def cursor_changed(self, position: int) -> None:
         path = self.current_path

@@ -1,0 +1,145 @@
+"""The secret scanner's rules: each finds its secrets and leaves its near misses alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolreplay import BUILTIN_SECRET_RULES, RedactionKey, SecretScanError, SecretScanner
+from toolreplay.redaction import luhn_valid
+
+SCANNER = SecretScanner()
+A40 = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0"
+
+TRUE_POSITIVES = [
+    ("openai-api-key", f"sk-{A40}"),
+    ("openai-api-key", f"key: sk-proj-{A40}_x-y"),
+    ("openai-api-key", f"sk-svcacct-{A40}"),
+    ("anthropic-api-key", f"sk-ant-api03-{A40}"),
+    ("aws-access-key-id", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws-access-key-id", "id=ASIAY34FZKBOKMUTVV7A;"),
+    ("aws-secret-access-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("aws-secret-access-key", 'SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'),
+    ("github-token", "ghp_" + "a" * 36),
+    ("github-token", "token gho_" + "B1" * 18),
+    ("github-token", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
+    ("google-api-key", "AIzaSyA-" + "x" * 31),
+    ("slack-token", "xoxb-123456789012-abcdefABCDEF"),
+    ("slack-token", "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXX"),
+    ("stripe-key", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("stripe-key", "rk_test_" + "51H8abcdefghijklmnop"),
+    ("bearer-token", "Authorization: Bearer abcdef0123456789.xyz-_~+/="),
+    ("bearer-token", "bearer  eyzzzzzzzzzzzzzzzzzz"),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn"),
+    ("private-key", "-----BEGIN PRIVATE KEY-----"),
+    ("private-key", "-----BEGIN PGP PRIVATE KEY BLOCK-----"),
+    (
+        "jwt",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
+    ("card-number", "4111111111111111"),
+    ("card-number", "card 4111 1111 1111 1111 exp 12/29"),
+    ("card-number", "5500-0000-0000-0004"),
+    ("card-number", "amex 378282246310005"),
+]
+
+NEAR_MISSES = [
+    "sk-short",  # too short for any key
+    "task-" + A40,  # "sk-" inside a longer word
+    f"risk-{A40}",
+    "AKIAIOSFODNN7EXAMPL",  # 15 characters after AKIA
+    "XAKIAIOSFODNN7EXAMPLE",  # part of a longer identifier
+    "aws_secret_access_key = tooshort",
+    "ghp_" + "a" * 35,
+    "my_ghp_" + "a" * 36 + "b",  # embedded and too long
+    "AIza" + "x" * 20,
+    "xoxb-123",
+    "sk_live_short",
+    "the bearer of bad news",
+    "Bearer short",
+    "-----BEGIN PUBLIC KEY-----",
+    "-----BEGIN CERTIFICATE-----",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",  # two segments: no signature
+    "4111111111111112",  # fails the Luhn check
+    "1733011200000",  # a millisecond timestamp: no issuer prefix
+    "1234567890123456",
+    "4111 1111-1111 1111",  # mixed separators
+    "order 41111111111111110",  # 17 digits that fail the Luhn check
+    "<redacted:0123456789ab:41111111111111110000000000000000>",  # a placeholder
+]
+
+
+@pytest.mark.parametrize(("rule", "text"), TRUE_POSITIVES)
+def test_each_rule_finds_its_secret(rule: str, text: str) -> None:
+    assert SCANNER.scan_text(text) == [rule]
+    findings = SCANNER.scan_value({"deep": [{"field": text}]}, part="output", effect="x.y")
+    assert [(f.rule, f.path, f.part, f.effect) for f in findings] == [
+        (rule, "$.deep[0].field", "output", "x.y")
+    ]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_are_not_findings(text: str) -> None:
+    assert SCANNER.scan_text(text) == []
+    assert SCANNER.scan_value({"field": text}, part="inputs") == []
+
+
+def test_every_builtin_rule_has_a_true_positive_here() -> None:
+    assert {rule for rule, _ in TRUE_POSITIVES} == {rule.name for rule in BUILTIN_SECRET_RULES}
+
+
+def test_luhn() -> None:
+    assert luhn_valid("79927398713")
+    assert not luhn_valid("79927398710")
+
+
+def test_keys_integers_and_secret_members_are_scanned() -> None:
+    value = {
+        f"sk-{A40}": 1,
+        "card": 4111111111111111,
+        "timestamp_ms": 1733011200000,
+        "aws": {"secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+        "flag": True,
+    }
+    findings = SCANNER.scan_value(value, part="inputs")
+    assert [(f.path, f.rule) for f in findings] == [
+        (f'$["sk-{A40}"]', "openai-api-key"),
+        ("$.card", "card-number"),
+        ("$.aws.secret_access_key", "aws-secret-access-key"),
+    ]
+
+
+def test_placeholders_never_match_and_text_around_them_still_does() -> None:
+    key = RedactionKey("k" * 32)
+    placeholder = key.placeholder("4111111111111111")
+    assert SCANNER.scan_text(f"card {placeholder}") == []
+    assert SCANNER.scan_text(f"{placeholder} and ghp_{'a' * 36}") == ["github-token"]
+
+
+def test_user_patterns_are_rules_with_names() -> None:
+    scanner = SecretScanner({"national-id": r"\b\d{3}-\d{2}-\d{4}\b"})
+    assert scanner.scan_text("ssn 123-45-6789") == ["national-id"]
+    assert scanner.scan_text("phone 123-456-7890") == []
+    only = SecretScanner({"employee-id": r"EMP-\d{6}"}, builtin=False)
+    assert only.scan_text(f"EMP-123456 sk-{A40}") == ["employee-id"]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "message"),
+    [
+        ({"Bad Name": "x"}, "lowercase letters, digits and dashes"),
+        ({"jwt": "x"}, "built-in rule"),
+        ({"broken": "("}, "not a valid regular expression"),
+        ({"empty": "x*"}, "matches the empty string"),
+    ],
+)
+def test_bad_user_rules_are_refused(patterns: dict[str, str], message: str) -> None:
+    with pytest.raises(SecretScanError, match=message):
+        SecretScanner(patterns)
+
+
+def test_findings_are_reported_once_per_path_and_rule() -> None:
+    text = f"sk-{A40} and again sk-{A40}"
+    findings = SCANNER.scan_value([text], part="output")
+    assert [(f.path, f.rule) for f in findings] == [("$[0]", "openai-api-key")]
+    assert findings[0].describe() == "output at $[0]: openai-api-key"

@@ -1,0 +1,224 @@
+"""Capture settings: what the code passes, what the environment overrides.
+
+The code states the developer's defaults; an operator changes them per
+deployment with environment variables, which win when set:
+
+| variable | value | overrides |
+|---|---|---|
+| `TOOLREPLAY_CAPTURE_DISABLED` | `1`, `true`, `yes`, `on` (any case) | turns capture off |
+| `TOOLREPLAY_CAPTURE_DIR` | a folder | `directory` |
+| `TOOLREPLAY_CAPTURE_RATE` | a number from 0 to 1 | `sample` |
+| `TOOLREPLAY_CAPTURE_KEEP` | `always` or `error` | `keep` |
+| `TOOLREPLAY_CAPTURE_MAX_BYTES` | bytes, or with `K`, `M`, `G` (powers of 1024) | `max_bytes` |
+| `TOOLREPLAY_CAPTURE_RETAIN` | a count (`500`), an age (`7d`, `12h`), both (`500,7d`) | `retain` |
+
+The variables are read at the start of every request (a few dictionary
+lookups; parsing is cached), so a test or a reloaded configuration takes
+effect at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from toolreplay.errors import CaptureConfigError
+
+__all__ = [
+    "ENVIRONMENT_VARIABLES",
+    "CaptureSettings",
+    "KeepRule",
+    "Retention",
+    "SampleRule",
+    "parse_retention",
+    "parse_size",
+]
+
+KeepRule = Literal["always", "error"] | Callable[[Any], object]
+"""Which captured requests are kept: all, those that raised, or those that raised or
+whose result the predicate holds for."""
+
+SampleRule = float | Callable[[], object]
+"""Which requests are captured at all: a rate from 0 to 1, or a callable deciding each."""
+
+ENVIRONMENT_VARIABLES = (
+    "TOOLREPLAY_CAPTURE_DISABLED",
+    "TOOLREPLAY_CAPTURE_DIR",
+    "TOOLREPLAY_CAPTURE_RATE",
+    "TOOLREPLAY_CAPTURE_KEEP",
+    "TOOLREPLAY_CAPTURE_MAX_BYTES",
+    "TOOLREPLAY_CAPTURE_RETAIN",
+)
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+_SIZE = re.compile(r"(?P<number>[0-9]+)\s*(?P<unit>[KMG]?)(?:i?B)?", re.IGNORECASE)
+_AGE = re.compile(r"(?P<number>[0-9]+)\s*(?P<unit>[smhd])", re.IGNORECASE)
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How many captured traces a folder keeps: at most `count`, none older than `age`.
+
+    Either may be None (no limit of that kind). Only files named as captures
+    name them are ever deleted.
+    """
+
+    count: int | None = None
+    age: timedelta | None = None
+
+    def __post_init__(self) -> None:
+        if self.count is not None and (isinstance(self.count, bool) or self.count < 1):
+            raise CaptureConfigError(
+                f"retain: keep at least 1 trace (got count={self.count!r}); "
+                "leave the count out for no count limit"
+            )
+        if self.age is not None and self.age <= timedelta(0):
+            raise CaptureConfigError(f"retain: the age must be positive (got {self.age})")
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureSettings:
+    """The settings one request is captured with (code, then the environment)."""
+
+    directory: Path | None
+    sample: SampleRule
+    keep: KeepRule
+    max_bytes: int | None
+    retention: Retention | None
+    disabled: bool = False
+
+    def from_environment(self, environ: Mapping[str, str] = os.environ) -> CaptureSettings:
+        """These settings with every `TOOLREPLAY_CAPTURE_*` variable that is set applied.
+
+        Raises `CaptureConfigError` naming the variable whose value is unusable.
+        """
+        values = tuple(environ.get(name) for name in ENVIRONMENT_VARIABLES)
+        if not any(value is not None for value in values):
+            return self
+        return _apply(self, values)
+
+
+def check_sample(sample: object, where: str) -> SampleRule:
+    if callable(sample):
+        return sample  # pyright: ignore[reportUnknownVariableType]
+    if (
+        isinstance(sample, bool)
+        or not isinstance(sample, int | float)
+        or not math.isfinite(sample)
+        or not 0 <= sample <= 1
+    ):
+        raise CaptureConfigError(
+            f"{where}: give a sampling rate from 0 to 1 (0.05 captures one request in "
+            f"twenty) or a callable that decides; got {sample!r}"
+        )
+    return float(sample)
+
+
+def check_keep(keep: object, where: str) -> KeepRule:
+    if keep in ("always", "error"):
+        return keep  # pyright: ignore[reportReturnType]
+    if callable(keep) and not isinstance(keep, str):
+        return keep  # pyright: ignore[reportUnknownVariableType]
+    raise CaptureConfigError(
+        f"{where}: keep must be 'always', 'error' (only requests that raised), or a "
+        f"predicate called with the request's result; got {keep!r}"
+    )
+
+
+def check_max_bytes(max_bytes: object, where: str) -> int | None:
+    if max_bytes is None:
+        return None
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise CaptureConfigError(
+            f"{where}: max_bytes must be a positive number of bytes or None; got {max_bytes!r}"
+        )
+    return max_bytes
+
+
+def check_retention(retain: object, where: str) -> Retention | None:
+    if retain is None or isinstance(retain, Retention):
+        return retain
+    if isinstance(retain, int) and not isinstance(retain, bool):
+        return Retention(count=retain)
+    if isinstance(retain, timedelta):
+        return Retention(age=retain)
+    raise CaptureConfigError(
+        f"{where}: retain takes a count of traces (500), an age (timedelta(days=7)) or "
+        f"Retention(count=500, age=timedelta(days=7)); got {retain!r}"
+    )
+
+
+def parse_size(text: str) -> int:
+    """`"1048576"`, `"512K"`, `"10M"`, `"1G"` (powers of 1024) as a number of bytes."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None or int(match["number"]) < 1:
+        raise ValueError(f"{text!r} is not a positive size such as 1048576, 512K or 10M")
+    power = " KMG".index(match["unit"].upper() or " ")
+    return int(match["number"]) * 1024**power
+
+
+def parse_retention(text: str) -> Retention:
+    """`"500"`, `"7d"` or `"500,7d"` as a `Retention`."""
+    count: int | None = None
+    age: timedelta | None = None
+    for part in (piece.strip() for piece in text.split(",")):
+        if part.isdigit() and count is None:
+            count = int(part)
+            continue
+        match = _AGE.fullmatch(part)
+        if match is None or age is not None:
+            raise ValueError(
+                f"{text!r} is not a retention such as 500 (traces), 7d (an age in s, m, h "
+                "or d) or 500,7d (both)"
+            )
+        age = timedelta(seconds=int(match["number"]) * _AGE_UNITS[match["unit"].lower()])
+    try:
+        return Retention(count, age)
+    except CaptureConfigError as error:
+        raise ValueError(str(error).removeprefix("retain: ")) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _apply(settings: CaptureSettings, values: tuple[str | None, ...]) -> CaptureSettings:
+    disabled, directory, rate, keep, max_bytes, retain = values
+    changes: dict[str, Any] = {}
+    variable = ""
+    try:
+        variable = "TOOLREPLAY_CAPTURE_DISABLED"
+        if disabled is not None:
+            flag = disabled.strip().lower()
+            if flag not in _TRUE | _FALSE:
+                raise ValueError(f"{disabled!r} is neither 1/true/yes/on nor 0/false/no/off")
+            changes["disabled"] = flag in _TRUE
+        variable = "TOOLREPLAY_CAPTURE_DIR"
+        if directory:
+            changes["directory"] = Path(directory)
+        variable = "TOOLREPLAY_CAPTURE_RATE"
+        if rate is not None:
+            try:
+                changes["sample"] = check_sample(float(rate), variable)
+            except (ValueError, CaptureConfigError):
+                raise ValueError(f"{rate!r} is not a rate from 0 to 1") from None
+        variable = "TOOLREPLAY_CAPTURE_KEEP"
+        if keep is not None:
+            if keep.strip() not in ("always", "error"):
+                raise ValueError(f"{keep!r} is neither 'always' nor 'error'")
+            changes["keep"] = keep.strip()
+        variable = "TOOLREPLAY_CAPTURE_MAX_BYTES"
+        if max_bytes is not None:
+            changes["max_bytes"] = parse_size(max_bytes)
+        variable = "TOOLREPLAY_CAPTURE_RETAIN"
+        if retain is not None:
+            changes["retention"] = parse_retention(retain)
+    except ValueError as error:
+        raise CaptureConfigError(f"the environment variable {variable}: {error}") from None
+    return replace(settings, **changes)

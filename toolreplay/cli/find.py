@@ -1,0 +1,131 @@
+"""`toolreplay find DIRECTORY`: list the traces that match a query, newest first.
+
+Text prints one line per match as it is found (so a long search shows results
+at once), then a count; `--format json` prints one document at the end. Exit
+status: 0 when something matched, 1 when nothing did (as grep), 2 when the
+query or the folder is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolreplay.cli.output import FormatOption, Output, OutputFormat
+from toolreplay.errors import TraceSearchError
+from toolreplay.search import FoundTrace, find_traces
+
+__all__ = ["FIND_FORMAT_VERSION", "find"]
+
+FIND_FORMAT_VERSION = 1
+
+
+def _ending(match: FoundTrace) -> str:
+    ending = match.ending
+    if ending is None:
+        return "incomplete"
+    if ending.get("status") == "completed":
+        return "completed"
+    return f"raised {ending.get('error_type')}"
+
+
+def _line(match: FoundTrace, root: Path) -> str:
+    relative = match.to_dict(root)["path"]
+    started = match.started.strftime("%Y-%m-%d %H:%M:%S")
+    matches = f"{len(match.matching)} matching" if match.matching else ""
+    cells = [
+        str(relative),
+        started,
+        f"{match.operation_count} ops",
+        _ending(match),
+        matches,
+        match.metadata_text(),
+    ]
+    return "  ".join(cell for cell in cells if cell)
+
+
+def find(
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIRECTORY", help="The folder of the traces (searched below).")
+    ],
+    effect: Annotated[
+        str | None,
+        typer.Option("--effect", "-e", metavar="NAME", help="Only traces that called this effect."),
+    ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            "-w",
+            metavar="'PATH OP VALUE'",
+            help=(
+                "A condition, repeatable: PATH is a JSON path into an operation "
+                "($.inputs.customer_id, $.outcome.status, $.outcome.error.type), the header "
+                "($.metadata.request_id) or the footer ($.ending.status); OP is ==, !=, <, <=, "
+                ">, >=, contains, matches (a regular expression) or exists (no VALUE); VALUE "
+                'is JSON (42, true, "text") or plain text. Operation conditions must hold '
+                "for one operation."
+            ),
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            metavar="WHEN",
+            help="Only requests that started at or after WHEN: 2026-12-01, 2026-12-01T08:30, "
+            "or an age ago (90s, 30m, 2h, 7d).",
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(metavar="WHEN", help="Only requests that started before WHEN (as --since)."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Stop after this many matches.")] = None,
+    output_format: FormatOption = OutputFormat.text,
+) -> None:
+    """List the traces in DIRECTORY that match, newest first (captured traces by their name).
+
+    Exit 0 when something matched, 1 when nothing did, 2 when the query or the folder
+    is refused.
+    """
+    out = Output()
+    try:
+        search = find_traces(directory, effect=effect, where=where or (), since=since, until=until)
+    except TraceSearchError as error:
+        out.error(str(error))
+        raise typer.Exit(2) from None
+    found: list[FoundTrace] = []
+    for match in search:
+        found.append(match)
+        if output_format is OutputFormat.text:
+            out.line(_line(match, directory))
+        if limit is not None and len(found) >= limit:
+            break
+    for path, reason in search.unreadable:
+        out.error(f"{path}: skipped: {reason}")
+    if output_format is OutputFormat.json:
+        document: dict[str, Any] = {
+            "format_version": FIND_FORMAT_VERSION,
+            "directory": str(directory),
+            "query": {
+                "effect": effect,
+                "where": [condition.text for condition in search.conditions],
+                "since": None if search.since is None else search.since.isoformat(),
+                "until": None if search.until is None else search.until.isoformat(),
+            },
+            "scanned": search.scanned,
+            "traces": [match.to_dict(directory) for match in found],
+            "unreadable": [
+                {"path": str(path), "reason": reason} for path, reason in search.unreadable
+            ],
+        }
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    else:
+        noun = "trace" if search.scanned == 1 else "traces"
+        out.line(f"{len(found)} of {search.scanned} {noun} scanned matched")
+    if not found:
+        raise typer.Exit(1)
