@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Annotated
 
@@ -32,6 +33,24 @@ _COMMANDS: dict[str, str] = {
 }
 
 
+@functools.cache
+def _command(name: str) -> click.Command | None:
+    """The command `name`, built from its module's function once per process."""
+    module = _COMMANDS.get(name)
+    if module is None:
+        return None
+    function = getattr(importlib.import_module(module), name)
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    single.command(name=name)(function)
+    return typer.main.get_command(single)
+
+
+def load_commands() -> None:
+    """Build every command now: the warm runner pays for it once, before it forks runs."""
+    for name in _COMMANDS:
+        _command(name)
+
+
 class _LazyCommands(TyperGroup):
     """The command group: builds a command from its module when click asks for it."""
 
@@ -39,13 +58,7 @@ class _LazyCommands(TyperGroup):
         return list(_COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module = _COMMANDS.get(cmd_name)
-        if module is None:
-            return None
-        function = getattr(importlib.import_module(module), cmd_name)
-        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-        single.command(name=cmd_name)(function)
-        return typer.main.get_command(single)
+        return _command(cmd_name)
 
 
 app = typer.Typer(
