@@ -315,3 +315,26 @@ def test_find_agrees_with_decoding_every_line(
     condition = f"{path} {operator} {json.dumps(wanted, ensure_ascii=False)}"
     found = list(toolreplay.find_traces(folder, effect="probe.value", where=[condition]))
     assert bool(found) == naive(folder / "t.trp", condition), condition
+
+
+def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
+    # The command line builds a command from its module only when it runs: `find` pays
+    # for neither the other commands, the runtime's run protocol, nor Rich (piped).
+    code = (
+        "import sys\n"
+        "import toolreplay.cli\n"
+        f"sys.argv = ['toolreplay', 'find', {str(tmp_path)!r}]\n"
+        "try:\n"
+        "    toolreplay.cli.main()\n"
+        "except SystemExit as exit_:\n"
+        "    print(exit_.code, file=sys.stderr)\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.stderr.strip().splitlines()[-1] == "1", result.stderr  # nothing matched
+    loaded = set(result.stdout.split())
+    assert "toolreplay.cli.find" in loaded
+    unneeded = {"toolreplay.cli.run", "toolreplay.cli.cases", "toolreplay.cli.diff", "rich"}
+    assert not loaded & unneeded

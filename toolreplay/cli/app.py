@@ -1,22 +1,68 @@
-"""The command tree. Each command lives in its own module; this one only wires them."""
+"""The command tree. Each command lives in its own module; this one only names them."""
 
 from __future__ import annotations
 
+import functools
+import importlib
 from typing import Annotated
 
 import typer
 
+# Typer vendors click and names its types only there: the override must use them.
+from typer import _click as click  # pyright: ignore[reportPrivateUsage]
+from typer.core import TyperGroup
+
 from toolreplay._version import __version__
-from toolreplay.cli.cases import promote, verify
-from toolreplay.cli.diff import diff
-from toolreplay.cli.find import find
-from toolreplay.cli.migrate import migrate
-from toolreplay.cli.privacy import redact, scan
-from toolreplay.cli.run import fork, record, replay
-from toolreplay.cli.show import show
-from toolreplay.cli.tui import tui
+
+# Each command's module, imported only when that command runs (or `--help` lists them
+# all): a command pays for its own imports and nobody else's (`toolreplay find` never
+# loads the runtime, Rich tables or the diff engine). In the order `--help` lists them.
+_COMMANDS: dict[str, str] = {
+    "show": "toolreplay.cli.show",
+    "record": "toolreplay.cli.run",
+    "replay": "toolreplay.cli.run",
+    "fork": "toolreplay.cli.run",
+    "diff": "toolreplay.cli.diff",
+    "promote": "toolreplay.cli.cases",
+    "verify": "toolreplay.cli.cases",
+    "tui": "toolreplay.cli.tui",
+    "migrate": "toolreplay.cli.migrate",
+    "find": "toolreplay.cli.find",
+    "scan": "toolreplay.cli.privacy",
+    "redact": "toolreplay.cli.privacy",
+}
+
+
+@functools.cache
+def _command(name: str) -> click.Command | None:
+    """The command `name`, built from its module's function once per process."""
+    module = _COMMANDS.get(name)
+    if module is None:
+        return None
+    function = getattr(importlib.import_module(module), name)
+    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    single.command(name=name)(function)
+    return typer.main.get_command(single)
+
+
+def load_commands() -> None:
+    """Build every command now: the warm runner pays for it once, before it forks runs."""
+    for name in _COMMANDS:
+        _command(name)
+
+
+class _LazyCommands(TyperGroup):
+    """The command group: builds a command from its module when click asks for it."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return _command(cmd_name)
+
 
 app = typer.Typer(
+    cls=_LazyCommands,
     name="toolreplay",
     help="Record, replay, fork and compare what an AI application's effects did.",
     no_args_is_help=True,
@@ -41,20 +87,6 @@ def _root(
     ] = False,
 ) -> None:
     """Record, replay and inspect what an AI application's effects did."""
-
-
-app.command(name="show")(show)
-app.command(name="record")(record)
-app.command(name="replay")(replay)
-app.command(name="fork")(fork)
-app.command(name="diff")(diff)
-app.command(name="promote")(promote)
-app.command(name="verify")(verify)
-app.command(name="tui")(tui)
-app.command(name="migrate")(migrate)
-app.command(name="find")(find)
-app.command(name="scan")(scan)
-app.command(name="redact")(redact)
 
 
 def main() -> None:

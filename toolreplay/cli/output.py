@@ -11,12 +11,12 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["FormatOption", "Output", "OutputFormat", "application_output_to_stderr"]
 
@@ -40,9 +40,11 @@ class Output:
 
     def __init__(self) -> None:
         self.rich = sys.stdout.isatty()
-        self._console = (
-            Console(no_color="NO_COLOR" in os.environ, highlight=False) if self.rich else None
-        )
+        self._console: Console | None = None
+        if self.rich:  # Rich only for a terminal: piped output starts faster without it
+            from rich.console import Console
+
+            self._console = Console(no_color="NO_COLOR" in os.environ, highlight=False)
 
     def line(self, text: str = "", *, style: str | None = None) -> None:
         if self._console is not None:
@@ -62,6 +64,9 @@ class Output:
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
         if self._console is not None:
+            from rich.table import Table
+            from rich.text import Text
+
             table = Table(*headers, box=None, header_style="bold", pad_edge=False)
             for row in rows:
                 table.add_row(*(Text(cell) for cell in row))

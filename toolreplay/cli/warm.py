@@ -151,10 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     import_from_working_directory()
     import typer.main
 
-    from toolreplay.cli.app import app
+    from toolreplay.cli.app import app, load_commands
 
-    # The imports every run needs, and the click command typer builds from the command
+    # The imports every run needs, and the click commands typer builds from the command
     # functions' signatures on every call (half of a fork's own time), paid once.
+    load_commands()
     command = typer.main.get_command(app)
 
     def command_line(argv: list[str]) -> object:
