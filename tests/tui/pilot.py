@@ -52,8 +52,13 @@ async def wait_for(
 async def loaded(pilot: Pilot[Any]) -> ToolReplayApp:
     app = pilot.app
     assert isinstance(app, ToolReplayApp)
+    # Opened, indexed and checked: actions needing the whole trace run at once then.
     await wait_for(
-        pilot, lambda: app.trace is not None and app.browse.operations.row_count(), what="load"
+        pilot,
+        lambda: app.trace is not None
+        and app.browse.operations.row_count()
+        and app.background.integrity.state != "checking",
+        what="load",
     )
     return app
 

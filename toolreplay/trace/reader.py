@@ -16,8 +16,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.portable import fingerprint
@@ -30,7 +31,14 @@ from toolreplay.trace.codec import (
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
 
-__all__ = ["Trace", "parse_trace", "read_trace"]
+__all__ = [
+    "Trace",
+    "TraceLineRules",
+    "check_fingerprint",
+    "check_footer",
+    "parse_trace",
+    "read_trace",
+]
 
 
 class Trace:
@@ -191,71 +199,116 @@ def _parse(path: Path, data: bytes) -> Trace:
         raise fail(1, str(error)) from None
 
     operations: list[Operation] = []
-    footer: TraceFooter | None = None
+    rules = TraceLineRules(path, header)
     footer_offset = 0
     offset = len(first) + 1
     torn_line: int | None = None
-    seen_ids: set[int] = set()
     body = lines[1:]
     if unterminated and lines:
         body.append(unterminated)
     for index, line in enumerate(body):
         number = index + 2
-        is_last = number == last_number
         try:
             obj = parse_line(line)
         except InvalidLine as error:
-            if is_last and unterminated and footer is None:
+            if number == last_number and unterminated and rules.footer is None:
                 torn_line = number
                 break
             raise fail(number, str(error)) from None
-        try:
-            kind = obj.get("kind")
-            if kind == "operation":
-                if footer is not None:
-                    raise InvalidLine("an operation follows the footer")
-                operation = decode_operation(obj, number, header.format_version)
-                if operation.logical_id in seen_ids:
-                    raise InvalidLine(f"logical_id {operation.logical_id} appears twice")
-                seen_ids.add(operation.logical_id)
-                operations.append(operation)
-            elif kind == "footer":
-                if footer is not None:
-                    raise InvalidLine("a second footer")
-                footer = decode_footer(obj, header.format_version)
-                footer_offset = offset
-            else:
-                raise InvalidLine(
-                    f'kind must be "operation" or "footer" after the header, found {kind!r}'
-                )
-        except InvalidLine as error:
-            raise fail(number, str(error)) from None
+        operation = rules.decode(obj, number)
+        if operation is not None:
+            operations.append(operation)
+        else:
+            footer_offset = offset
         offset += len(line) + 1
 
+    footer = rules.footer
     if footer is not None:
-        _check_footer(path, data[:footer_offset], footer, operations, last_number)
+        covered = memoryview(data)[:footer_offset]
+        check_footer(
+            path,
+            footer,
+            len(operations),
+            hashlib.sha256(covered).hexdigest(),
+            crlf=lambda: b"\r\n" in data[:footer_offset],
+            line=last_number,
+        )
     else:
-        _check_fingerprints(path, operations)
+        for operation in operations:
+            check_fingerprint(path, operation)
     return Trace(path, header, operations, footer, torn_line)
 
 
-def _check_footer(
-    path: Path, covered: bytes, footer: TraceFooter, operations: list[Operation], line: int
+class TraceLineRules:
+    """What may follow a trace's header, line by line, as `read_trace` enforces it.
+
+    `decode` takes each parsed line after the header in order, returns its
+    operation (None for the footer, kept in `footer`) and raises
+    `TraceFormatError` naming the file and line for a line that breaks a rule: a
+    malformed operation or footer, an unknown kind, a repeated `logical_id`, a
+    second footer or an operation after it. Shared by `read_trace` and by readers
+    that stream a trace without keeping its operations (the debugger's check).
+    """
+
+    __slots__ = ("_seen_ids", "footer", "header", "path")
+
+    def __init__(self, path: Path, header: TraceHeader) -> None:
+        self.path = path
+        self.header = header
+        self.footer: TraceFooter | None = None
+        self._seen_ids: set[int] = set()
+
+    def decode(self, obj: dict[str, Any], number: int) -> Operation | None:
+        try:
+            kind = obj.get("kind")
+            if kind == "operation":
+                if self.footer is not None:
+                    raise InvalidLine("an operation follows the footer")
+                operation = decode_operation(obj, number, self.header.format_version)
+                if operation.logical_id in self._seen_ids:
+                    raise InvalidLine(f"logical_id {operation.logical_id} appears twice")
+                self._seen_ids.add(operation.logical_id)
+                return operation
+            if kind == "footer":
+                if self.footer is not None:
+                    raise InvalidLine("a second footer")
+                self.footer = decode_footer(obj, self.header.format_version)
+                return None
+            raise InvalidLine(
+                f'kind must be "operation" or "footer" after the header, found {kind!r}'
+            )
+        except InvalidLine as error:
+            raise TraceFormatError(str(error), path=self.path, line=number) from None
+
+
+def check_footer(
+    path: Path,
+    footer: TraceFooter,
+    operation_count: int,
+    digest: str,
+    *,
+    crlf: Callable[[], bool],
+    line: int,
 ) -> None:
+    """Refuse a complete trace whose footer does not match what precedes it.
+
+    `digest` is the SHA-256 (hex) of every byte before the footer line;
+    `crlf()` says whether those bytes hold a CRLF line ending (asked only on a
+    mismatch); `line` is the footer's line number.
+    """
     remedy = (
         "the trace was changed after it was written. If you edited it on purpose, delete "
         "its last line (the footer): it is then read as an incomplete trace whose "
         "fingerprints are checked one by one"
     )
-    if footer.operation_count != len(operations):
+    if footer.operation_count != operation_count:
         raise TraceFormatError(
             f"the footer counts {footer.operation_count} operations but the trace holds "
-            f"{len(operations)}; {remedy}",
+            f"{operation_count}; {remedy}",
             path=path,
             line=line,
         )
-    digest = hashlib.sha256(covered).hexdigest()
-    if digest != footer.digest and b"\r\n" in covered:
+    if digest != footer.digest and crlf():
         raise TraceFormatError(
             "the footer digest does not match because the line endings were converted to "
             "CRLF (by git's autocrlf?); traces are byte-exact: restore the original file and "
@@ -272,16 +325,16 @@ def _check_footer(
         )
 
 
-def _check_fingerprints(path: Path, operations: list[Operation]) -> None:
-    for operation in operations:
-        actual = fingerprint(operation.inputs)
-        if actual != operation.identity.fingerprint:
-            raise TraceFormatError(
-                f"operation {operation.logical_id} ({operation.effect}) has fingerprint "
-                f"{operation.identity.fingerprint[:16]}... but its inputs hash to "
-                f"{actual[:16]}...; the inputs were edited without updating the fingerprint. "
-                "Set fingerprint to the SHA-256 of the canonical JSON of the inputs, or "
-                "re-record the trace",
-                path=path,
-                line=operation.line,
-            )
+def check_fingerprint(path: Path, operation: Operation) -> None:
+    """Refuse an operation (of an incomplete trace) whose inputs do not hash to its fingerprint."""
+    actual = fingerprint(operation.inputs)
+    if actual != operation.identity.fingerprint:
+        raise TraceFormatError(
+            f"operation {operation.logical_id} ({operation.effect}) has fingerprint "
+            f"{operation.identity.fingerprint[:16]}... but its inputs hash to "
+            f"{actual[:16]}...; the inputs were edited without updating the fingerprint. "
+            "Set fingerprint to the SHA-256 of the canonical JSON of the inputs, or "
+            "re-record the trace",
+            path=path,
+            line=operation.line,
+        )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -32,8 +32,6 @@ from toolreplay import (
     PatchError,
     Raised,
     ToolReplayError,
-    Trace,
-    read_trace,
 )
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.external_editor import edit_externally
@@ -61,6 +59,7 @@ from toolreplay_tui.model.runs import (
     WarmRunner,
 )
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
+from toolreplay_tui.model.trace_file import Integrity, TraceFile
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
@@ -75,7 +74,10 @@ from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
-__all__ = ["ForkRecord", "ToolReplayApp"]
+__all__ = ["BACKGROUND_POLL", "BackgroundState", "ForkRecord", "ToolReplayApp"]
+
+BACKGROUND_POLL = 0.1
+"""Seconds between looks at the background work on the trace (progress in the header)."""
 
 
 def _error_problem(value: str) -> str | None:
@@ -87,6 +89,16 @@ def _error_problem(value: str) -> str | None:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else noun + 'es' if noun.endswith('h') else noun + 's'}"
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundState:
+    """What the background work on the trace has done: operations indexed, and the check."""
+
+    count: int = 0
+    indexed: bool = False
+    index_progress: float = 0.0
+    integrity: Integrity = field(default_factory=Integrity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +119,11 @@ class ToolReplayApp(App[None]):
     messages of `toolreplay_tui.messages`.
     """
 
-    trace: var[Trace | None] = var[Trace | None](None, always_update=True)
-    """The trace, once it is loaded (in a worker thread)."""
+    trace: var[TraceFile | None] = var[TraceFile | None](None, always_update=True)
+    """The trace, once its header and first screen are read (indexed and checked then
+    in a worker thread: `background` says how far)."""
+    background: var[BackgroundState] = var(lambda: BackgroundState(), always_update=True)
+    """How far indexing and the integrity check are; set while they run, and once after."""
     load_error: var[str | None] = var[str | None](None)
     """Why the trace cannot be opened, if it cannot."""
     runner: var[str | None] = var[str | None](None)
@@ -122,7 +137,7 @@ class ToolReplayApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
-        Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True, id="app.quit"),
+        Binding("ctrl+q,ctrl+c", "request_quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
 
     def __init__(
@@ -164,6 +179,7 @@ class ToolReplayApp(App[None]):
         self.last_stop: UnrecordedCall | None = None
         self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
         self._runs: list[RunHandle] = []
+        self._after_check: tuple[str, Callable[[], None]] | None = None
         self.browse = BrowseScreen()
 
     def _absolute(self, path: Path) -> Path:
@@ -188,30 +204,76 @@ class ToolReplayApp(App[None]):
         return self.browse
 
     def on_mount(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="load")
-    def _load(self) -> None:
+        # The header and the first screen of operations are read here, at once (a few
+        # milliseconds whatever the size); the rest is indexed and checked in a thread.
         try:
-            trace = read_trace(self.trace_file)
+            trace = TraceFile.open(self.trace_file)
         except (ToolReplayError, OSError) as error:
-            self.call_from_thread(self._load_failed, str(error))
+            self.load_error = str(error)
             return
-        rows = OperationRows(trace.operations)
-        # Room for the longest effect name and an occurrence suffix ("#12"), without a
-        # pass over every operation: an occurrence is always below the trace's length.
-        longest = max(map(len, trace.effects), default=0)
-        width = max(6, longest + (len(str(len(trace) - 1)) + 1 if len(trace) > 1 else 0))
-        self.call_from_thread(self._loaded, trace, rows, width)
-
-    def _load_failed(self, message: str) -> None:
-        self.load_error = message
-
-    def _loaded(self, trace: Trace, rows: OperationRows, effect_width: int) -> None:
-        self.rows, self.effect_width = rows, effect_width
+        first = trace.operations[: min(len(trace), 200)]
+        # Room for the longest effect name of the first screen and an occurrence suffix.
+        longest = max(
+            (len(op.effect) + len(str(op.identity.occurrence)) + 1 for op in first), default=0
+        )
+        self.rows, self.effect_width = OperationRows(trace), max(6, longest)
         self.trace = trace  # last: watchers read the rows
+        self.background = BackgroundState(len(trace), trace.indexed, trace.index_progress)
+        self._poll = self.set_interval(BACKGROUND_POLL, self._poll_background)
+        self._index_and_check(trace)
         self.refresh_bindings()
         self._warm_up()
+
+    @work(thread=True, exclusive=True, group="load")
+    def _index_and_check(self, trace: TraceFile) -> None:
+        trace.check()  # stops soon after `stop_background` closes the trace
+
+    def _poll_background(self) -> None:
+        """Publish the background work's progress; once it is done, stop and run what waited."""
+        trace = self.trace
+        if trace is None:
+            return
+        state = BackgroundState(len(trace), trace.indexed, trace.index_progress, trace.integrity)
+        if state != self.background:
+            self.background = state
+        if state.integrity.state == "checking":
+            return
+        self._poll.stop()
+        waiting, self._after_check = self._after_check, None
+        if waiting is None:
+            return
+        what, then = waiting
+        if state.integrity.state == "ok":
+            then()
+        else:
+            self._changed(f"cannot {what}: {state.integrity.problem}", error=True)
+
+    def _when_checked(self, what: str, then: Callable[[], None]) -> None:
+        """Run `then` (an action needing the whole trace) once the integrity check passed.
+
+        Until then the status line says what waits, and a later request replaces it.
+        """
+        trace = self.trace
+        if trace is None:
+            return
+        integrity = trace.integrity
+        if integrity.state == "ok":
+            then()
+        elif integrity.state == "failed":
+            self._changed(f"cannot {what}: {integrity.problem}", error=True)
+        else:
+            self._after_check = (what, then)
+            self._changed(
+                f"{what} waits for the trace's integrity check "
+                f"({self.check_progress_text()}); it starts when the check passes"
+            )
+
+    def check_progress_text(self) -> str:
+        """`indexing 42%` or `checking 42%`, for the header and what waits."""
+        state = self.background
+        if not state.indexed:
+            return f"indexing {state.index_progress:.0%}"
+        return f"checking {state.integrity.progress:.0%}"
 
     def _warm_up(self) -> None:
         """Start the warm runner on the runner spec (in a thread), so forks start fast."""
@@ -494,9 +556,9 @@ class ToolReplayApp(App[None]):
         )
 
     def action_load_patches(self) -> None:
-        if self.trace is None:
-            return
+        self._when_checked("load patches", self._load_patches)
 
+    def _load_patches(self) -> None:
         def chosen(value: str | None) -> None:
             if not value or self.trace is None:
                 return
@@ -546,6 +608,12 @@ class ToolReplayApp(App[None]):
 
     def on_unmount(self) -> None:
         self.cancel_runs()  # no child outlives the debugger
+        self.stop_background()
+
+    def stop_background(self) -> None:
+        """Stop indexing, checking and filtering the trace (their threads end within a chunk)."""
+        if self.trace is not None:
+            self.trace.close()
 
     def _with_runner(self, then: Callable[[str], None]) -> None:
         spec = self.runner_spec()
@@ -575,6 +643,9 @@ class ToolReplayApp(App[None]):
     def action_fork(self) -> None:
         if self.trace is None:
             return
+        self._when_checked("fork", self._fork)
+
+    def _fork(self) -> None:
         if not len(self.pending):
             self._changed(
                 "no pending patch to fork with: e (or enter on a value) changes an output; "
@@ -604,9 +675,9 @@ class ToolReplayApp(App[None]):
         self.push_screen(RunScreen(request, title), self._after_run)
 
     def action_replay(self) -> None:
-        if self.trace is None:
-            return
+        self._when_checked("replay", self._replay)
 
+    def _replay(self) -> None:
         def start(runner: str) -> None:
             request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
@@ -658,8 +729,9 @@ class ToolReplayApp(App[None]):
         return True
 
     def action_diff(self) -> None:
-        if self.trace is None:
-            return
+        self._when_checked("diff", self._diff)
+
+    def _diff(self) -> None:
         fork = self.last_fork
         if fork is not None and fork.branch.is_file():
             target = fork.branch
@@ -672,7 +744,7 @@ class ToolReplayApp(App[None]):
             return
         self.push_screen(
             DiffScreen(
-                self.trace,
+                self.trace_file,
                 target,
                 source_label=self.trace_label,
                 target_label=self.path_label(target),
@@ -741,6 +813,7 @@ class ToolReplayApp(App[None]):
             def answered(quit_anyway: bool | None) -> None:
                 if quit_anyway:
                     self.cancel_runs()
+                    self.stop_background()
                     self.exit()
 
             self.push_screen(
@@ -753,4 +826,5 @@ class ToolReplayApp(App[None]):
             )
             return
         self.cancel_runs()
+        self.stop_background()
         self.exit()

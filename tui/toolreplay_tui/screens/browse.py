@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import time
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
-from toolreplay import Operation, Trace
+from toolreplay import Operation, TraceFormatError
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import (
     Notice,
@@ -22,16 +24,35 @@ from toolreplay_tui.messages import (
     PatchRemovalRequested,
 )
 from toolreplay_tui.model.jsonpaths import PathError, set_at
-from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.model.search import scan_matches
+from toolreplay_tui.model.trace_file import TraceFile
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
+if TYPE_CHECKING:
+    from toolreplay_tui.app import ToolReplayApp
+
 __all__ = ["BrowseScreen"]
 
 
+FILTER_BATCH_SECONDS = 0.05
+"""A filter's scan hands its matches to the list at most this often (the first at once)."""
+
+
 class FilterInput(ValueInput):
-    """The `/` prompt: filters the list, or searches the output when it has the focus."""
+    """The `/` prompt: filters the list as you type, or searches the output when it has
+    the focus."""
+
+
+class FilterMatches(Message):
+    """A filter's scan found `indices` for `query` (`done`: it has read the whole trace)."""
+
+    def __init__(self, query: str, indices: list[int], *, done: bool) -> None:
+        super().__init__()
+        self.query = query
+        self.indices = indices
+        self.done = done
 
 
 class BrowseScreen(Screen[None]):
@@ -64,6 +85,10 @@ class BrowseScreen(Screen[None]):
         super().__init__()
         self._filter_target: str = "list"
         self._value_query = ""
+        self._query_before = ""  # the list's filter when `/` was pressed (escape restores it)
+        self._filter_anchor: int | None = None  # the operation the cursor was on
+        self._filter_placed: int | None = None  # where a batch last put the cursor
+        self._scans = 0  # a scan runs while this is the number it started with
 
     def compose(self) -> ComposeResult:
         yield Static(id="trace-header")
@@ -91,7 +116,10 @@ class BrowseScreen(Screen[None]):
         index = self.operations.current_index
         if trace is None or index is None:
             return None
-        return trace.operations[index]
+        try:
+            return trace.operations[index]
+        except TraceFormatError:
+            return None  # the list shows why the line cannot be read
 
     # --- loading and refreshing ------------------------------------------------------
 
@@ -104,6 +132,7 @@ class BrowseScreen(Screen[None]):
         self.show_header()
         self.show_status()
         self.watch(app, "trace", self._trace_changed)
+        self.watch(app, "background", self._background_changed, init=False)
         self.watch(app, "load_error", self.show_header, init=False)
         self.watch(app, "runner", self.show_header, init=False)
         self.watch(app, "notice", self._notice_changed, init=False)
@@ -123,9 +152,17 @@ class BrowseScreen(Screen[None]):
         if trace is None:
             header.update(Text.assemble((app.trace_label, "bold"), ("  loading…", "dim")))
             return
-        header.update(describe_header(app.trace_label, trace, app.runner_spec()))
+        header.update(describe_header(app, trace))
 
-    def _trace_changed(self, trace: Trace | None) -> None:
+    def _background_changed(self) -> None:
+        """Indexing went on (more rows) or the integrity check moved on."""
+        self.show_header()
+        rows = debugger(self).rows
+        listing = self.operations
+        if rows is not None and not rows.filtered and listing.row_count() != listing.shown_count:
+            listing.rows_changed()
+
+    def _trace_changed(self, trace: TraceFile | None) -> None:
         app = debugger(self)
         if trace is None or app.rows is None:
             return
@@ -192,12 +229,20 @@ class BrowseScreen(Screen[None]):
             field.value = self._value_query
         else:
             field.border_title = (
-                "filter operations (effect name or any text; effect:NAME for effect names only): "
-                "enter filters, escape cancels"
+                "filter operations as you type (effect name or any text; effect:NAME for "
+                "effect names only): enter keeps it, escape cancels"
             )
-            field.value = rows.query if rows is not None else ""
+            self._query_before = rows.query if rows is not None else ""
+            field.value = self._query_before
         field.remove_class("hidden")
         field.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "filter" or self._filter_target != "list":
+            return
+        event.stop()
+        if not event.input.has_class("hidden"):
+            self._apply_filter(event.value.strip())
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "filter":
@@ -214,7 +259,9 @@ class BrowseScreen(Screen[None]):
                 self.show_status(f"nothing in this output matches {query!r}", error=True)
             return
         self.operations.focus()
-        self._apply_filter(query)
+        rows = debugger(self).rows
+        if rows is not None and rows.query != query:
+            self._apply_filter(query)
 
     def on_value_input_cancelled(self, event: ValueInput.Cancelled) -> None:
         if event.control is None or event.control.id != "filter":
@@ -223,44 +270,88 @@ class BrowseScreen(Screen[None]):
         self.query_one("#filter", FilterInput).add_class("hidden")
         if self._filter_target == "values":
             self.detail.values.focus()
-        else:
-            self.operations.focus()
+            return
+        self.operations.focus()
+        rows = debugger(self).rows
+        if rows is not None and rows.query != self._query_before:
+            self._apply_filter(self._query_before)
 
     def _apply_filter(self, query: str) -> None:
-        rows = debugger(self).rows
-        if rows is None:
-            return
-        if not query:
-            self._filtered(query, None)
-            return
-        self.show_status(f"filtering by {query!r}…")
-        self._compute_filter(rows, query)
-
-    @work(thread=True, exclusive=True, group="filter")
-    def _compute_filter(self, rows: OperationRows, query: str) -> None:
-        indices = rows.compute_filter(query)
-        debugger(self).call_from_thread(self._filtered, query, indices)
-
-    def _filtered(self, query: str, indices: list[int] | None) -> None:
-        rows = debugger(self).rows
-        if rows is None:
-            return
-        keep = self.operations.current_index
-        count = rows.apply_filter(query, indices)
+        """Show what matches `query` as a background scan finds it (the previous scan stops)."""
         app = debugger(self)
-        self.operations.set_rows(rows, app.pending, effect_width=app.effect_width, index=keep)
-        if rows.filtered:
+        rows, trace = app.rows, app.trace
+        if rows is None or trace is None:
+            return
+        listing = self.operations
+        if rows.filtered and self._filter_anchor is not None:
+            anchor = self._filter_anchor  # typing on: keep the operation the filter started on
+        else:
+            anchor = listing.current_index
+        if not query:
+            self._filter_anchor = None
+            self._scans += 1  # stops the running scan
+            rows.clear_filter()
+            listing.set_rows(rows, app.pending, effect_width=app.effect_width, index=anchor)
+            self.show_status()
+            return
+        rows.start_filter(query)
+        self._filter_anchor, self._filter_placed = anchor, None
+        listing.rows_changed(cursor=0)
+        self.show_status(f"filter {query!r}: scanning…")
+        self._scans += 1
+        self._scan(trace, rows.query, self._scans)
+
+    @work(thread=True, group="filter")
+    def _scan(self, trace: TraceFile, query: str, number: int) -> None:
+        """Scan for `query`, posting matches, until the next filter (or quitting) stops it."""
+
+        def cancelled() -> bool:
+            return self._scans != number
+
+        found: list[int] = []
+        posted = 0.0
+        for batch in scan_matches(trace, query, cancelled):
+            found.extend(batch)
+            now = time.monotonic()
+            # The first matches at once, then batches: the list repaints a few times a second.
+            if found and (posted == 0.0 or now - posted >= FILTER_BATCH_SECONDS):
+                self.post_message(FilterMatches(query, found, done=False))
+                found, posted = [], now
+        if not cancelled() and not trace.closed:
+            self.post_message(FilterMatches(query, found, done=True))
+
+    def on_filter_matches(self, message: FilterMatches) -> None:
+        app = debugger(self)
+        rows = app.rows
+        if rows is None or not rows.add_matches(message.query, message.indices):
+            return  # a scan for an earlier query
+        listing = self.operations
+        anchor = self._filter_anchor
+        if (
+            anchor is not None
+            and self._filter_placed is not None
+            and listing.current_index != self._filter_placed
+        ):
+            self._filter_anchor = anchor = None  # the user moved: leave the cursor be
+        if anchor is not None:
+            listing.rows_changed(cursor=rows.nearest_position(anchor))
+            self._filter_placed = listing.current_index
+        else:
+            listing.rows_changed()
+        if message.done:
+            rows.finish_filter(message.query)
             self.show_status(
-                f"filter {query!r}: {count} of {len(rows.operations)} operations "
+                f"filter {rows.query!r}: {len(rows)} of {len(rows.operations)} operations "
                 "(escape clears, n/N step)"
             )
         else:
-            self.show_status()
+            self.show_status(f"filter {rows.query!r}: {len(rows)} so far, scanning…")
 
     def action_clear_filter(self) -> None:
         rows = debugger(self).rows
         if rows is not None and rows.filtered:
-            self._filtered("", None)
+            self._filter_anchor = None
+            self._apply_filter("")
 
     def _step(self, *, forward: bool) -> None:
         if isinstance(self.focused, ValueView):
@@ -331,11 +422,24 @@ class BrowseScreen(Screen[None]):
             self.post_message(PatchRemovalRequested(operation))
 
 
-def describe_header(label: str, trace: Trace, runner: str | None) -> Text:
-    """`refund.trp · format v3 · 3 operations · complete · record · runner m:f`."""
+def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
+    """`refund.trp · format v3 · 3 operations · complete · checked · record · runner m:f`.
+
+    While the trace is indexed or checked, says how far; a failed check in red.
+    """
+    state = app.background
     text = Text()
-    text.append(label, style="bold")
-    text.append(f"  ·  format v{trace.header.format_version}  ·  {len(trace)} operations  ·  ")
+    text.append(app.trace_label, style="bold")
+    text.append(f"  ·  format v{trace.header.format_version}  ·  ")
+    expected = trace.expected_count
+    if state.indexed:
+        text.append(f"{state.count:,} operations")
+    elif expected is not None:
+        text.append(f"{expected:,} operations")
+        text.append(f" ({state.count:,} indexed)", style="dim")
+    else:
+        text.append(f"{state.count:,}+ operations")
+    text.append("  ·  ")
     footer = trace.footer
     if footer is None:
         text.append("incomplete (no footer: the recording did not close)", style="bold yellow")
@@ -343,9 +447,18 @@ def describe_header(label: str, trace: Trace, runner: str | None) -> Text:
         text.append(f"complete, ended with {footer.ending.error_type}", style="yellow")
     else:
         text.append("complete", style="green")
+    text.append("  ·  ")
+    integrity = state.integrity
+    if integrity.state == "checking":
+        text.append(f"{app.check_progress_text()}…", style="bold cyan")
+    elif integrity.state == "ok":
+        text.append("checked", style="green")
+    else:
+        text.append(f"integrity check failed: {integrity.problem}", style="bold red")
     text.append(f"  ·  {trace.header.mode}")
     if trace.header.source_trace_id is not None:
         text.append(" (a fork's branch)")
     text.append("  ·  runner ")
+    runner = app.runner_spec()
     text.append(runner or "(none: f will ask)", style="bold" if runner else "dim")
     return text

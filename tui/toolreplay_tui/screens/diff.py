@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from toolreplay import DiffReport, ToolReplayError, Trace, diff, read_trace
+from toolreplay import DiffReport, ToolReplayError, diff, read_trace
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
 from toolreplay_tui.widgets.diff_view import DiffView
@@ -24,7 +24,8 @@ __all__ = ["DiffScreen"]
 
 
 class DiffScreen(Screen[None]):
-    """The aligned rows of `toolreplay.diff(source, target)`, computed off the event loop."""
+    """The aligned rows of `toolreplay.diff` of two trace files, read and compared off the
+    event loop."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_difference", "Next difference", id="diff.next"),
@@ -32,9 +33,7 @@ class DiffScreen(Screen[None]):
         Binding("escape,q", "close", "Back", id="diff.close"),
     ]
 
-    def __init__(
-        self, source: Trace, target: Path, *, source_label: str, target_label: str
-    ) -> None:
+    def __init__(self, source: Path, target: Path, *, source_label: str, target_label: str) -> None:
         super().__init__()
         self.source = source
         self.target = target
@@ -67,8 +66,7 @@ class DiffScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="diff")
     def _compute(self) -> None:
         try:
-            target = read_trace(self.target)
-            report = diff(self.source, target)
+            report = diff(read_trace(self.source), read_trace(self.target))
         except (ToolReplayError, OSError) as error:
             debugger(self).call_from_thread(self._failed, str(error))
             return
