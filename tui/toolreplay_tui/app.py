@@ -137,7 +137,7 @@ class ToolReplayApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
-        Binding("ctrl+q,ctrl+c", "request_quit", "Quit", show=False, priority=True, id="app.quit"),
+        Binding("ctrl+q", "request_quit", "Quit", show=False, priority=True, id="app.quit"),
     ]
 
     def __init__(

@@ -228,7 +228,9 @@ class TraceFile:
                 chunk = handle.read(min(CHUNK_BYTES, end - position))
                 cut = chunk.rfind(b"\n")
                 while cut < 0 and chunk and position + len(chunk) < self._body_end:
-                    more = handle.read(min(CHUNK_BYTES, self._body_end - position - len(chunk)))
+                    more = handle.read(
+                        min(FIRST_SCREEN_BYTES, self._body_end - position - len(chunk))
+                    )
                     if not more:
                         break
                     cut = more.rfind(b"\n")
@@ -247,6 +249,8 @@ class TraceFile:
                 if starts[-1] >= self._body_end:
                     starts.pop()
                 self._starts.extend(starts)
+                if limit is not None:
+                    break  # one read of whole lines: the first screen
                 handle.seek(self._scanned)
         if limit is None or self._scanned >= self._body_end:
             self._indexed = True
@@ -390,7 +394,8 @@ class TraceFile:
 
         A complete trace: the footer's operation count and the SHA-256 digest of
         every byte before it (a match means the file is byte for byte what the
-        recording wrote, so its lines need no second reading). An incomplete one:
+        recording wrote, so its lines need no second reading; on a mismatch they are
+        read, to name a bad line first, as `read_trace` does). An incomplete one:
         every line decoded under `read_trace`'s rules and every fingerprint
         recomputed, a torn last line set aside. Indexes first if needed. Returns
         the `checking` state unchanged when cancelled.
@@ -399,13 +404,18 @@ class TraceFile:
             self.index(cancelled)
             if not self._indexed:
                 return self.integrity
-            done = (
-                self._check_footer(cancelled)
-                if self.footer is not None
-                else (self._check_lines(cancelled))
-            )
-            if not done:
-                return self.integrity
+            if self.footer is None:
+                if not self._check_lines(cancelled, fingerprints=True):
+                    return self.integrity
+            else:
+                try:
+                    if not self._check_footer(cancelled):
+                        return self.integrity
+                except TraceFormatError:
+                    # As read_trace would, name a bad line before the footer's mismatch.
+                    if not self._check_lines(cancelled, fingerprints=False):
+                        return self.integrity
+                    raise
         except TraceError as error:
             self.integrity = Integrity("failed", 1.0, str(error))
         except OSError as error:
@@ -444,7 +454,7 @@ class TraceFile:
         )
         return True
 
-    def _check_lines(self, cancelled: Cancelled) -> bool:
+    def _check_lines(self, cancelled: Cancelled, *, fingerprints: bool) -> bool:
         rules = TraceLineRules(self.path, self.header)
         number = 1
         position = 0
@@ -470,7 +480,7 @@ class TraceFile:
                             return True  # a torn last line, set aside
                         raise TraceFormatError(str(error), path=self.path, line=number) from None
                     operation = rules.decode(obj, number)
-                    if operation is not None:
+                    if operation is not None and fingerprints:
                         check_fingerprint(self.path, operation)
                     number += 1
                 self.integrity = Integrity("checking", min(position / max(self.size, 1), 1.0))

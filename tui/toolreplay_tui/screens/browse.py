@@ -79,6 +79,7 @@ class BrowseScreen(Screen[None]):
         Binding("d", "app.diff", "Diff", id="browse.diff"),
         Binding("p", "app.promote", "Promote", id="browse.promote"),
         Binding("q", "app.request_quit", "Quit", id="browse.quit"),
+        Binding("ctrl+c", "app.request_quit", "Quit", show=False, id="browse.quit_ctrl_c"),
     ]
 
     def __init__(self) -> None:
