@@ -265,7 +265,7 @@ class BrowseScreen(Screen[None]):
             self._apply_filter(query)
 
     def on_value_input_cancelled(self, event: ValueInput.Cancelled) -> None:
-        if event.control is None or event.control.id != "filter":
+        if event.control.id != "filter":
             return
         event.stop()
         self.query_one("#filter", FilterInput).add_class("hidden")

@@ -45,10 +45,18 @@ class ValueInput(Input):
     ]
 
     class Cancelled(Message):
-        """The edit was abandoned."""
+        """The edit was abandoned (`control`: the field it was abandoned in)."""
+
+        def __init__(self, field: ValueInput) -> None:
+            super().__init__()
+            self.field = field
+
+        @property
+        def control(self) -> ValueInput:
+            return self.field
 
     def action_cancel(self) -> None:
-        self.post_message(self.Cancelled())
+        self.post_message(self.Cancelled(self))
 
 
 class DetailPane(Vertical):
