@@ -1,4 +1,4 @@
-"""A big trace in the debugger: rows at once, indexing and checking behind them, quitting any time."""
+"""A big trace in the debugger: rows at once, indexed and checked behind them, quit any time."""
 
 from __future__ import annotations
 
