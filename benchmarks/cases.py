@@ -9,9 +9,17 @@ and measures, in one run:
   trace), split into `read_trace()` of the case trace, SHA-256 of its bytes and
   the strict replay of the runner alone;
 - a suite of promoted cases with small traces run by pytest in a child process,
-  serially and with `-n 2` (pytest-xdist): the child's wall clock, and the
-  time promoting the suite took. Three context runs without autoloaded pytest
-  plugins (one of them `--collect-only`) show where the child's time goes.
+  serially and with `-n 2` (pytest-xdist), collected by Tool Replay's pytest
+  plugin from their `case.json`: the child's wall clock, and the time promoting
+  the suite took. Context rows: the plugin's `--collect-only`, and the same
+  suite run the old way, through each case's generated `test_case.py`
+  (`-p no:toolreplay --import-mode=importlib`);
+- the plugin's collection of a much larger suite (`--collect`, 10,000 cases by
+  default, byte copies of one promoted case under new names), `--collect-only`.
+
+Child pytest processes cache bytecode under a temporary `PYTHONPYCACHEPREFIX`
+(as a developer's or CI's pytest does, even where the environment sets
+`PYTHONDONTWRITEBYTECODE`), after one untimed warm-up run.
 
 The machine is assumed noisy; targets are informational: the process exits 0
 whether they are met or not.
@@ -20,6 +28,7 @@ whether they are met or not.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import hashlib
 import importlib
@@ -40,9 +49,13 @@ from benchmarks import measure
 __all__ = ["main"]
 
 SIZES = (100, 1_000, 10_000)
-SUITE_CASES = 500
+SUITE_CASES = 2_000
+COLLECT_CASES = 10_000
+"""Cases in the suite whose collection alone is timed (`--collect`)."""
+COLLECT_SECONDS_TARGET = 2.0
+"""pytest's own collection time for `COLLECT_CASES` cases: under this."""
 SUITE_OPERATIONS = 5
-"""Operations in the trace of each suite case."""
+"""Operations in the trace of each suite case (default of `--suite-operations`)."""
 SUITE_REPEATS = 3
 """Child pytest runs per mode, at most (and at most `--repeats`); the best is kept."""
 PYTEST_TIMEOUT = 600
@@ -51,7 +64,7 @@ PYTEST_TIMEOUT = 600
 VERIFY_SECONDS_TARGET = 1.0
 """`verify_case` of the case whose trace has `VERIFY_TARGET_N` operations: under this."""
 VERIFY_TARGET_N = 10_000
-SPEEDUP_TARGET = 1.3
+SPEEDUP_TARGET = 1.7
 """Suite wall clock serial over `-n 2`: above this."""
 
 APP_MODULE = "toolreplay_bench_cases_app"
@@ -73,7 +86,9 @@ def _run(n: int) -> dict:
         total += lookup(i)["double"]
     return {"calls": n, "total": total}
 '''
-PYTEST_FLAGS = ("--import-mode=importlib", "-p", "no:cacheprovider", "-q")
+PYTEST_FLAGS = ("-p", "no:cacheprovider", "-q")
+GENERATED_MODULES = ("-p", "no:toolreplay", "--import-mode=importlib")
+"""Run a suite without the plugin: each case through its generated test_case.py."""
 
 
 # --- the application ------------------------------------------------------------------
@@ -198,19 +213,15 @@ class Mode:
 
     label: str
     args: tuple[str, ...] = ()
-    autoload: bool = True
-    """False: `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`, so no installed plugin loads unless named."""
     collect_only: bool = False
 
 
 SERIAL = Mode("serial")
 PARALLEL = Mode("-n 2", ("-n", "2"))
-COLLECT = Mode(
-    "serial --collect-only, no autoload", ("--collect-only",), autoload=False, collect_only=True
-)
-SERIAL_BARE = Mode("serial, no autoload", autoload=False)
-PARALLEL_BARE = Mode("-n 2, no autoload", ("-p", "xdist", "-n", "2"), autoload=False)
-CONTEXT_MODES = (COLLECT, SERIAL_BARE, PARALLEL_BARE)
+COLLECT = Mode("serial --collect-only", ("--collect-only",), collect_only=True)
+OLD_SERIAL = Mode("generated modules, serial", GENERATED_MODULES)
+OLD_PARALLEL = Mode("generated modules, -n 2", (*GENERATED_MODULES, "-n", "2"))
+CONTEXT_MODES = (COLLECT, OLD_SERIAL, OLD_PARALLEL)
 """Informational runs that show where the time of the two measured ones goes."""
 MODES = (SERIAL, PARALLEL, *CONTEXT_MODES)
 
@@ -226,12 +237,35 @@ class PytestRun:
 
 
 @dataclass(slots=True)
+class CollectionResult:
+    """`--collect-only` of a large suite through the plugin (best of `runs`)."""
+
+    cases: int
+    runs: list[PytestRun]
+
+    @property
+    def best(self) -> PytestRun:
+        return min(self.runs, key=lambda run: run.wall)
+
+    @property
+    def expected_summary(self) -> str:
+        return f"{self.cases} test{'s' if self.cases > 1 else ''} collected in "
+
+    def all_collected(self) -> bool:
+        return all(
+            run.returncode == 0 and run.summary.startswith(self.expected_summary)
+            for run in self.runs
+        )
+
+
+@dataclass(slots=True)
 class SuiteResult:
     cases: int
     operations: int
     promote: float
     in_process: float
     runs: dict[Mode, list[PytestRun]]
+    collection: CollectionResult
 
     def best(self, mode: Mode) -> PytestRun:
         return min(self.runs[mode], key=lambda run: run.wall)
@@ -260,10 +294,9 @@ def run_pytest(suite: Path, app_folder: Path, mode: Mode) -> PytestRun:
     """Run pytest on `suite` in a child process; its wall clock, as the parent sees it."""
     environment = dict(os.environ)
     environment["PYTHONPATH"] = str(app_folder)
-    if mode.autoload:
-        environment.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-    else:
-        environment["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    environment["PYTHONPYCACHEPREFIX"] = str(app_folder.parent / "pycache")
+    environment.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     command = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, *mode.args, str(suite)]
     start = time.perf_counter()
     result = subprocess.run(
@@ -288,9 +321,16 @@ def run_pytest(suite: Path, app_folder: Path, mode: Mode) -> PytestRun:
     )
 
 
-def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) -> SuiteResult:
-    trace_path = directory / "traces" / f"suite-{SUITE_OPERATIONS}.trp"
-    expected = record_trace(app, SUITE_OPERATIONS, trace_path)
+def measure_suite(
+    app: ModuleType,
+    cases: int,
+    operations: int,
+    collect_cases: int,
+    repeats: int,
+    directory: Path,
+) -> SuiteResult:
+    trace_path = directory / "traces" / f"suite-{operations}.trp"
+    expected = record_trace(app, operations, trace_path)
     suite = directory / "suite"
     names = [f"case_{index:04d}" for index in range(cases)]
     measure.progress(f"promoting {cases:,} cases ...")
@@ -301,7 +341,7 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
                 trace_path,
                 suite / name,
                 name=name,
-                runner=runner(SUITE_OPERATIONS),
+                runner=runner(operations),
                 expected=expected,
             )
         promote = time.perf_counter() - start
@@ -313,13 +353,41 @@ def measure_suite(app: ModuleType, cases: int, repeats: int, directory: Path) ->
     in_process = min(measure.time_action(verify_all) for _ in range(repeats))
 
     app_folder = Path(app.__file__ or "").parent
+    measure.progress("warm-up pytest run (bytecode caches) ...")
+    run_pytest(suite / names[0], app_folder, PARALLEL)
     runs: dict[Mode, list[PytestRun]] = {mode: [] for mode in MODES}
     for repeat in range(repeats):
         # Round-robin, so that a noisy moment hurts one run of every mode.
         measure.progress(f"pytest runs, round {repeat + 1}/{repeats} ...")
         for mode in MODES:
             runs[mode].append(run_pytest(suite, app_folder, mode))
-    return SuiteResult(cases, SUITE_OPERATIONS, promote, in_process, runs)
+
+    large = directory / "collect"
+    measure.progress(f"copying one case to {collect_cases:,} folders ...")
+    copy_case(suite / names[0], large, collect_cases)
+    collected = [run_pytest(large, app_folder, COLLECT) for _ in range(repeats)]
+    return SuiteResult(
+        cases,
+        operations,
+        promote,
+        in_process,
+        runs,
+        CollectionResult(collect_cases, collected),
+    )
+
+
+def copy_case(case: Path, destination: Path, copies: int) -> None:
+    """`copies` byte copies of a promoted case, each under its own name (a valid case)."""
+    manifest = toolreplay.read_case_manifest(case)
+    trace = (case / manifest.trace_path).read_bytes()
+    test_module = (case / "test_case.py").read_bytes()
+    for index in range(copies):
+        name = f"copy_{index:05d}"
+        folder = destination / name
+        folder.mkdir(parents=True)
+        (folder / "case.json").write_bytes(dataclasses.replace(manifest, name=name).to_json())
+        (folder / manifest.trace_path).write_bytes(trace)
+        (folder / "test_case.py").write_bytes(test_module)
 
 
 # --- report ---------------------------------------------------------------------------
@@ -409,20 +477,26 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
         "wall s: the child process as the parent sees it (interpreter start, plugins, "
         "collection, the run); pytest-reported s: the time on pytest's summary line; "
         "start+exit s: the difference",
-        "rows in parentheses are context, not targets: --collect-only is the collection "
-        "alone (every -n 2 worker collects every case again); no autoload runs with "
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 (and -p xdist), so no other installed pytest "
-        "plugin loads",
+        "rows in parentheses are context, not targets: --collect-only is the plugin's "
+        "collection alone (every -n 2 worker collects every case again); generated modules "
+        "runs the suite without the plugin (" + " ".join(GENERATED_MODULES) + "), each case "
+        "imported from its test_case.py",
     ]
     out += [
         f"summary line, {mode.label}: {suite.best(mode).summary}" for mode in (SERIAL, PARALLEL)
     ]
-    bare_serial, bare_parallel = suite.best(SERIAL_BARE).wall, suite.best(PARALLEL_BARE).wall
+    old_serial, old_parallel = suite.best(OLD_SERIAL).wall, suite.best(OLD_PARALLEL).wall
+    collection = suite.collection.best
     out += [
-        f"context: autoloaded plugins cost {suite.best(SERIAL).wall - bare_serial:.2f} s "
-        f"serial and {suite.best(PARALLEL).wall - bare_parallel:.2f} s with -n 2; without them "
-        f"--collect-only takes {suite.best(COLLECT).wall:.2f} s of the serial run's "
-        f"{bare_serial:.2f} s, and the speed-up is {bare_serial / bare_parallel:.2f}x",
+        f"context: through the generated modules (no plugin) the same suite takes "
+        f"{old_serial:.2f} s serially and {old_parallel:.2f} s with -n 2 "
+        f"({old_serial / old_parallel:.2f}x); the plugin's collection alone takes "
+        f"{suite.best(COLLECT).wall:.2f} s of its serial run's {suite.best(SERIAL).wall:.2f} s",
+        "",
+        f"the plugin collecting {suite.collection.cases:,} cases (--collect-only, best of "
+        f"{len(suite.collection.runs)}): pytest reports {collection.reported or 0:.2f} s of "
+        f"collection, {collection.wall:.2f} s wall with interpreter start and exit; "
+        f"summary line: {collection.summary}",
         "",
         f"promote {suite.cases:,} cases (one run, gc disabled): {suite.promote:.2f} s, "
         f"{suite.promote / suite.cases * 1e3:.2f} ms per case",
@@ -465,6 +539,20 @@ def report(results: Sequence[SizeResult], suite: SuiteResult, repeats: int, elap
             f"(target > {SPEEDUP_TARGET:g}x on 2 cores; this machine has {os.cpu_count()})",
         )
     )
+    reported = suite.collection.best.reported
+    out.append(
+        measure.target_line(
+            reported is not None and reported < COLLECT_SECONDS_TARGET,
+            f"collection of {suite.collection.cases:,} cases, as pytest reports it: "
+            f"{reported or 0:.2f} s (target < {COLLECT_SECONDS_TARGET:g} s)",
+        )
+    )
+    out.append(
+        measure.target_line(
+            suite.collection.all_collected(),
+            f'every --collect-only run reports "{suite.collection.expected_summary}..."',
+        )
+    )
     for mode in (SERIAL, PARALLEL):
         out.append(
             measure.target_line(
@@ -495,12 +583,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CASES",
         help=f"number of promoted cases in the pytest suite (default {SUITE_CASES})",
     )
+    parser.add_argument(
+        "--collect",
+        type=int,
+        default=COLLECT_CASES,
+        metavar="CASES",
+        help=f"number of cases whose collection alone is timed (default {COLLECT_CASES})",
+    )
+    parser.add_argument(
+        "--suite-operations",
+        type=int,
+        default=SUITE_OPERATIONS,
+        metavar="N",
+        help=f"operations in the trace of each suite case (default {SUITE_OPERATIONS})",
+    )
     args = parser.parse_args(argv)
     repeats: int = args.repeats
     sizes: list[int] = sorted(set(args.sizes))
     cases: int = args.suite
-    if repeats < 1 or sizes[0] < 1 or cases < 1:
-        parser.error("--repeats, --suite and every size must be at least 1")
+    collect_cases: int = args.collect
+    suite_operations: int = args.suite_operations
+    if min(repeats, sizes[0], cases, collect_cases, suite_operations) < 1:
+        parser.error(
+            "--repeats, --suite, --collect, --suite-operations and every size must be at least 1"
+        )
 
     started = time.perf_counter()
     results: list[SizeResult] = []
@@ -508,12 +614,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         directory = Path(temporary)
         (directory / "traces").mkdir()
         app_folder = directory / "app"
-        app = write_app(app_folder, [*sizes, SUITE_OPERATIONS])
+        app = write_app(app_folder, [*sizes, suite_operations])
         try:
             for n in sizes:
                 measure.progress(f"measuring verify_case, N={n:,} ...")
                 results.append(measure_size(app, n, measure.repeats_for(n, repeats), directory))
-            suite = measure_suite(app, cases, min(repeats, SUITE_REPEATS), directory)
+            suite = measure_suite(
+                app,
+                cases,
+                suite_operations,
+                collect_cases,
+                min(repeats, SUITE_REPEATS),
+                directory,
+            )
         finally:
             forget_app(app_folder)
     print(report(results, suite, repeats, time.perf_counter() - started))

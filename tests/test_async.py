@@ -1,4 +1,4 @@
-"""Async effects: native record and replay, sequential only, no coroutine created on replay."""
+"""Async effects: native record and replay, nesting refused, no coroutine created on replay."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 import toolreplay
 from tests.support import crm
-from toolreplay import OverlappingEffectsError, SessionError
+from toolreplay import NestedEffectError, SessionError
 
 
 def test_async_effects_record_and_replay_with_zero_body_executions(tmp_path: Path) -> None:
@@ -95,18 +95,18 @@ def test_the_coroutine_watch_would_see_a_created_coroutine(tmp_path: Path) -> No
     )
 
 
-def test_effects_under_gather_are_refused(tmp_path: Path) -> None:
-    async def concurrently() -> None:
-        await asyncio.gather(crm.decide("refund a"), crm.decide("refund b"))
+def test_effects_under_gather_are_recorded_on_their_own_lanes(tmp_path: Path) -> None:
+    # More in tests/test_concurrency.py; here: gather is no longer refused.
+    async def concurrently() -> list[str]:
+        return list(await asyncio.gather(crm.decide("refund a"), crm.decide("refund b")))
 
     path = tmp_path / "gather.trp"
-    with pytest.raises(OverlappingEffectsError, match="was still running") as caught:
-        with toolreplay.record(path):
-            asyncio.run(concurrently())
-    assert "asyncio.gather" in str(caught.value)
+    with toolreplay.record(path):
+        live = asyncio.run(concurrently())
     trace = toolreplay.read_trace(path)
-    assert trace.footer is not None
-    assert trace.footer.ending.status == "raised"
+    assert sorted(op.lane or "" for op in trace.operations) == ["task-1", "task-2"]
+    with toolreplay.replay(path):
+        assert asyncio.run(concurrently()) == live
 
 
 def test_an_effect_awaited_inside_another_effects_body_is_refused(tmp_path: Path) -> None:
@@ -114,7 +114,9 @@ def test_an_effect_awaited_inside_another_effects_body_is_refused(tmp_path: Path
     async def outer(prompt: str) -> str:
         return await crm.decide(prompt)
 
-    with pytest.raises(OverlappingEffectsError, match=r"llm\.decide was called while llm\.outer"):
+    with pytest.raises(
+        NestedEffectError, match=r"llm\.decide was called inside the body of llm\.outer"
+    ):
         with toolreplay.record(tmp_path / "nested.trp"):
             asyncio.run(outer("refund?"))
 
@@ -125,20 +127,24 @@ def test_a_nested_sync_effect_is_refused_too(tmp_path: Path) -> None:
         return str(crm.get_customer(customer_id)["name"])
 
     path = tmp_path / "nested.trp"
-    with pytest.raises(OverlappingEffectsError), toolreplay.record(path):
+    with pytest.raises(NestedEffectError), toolreplay.record(path):
         summary(42)
     # Tool Replay's refusal is not recorded as a failure of the outer effect.
     assert len(toolreplay.read_trace(path)) == 0
 
 
-def test_an_overlap_swallowed_by_the_application_still_fails_the_recording(
+def test_a_nested_effect_swallowed_by_the_application_still_fails_the_recording(
     tmp_path: Path,
 ) -> None:
+    @toolreplay.effect("llm.outer")
+    async def outer(prompt: str) -> str:
+        try:
+            return await crm.decide(prompt)
+        except NestedEffectError:
+            return "swallowed"
+
     async def swallow() -> None:
-        results = await asyncio.gather(
-            crm.decide("refund a"), crm.decide("refund b"), return_exceptions=True
-        )
-        assert isinstance(results[1], OverlappingEffectsError)
+        assert await outer("refund?") == "swallowed"
 
     with pytest.raises(SessionError, match="caught by the application"):
         with toolreplay.record(tmp_path / "swallowed.trp"):

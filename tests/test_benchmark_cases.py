@@ -19,6 +19,8 @@ def test_cases_benchmark_runs_and_prints_its_tables() -> None:
             "20",
             "--suite",
             "6",
+            "--collect",
+            "12",
             "--repeats",
             "1",
         ],
@@ -35,4 +37,7 @@ def test_cases_benchmark_runs_and_prints_its_tables() -> None:
     assert "summary line, -n 2: 6 passed in " in result.stdout
     assert '[PASS] every serial run reports "6 passed"' in result.stdout
     assert '[PASS] every -n 2 run reports "6 passed"' in result.stdout
+    assert "the plugin collecting 12 cases (--collect-only, best of 1)" in result.stdout
+    assert '[PASS] every --collect-only run reports "12 tests collected in ..."' in result.stdout
+    assert "(generated modules, -n 2)" in result.stdout
     assert "targets" in result.stdout

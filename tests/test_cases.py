@@ -9,14 +9,13 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import toolreplay
+from tests.support.case_app import APP, EXPECTED, App, run_cli
 from toolreplay import (
     ApplicationExecutionError,
     BehavioralRegressionError,
@@ -25,100 +24,7 @@ from toolreplay import (
     ReplayContractError,
     ReplayMiss,
 )
-from toolreplay import cases as case_module
-
-APP = textwrap.dedent(
-    """
-    import pathlib, sys
-    import toolreplay
-
-    # A visible side effect of importing this module.
-    pathlib.Path(__file__).with_suffix(".imported").write_text("imported")
-
-    @toolreplay.effect("crm.customer.get")
-    def get_customer(customer_id: int) -> dict:
-        return {"id": customer_id, "active": True, "tier": "gold"}
-
-    @toolreplay.effect("llm.refund.decide")
-    async def decide(amount: float) -> str:
-        return "approve"
-
-    def run() -> dict:
-        customer = get_customer(42)
-        return {"decision": "approved" if customer["active"] else "rejected", "tier": RESULT_TIER}
-
-    async def run_async() -> dict:
-        verdict = await decide(1200.0)
-        return {"decision": verdict}
-
-    def needs(arg: int) -> None: ...
-
-    def returns_bytes() -> bytes:
-        get_customer(42)
-        return b"raw"
-
-    def crashes() -> None:
-        get_customer(42)
-        raise ValueError("refund pipeline exploded")
-
-    def interrupted() -> None:
-        get_customer(42)
-        raise KeyboardInterrupt
-
-    def exits() -> None:
-        get_customer(42)
-        sys.exit(4)
-
-    def different_call() -> dict:
-        get_customer(7)
-        return {}
-
-    def nests() -> dict:
-        get_customer(42)
-        with toolreplay.record(pathlib.Path(__file__).with_suffix(".nested.trp")):
-            pass
-        return {}
-
-    RESULT_TIER = "gold"
-    """
-)
-EXPECTED: dict[str, toolreplay.JsonValue] = {"decision": "approved", "tier": "gold"}
-
-
-class App:
-    """A throwaway application module in its own folder, importable under a unique name."""
-
-    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.folder = folder
-        self.name = f"case_app_{uuid.uuid4().hex[:10]}"
-        self.path = folder / f"{self.name}.py"
-        self.path.write_text(APP)
-        self.marker = self.path.with_suffix(".imported")
-        monkeypatch.syspath_prepend(str(folder))
-
-    def runner(self, function: str = "run") -> str:
-        return f"{self.name}:{function}"
-
-    def forget_import(self) -> None:
-        sys.modules.pop(self.name, None)
-        self.marker.unlink(missing_ok=True)
-
-    def record(self, path: Path, function: str = "run") -> Path:
-        import importlib
-
-        module = importlib.import_module(self.name)
-        with toolreplay.record(path):
-            result = getattr(module, function)()
-            if asyncio.iscoroutine(result):
-                asyncio.run(result)
-        return path
-
-
-@pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
-    folder = tmp_path / "app"
-    folder.mkdir()
-    return App(folder, monkeypatch)
+from toolreplay.cases import publishing as case_module
 
 
 @pytest.fixture
@@ -351,19 +257,13 @@ def test_a_folder_given_as_the_trace_is_named_as_such(app: App, tmp_path: Path) 
     assert not (tmp_path / "c").exists()
 
 
-def test_an_unreadable_trace_is_a_promotion_error(
-    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    trace = app.record(tmp_path / "t.trp")
-    original = Path.read_bytes
-
-    def read_bytes(self: Path) -> bytes:
-        if self == trace:
-            raise PermissionError(13, "Permission denied", str(self))
-        return original(self)
-
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    with pytest.raises(PromotionError, match="cannot read the trace: Permission denied"):
+def test_an_unreadable_trace_is_a_promotion_error(app: App, tmp_path: Path) -> None:
+    # A loop of links cannot be opened, whoever runs the test (root reads a chmod 000 file).
+    trace = tmp_path / "t.trp"
+    trace.symlink_to(trace)
+    with pytest.raises(
+        PromotionError, match="cannot read the trace: Too many levels of symbolic links"
+    ):
         toolreplay.promote(trace, tmp_path / "c", name="c", runner=app.runner(), expected=1)
     assert not (tmp_path / "c").exists()
 
@@ -469,12 +369,12 @@ INTEGRITY_CASES = {
         lambda c: (c / trace_name(c)).write_bytes((c / trace_name(c)).read_bytes() + b"\n"),
         "bytes but the manifest says",
     ),
-    "missing trace": (lambda c: (c / trace_name(c)).unlink(), "is missing"),
+    "missing trace": (lambda c: (c / trace_name(c)).unlink(), "no such trace file"),
     "non-portable expectation": (
         lambda c: (c / "case.json").write_text(
             (c / "case.json").read_text().replace('"tier":"gold"}', '"tier":NaN}')
         ),
-        "expectation value: $.tier: float('nan')",
+        "$.expectation.value.tier: float('nan')",
     ),
     "huge integer": (
         lambda c: (c / "case.json").write_text(
@@ -517,22 +417,10 @@ def test_a_folder_that_is_not_a_case(tmp_path: Path) -> None:
 # --- the command line -----------------------------------------------------------------
 
 
-def cli(app: App, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolreplay", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(app.folder)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     trace = app.record(tmp_path / "incident.trp")
     (tmp_path / "expected.json").write_text(json.dumps(EXPECTED))
-    result = cli(
+    result = run_cli(
         app,
         tmp_path,
         "promote",
@@ -557,7 +445,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
         "test    cases/one/test_case.py",
     ]
     assert lines[5].startswith("promoted: ")
-    second = cli(
+    second = run_cli(
         app,
         tmp_path,
         "promote",
@@ -575,7 +463,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     )
     assert json.loads(second.stdout)["case"]["trace_sha256"] == digest
 
-    refused = cli(
+    refused = run_cli(
         app,
         tmp_path,
         "promote",
@@ -591,7 +479,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     )
     assert refused.returncode == 2
     assert "already exists" in refused.stderr
-    bad_json = cli(
+    bad_json = run_cli(
         app,
         tmp_path,
         "promote",
@@ -606,8 +494,8 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
         "{not json",
     )
     assert bad_json.returncode == 2
-    assert "--expect-json is not valid JSON" in bad_json.stderr
-    failing = cli(
+    assert "--expect-json: not valid JSON" in bad_json.stderr
+    failing = run_cli(
         app,
         tmp_path,
         "promote",
@@ -626,7 +514,7 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
     assert not (tmp_path / "cases" / "three").exists()
     assert not (tmp_path / "cases" / "four").exists()
 
-    verified = cli(app, tmp_path, "verify", "cases")
+    verified = run_cli(app, tmp_path, "verify", "cases")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verified.stdout.splitlines() == [
         "PASS  two  (cases/nested/two)",
@@ -634,11 +522,11 @@ def test_promote_and_verify_commands(app: App, tmp_path: Path) -> None:
         "2 cases held, 0 failed",
     ]
     (tmp_path / "cases" / "one" / "case.json").write_text("{}")
-    report = json.loads(cli(app, tmp_path, "verify", "cases", "--format", "json").stdout)
+    report = json.loads(run_cli(app, tmp_path, "verify", "cases", "--format", "json").stdout)
     assert (report["passed"], report["failed"]) == (1, 1)
     assert report["cases"][1]["error"]["type"] == "toolreplay.errors.CaseIntegrityError"
-    assert cli(app, tmp_path, "verify", "cases").returncode == 1
-    assert cli(app, tmp_path, "verify", "incident.trp").returncode == 2
+    assert run_cli(app, tmp_path, "verify", "cases").returncode == 1
+    assert run_cli(app, tmp_path, "verify", "incident.trp").returncode == 2
 
 
 def test_hundreds_of_cases_run_in_parallel_on_xdist(app: App, tmp_path: Path) -> None:
@@ -666,7 +554,7 @@ def test_a_failing_case_shows_its_whole_message_under_fail(app: App, tmp_path: P
     manifest = json.loads((case.directory / "case.json").read_text())
     manifest["expectation"]["value"] = {f"key_{index:02d}": index for index in range(30)}
     (case.directory / "case.json").write_text(json.dumps(manifest))
-    result = cli(app, tmp_path, "verify", "cases")
+    result = run_cli(app, tmp_path, "verify", "cases")
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith(
@@ -687,7 +575,7 @@ def test_verify_without_cases_still_answers_in_json(app: App, tmp_path: Path) ->
         (["missing"], "missing does not exist"),
         (["x" * 300], "cannot search " + "x" * 300 + " for cases: File name too long"),
     ]:
-        result = cli(app, tmp_path, "verify", *args, "--format", "json")
+        result = run_cli(app, tmp_path, "verify", *args, "--format", "json")
         assert result.returncode == 2
         assert json.loads(result.stdout) == {
             "format_version": 1,
@@ -698,18 +586,18 @@ def test_verify_without_cases_still_answers_in_json(app: App, tmp_path: Path) ->
         }
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     for args in (["x" * 300], ["loop"]):
-        text = cli(app, tmp_path, "verify", *args)
+        text = run_cli(app, tmp_path, "verify", *args)
         assert text.returncode == 2
         assert text.stdout == ""
         assert text.stderr.startswith("error: cannot search ")
         assert "Traceback" not in text.stderr
-    missing = cli(app, tmp_path, "verify", "missing")
+    missing = run_cli(app, tmp_path, "verify", "missing")
     assert missing.returncode == 2
     assert "missing does not exist" in missing.stderr  # a usage error in text mode
 
 
 def test_verify_json_of_cases_has_a_null_error(case: Path, app: App, tmp_path: Path) -> None:
-    report = json.loads(cli(app, tmp_path, "verify", str(case), "--format", "json").stdout)
+    report = json.loads(run_cli(app, tmp_path, "verify", str(case), "--format", "json").stdout)
     assert report["error"] is None
     assert (report["passed"], report["failed"]) == (1, 0)
 
@@ -719,7 +607,7 @@ def test_promote_failures_in_text_and_a_runner_that_opens_a_session(
 ) -> None:
     app.record(tmp_path / "incident.trp")
     args = ["promote", "incident.trp", "-n", "x", "-r", app.runner(), "--expect-json", "{}"]
-    failed = cli(app, tmp_path, *args, "-o", "cases/x")
+    failed = run_cli(app, tmp_path, *args, "-o", "cases/x")
     assert failed.returncode == 1
     lines = failed.stderr.splitlines()
     assert lines[0].startswith("error: BehavioralRegressionError: case x: replay succeeded")
@@ -727,7 +615,7 @@ def test_promote_failures_in_text_and_a_runner_that_opens_a_session(
     assert not (tmp_path / "cases").exists()
 
     nested = ["promote", "incident.trp", "-o", "cases/n", "-n", "n", "-r", app.runner("nests")]
-    result = cli(app, tmp_path, *nested, "--expect-json", "{}", "--format", "json")
+    result = run_cli(app, tmp_path, *nested, "--expect-json", "{}", "--format", "json")
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert document["outcome"] == "case_failed"

@@ -303,11 +303,11 @@ def test_diff_refusals(workdir: Path) -> None:
     record(workdir)
     (workdir / "notes.txt").write_text("hello\n")
     lines = (workdir / "incident.trp").read_text().splitlines()
-    header = json.loads(lines[0]) | {"format_version": 5}
+    header = json.loads(lines[0]) | {"format_version": 6}
     (workdir / "future.trp").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     future = cli(workdir, "diff", "incident.trp", "future.trp")
     assert future.returncode == 2
-    assert "trace format version 5 is not supported" in future.stderr
+    assert "trace format version 6 is not supported" in future.stderr
     for args in (("incident.trp", "missing.trp"), ("incident.trp", "notes.txt")):
         result = cli(workdir, "diff", *args)
         assert result.returncode == 2

@@ -53,7 +53,7 @@ def test_show_json_is_only_json_with_every_operation(recorded: Path) -> None:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["format_version"] == 1
-    assert document["trace_format_version"] == 4
+    assert document["trace_format_version"] == 5
     assert document["complete"] is True
     assert document["ending"] == {"status": "completed", "error_type": None, "message": None}
     assert document["metadata"] == {"runner": "tests.support.crm:handle_refund"}

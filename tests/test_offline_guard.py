@@ -46,7 +46,7 @@ def test_a_plain_thread_cannot_run_an_effect_live_during_replay(empty_trace: Pat
     assert exited.value.__cause__ is error
     assert isinstance(error, SessionContextError)
     assert "crm.customer.get was called in thread 'worker-7'" in str(error)
-    assert "contextvars.copy_context().run" in str(error)
+    assert "toolreplay.propagate(fn)" in str(error)
     assert crm.BODY_CALLS["crm.customer.get"] == 0
 
 

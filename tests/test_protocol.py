@@ -9,16 +9,14 @@ commands, and what a reader refuses.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import toolreplay
+from tests.test_cli_run import APP, cli
 from toolreplay.errors import ProtocolError, ProtocolVersionError
 from toolreplay.protocol import (
     RUN_PROTOCOL_VERSION,
@@ -28,25 +26,10 @@ from toolreplay.protocol import (
     VerifyDocument,
 )
 
-APP = Path(__file__).parent / "support" / "refund_app.py"
-
 
 @toolreplay.effect("test.protocol.lookup")
 def lookup(key: str) -> str:
     return key.upper()
-
-
-def cli(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("REFUND_")}
-    return subprocess.run(
-        [sys.executable, "-m", "toolreplay", *args],
-        cwd=workdir,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def a_replay_miss(tmp_path: Path) -> toolreplay.ReplayMiss:

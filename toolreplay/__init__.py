@@ -14,23 +14,31 @@
 Importing this package imports neither typer, textual nor openai.
 """
 
+from typing import TYPE_CHECKING
+
 from toolreplay._version import __version__
 from toolreplay.cases import (
+    CASE_NAME_PATTERN,
     CaseManifest,
+    CaseResult,
     PromotedCase,
     VerifiedCase,
+    find_cases,
     promote,
     promote_async,
     read_case_manifest,
     verify_case,
     verify_case_async,
+    verify_cases,
 )
 from toolreplay.diff import (
+    DIFFERENCE_TYPES,
     AlignmentRow,
     Difference,
     DifferenceType,
     DiffReport,
     FieldDifference,
+    describe_trace,
     diff,
 )
 from toolreplay.errors import (
@@ -40,10 +48,13 @@ from toolreplay.errors import (
     BehavioralRegressionError,
     CaseError,
     CaseIntegrityError,
+    CaseSearchError,
     DiffError,
     EffectDefinitionError,
     ForkOptionError,
+    JsonTextError,
     LegacyOpenAITraceError,
+    NestedEffectError,
     NonPortableValueError,
     OpenAIAdapterDependencyError,
     OverlappingEffectsError,
@@ -89,10 +100,15 @@ from toolreplay.portable import (
     JsonValue,
     ValueDifference,
     canonical_json,
+    copy_value,
     ensure_portable,
     fingerprint,
+    format_path,
+    parse_json_text,
+    preview,
     value_differences,
 )
+from toolreplay.runners import RUNNER_PATTERN
 from toolreplay.runtime import (
     REBUILT_EXCEPTIONS,
     ForkSession,
@@ -103,6 +119,7 @@ from toolreplay.runtime import (
     declared_effects,
     effect,
     fork,
+    propagate,
     record,
     replay,
 )
@@ -123,8 +140,11 @@ from toolreplay.trace import (
 )
 
 __all__ = [
+    "CASE_NAME_PATTERN",
+    "DIFFERENCE_TYPES",
     "PATCH_FILE_FORMAT_VERSION",
     "REBUILT_EXCEPTIONS",
+    "RUNNER_PATTERN",
     "TRACE_FORMAT_VERSION",
     "AdapterError",
     "AlignmentRow",
@@ -135,6 +155,8 @@ __all__ = [
     "CaseError",
     "CaseIntegrityError",
     "CaseManifest",
+    "CaseResult",
+    "CaseSearchError",
     "DiffError",
     "DiffReport",
     "Difference",
@@ -144,9 +166,11 @@ __all__ = [
     "FieldDifference",
     "ForkOptionError",
     "ForkSession",
+    "JsonTextError",
     "JsonValue",
     "LegacyOpenAITraceError",
     "MigratedTrace",
+    "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "Operation",
@@ -174,6 +198,7 @@ __all__ = [
     "SessionContextError",
     "SessionEnding",
     "SessionError",
+    "SessionExecutor",
     "SessionNestingError",
     "StreamReplayError",
     "ToolReplayError",
@@ -194,16 +219,23 @@ __all__ = [
     "VerifiedCase",
     "__version__",
     "canonical_json",
+    "copy_value",
     "current_session",
     "declared_effects",
+    "describe_trace",
     "diff",
     "effect",
     "ensure_portable",
+    "find_cases",
     "fingerprint",
     "fork",
+    "format_path",
     "migrate_trace",
+    "parse_json_text",
+    "preview",
     "promote",
     "promote_async",
+    "propagate",
     "read_case_manifest",
     "read_patches",
     "read_trace",
@@ -216,5 +248,18 @@ __all__ = [
     "value_differences",
     "verify_case",
     "verify_case_async",
+    "verify_cases",
     "write_patches",
 ]
+
+if TYPE_CHECKING:
+    from toolreplay.runtime.executor import SessionExecutor
+
+
+def __getattr__(name: str) -> object:
+    # SessionExecutor imports concurrent.futures: only when it is asked for.
+    if name == "SessionExecutor":
+        from toolreplay.runtime.executor import SessionExecutor
+
+        return SessionExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,10 +23,13 @@ __all__ = [
     "BehavioralRegressionError",
     "CaseError",
     "CaseIntegrityError",
+    "CaseSearchError",
     "DiffError",
     "EffectDefinitionError",
     "ForkOptionError",
+    "JsonTextError",
     "LegacyOpenAITraceError",
+    "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
@@ -84,6 +87,21 @@ class NonPortableValueError(ToolReplayError, ValueError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class JsonTextError(ToolReplayError, ValueError):
+    """A text is not one portable JSON value (`toolreplay.parse_json_text`).
+
+    `reason` says why, without the location; `line` and `column` (1-based) say
+    where, when the problem is at one place of the text, else they are None.
+    """
+
+    def __init__(self, reason: str, *, line: int | None = None, column: int | None = None) -> None:
+        location = "" if line is None else f" (line {line}, column {column})"
+        super().__init__(reason + location)
+        self.reason = reason
+        self.line = line
+        self.column = column
 
 
 class EffectDefinitionError(ToolReplayError, TypeError):
@@ -155,10 +173,17 @@ class SessionContextError(SessionError):
 
 
 class OverlappingEffectsError(SessionError):
-    """Two instrumented effects were in flight at once in one session.
+    """An effect call overlapped another in a way a session cannot record.
 
-    Sessions are sequential: a concurrent or nested call would produce a trace
-    whose order cannot be replayed deterministically.
+    Concurrent calls on different lanes (tasks, threads) are recorded; what is
+    refused is a call nested in another (`NestedEffectError`).
+    """
+
+
+class NestedEffectError(OverlappingEffectsError):
+    """An effect was called inside the body of another effect that is still running.
+
+    Replay never runs the outer body, so the inner call could never be replayed.
     """
 
 
@@ -202,7 +227,12 @@ class ReplayMiss(ReplayContractError):
 
 
 class AmbiguousReplayMatch(ReplayContractError):
-    """The trace holds the called identity more than once, so no answer is trustworthy."""
+    """No single recorded answer belongs to the call.
+
+    Either the trace holds the identity more than once (a hand edit), or calls
+    with that effect and inputs ran concurrently in the recording and had
+    different outcomes. `operations` are the candidates.
+    """
 
     def __init__(
         self, message: str, *, identity: OperationIdentity, operations: Sequence[Operation]
@@ -298,6 +328,18 @@ class CaseIntegrityError(CaseError):
 
     Manifest and trace problems are found before any application module is imported.
     """
+
+
+class CaseSearchError(CaseError):
+    """`verify_cases` cannot search a path for cases: it is missing, or cannot be listed.
+
+    `path` is the path given; `missing` is True when nothing exists there.
+    """
+
+    def __init__(self, message: str, *, path: Path, missing: bool = False) -> None:
+        super().__init__(message)
+        self.path = path
+        self.missing = missing
 
 
 class BehavioralRegressionError(CaseError, AssertionError):

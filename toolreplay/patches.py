@@ -17,18 +17,20 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from toolreplay.errors import (
+    JsonTextError,
     NonPortableValueError,
     PatchError,
     PatchFileError,
     ReplayedEffectError,
 )
-from toolreplay.files import write_atomically
+from toolreplay.files import UnreadableFileError, read_regular_file, write_atomically
 from toolreplay.portable import (
     JsonValue,
     canonical_json,
     copy_value,
     ensure_portable,
     fingerprint,
+    parse_json_text,
 )
 from toolreplay.trace.model import OperationIdentity, Raised, Returned, effect_name_problem
 
@@ -409,25 +411,11 @@ def read_patches(path: str | os.PathLike[str]) -> list[Patch]:
         return PatchFileError(f"{source}: {message}", path=source)
 
     try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise fail("no such patch file") from None
-    except IsADirectoryError:
-        raise fail("is a directory, not a patch file") from None
-    except UnicodeDecodeError as error:
-        raise fail(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except OSError as error:
-        raise fail(f"cannot read the patch file: {error.strerror or error}") from None
-    try:
-        loaded: object = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise fail(
-            f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
-    except RecursionError:
-        raise fail("nested too deeply to read") from None
-    except ValueError as error:  # e.g. an integer longer than Python will parse
-        raise fail(f"not portable JSON: {error}") from None
+        loaded = parse_json_text(read_regular_file(source, "patch"), what="the patch file")
+    except UnreadableFileError as error:
+        raise fail(error.problem) from None
+    except JsonTextError as error:
+        raise fail(str(error)) from None
     document = cast(dict[str, Any], loaded) if type(loaded) is dict else {}
     if document.get("format") != PATCH_FILE_FORMAT:
         raise fail(f'not a patch file: expected an object with "format": "{PATCH_FILE_FORMAT}"')

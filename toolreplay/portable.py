@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
-from toolreplay.errors import NonPortableValueError
+from toolreplay.errors import JsonTextError, NonPortableValueError
 
 __all__ = [
     "JsonValue",
@@ -33,6 +33,7 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "format_path",
+    "parse_json_text",
     "preview",
     "safe_text",
     "same_value",
@@ -195,6 +196,60 @@ def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
     return cast(JsonValue, value)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def parse_json_text(text: str | bytes, *, what: str = "the value") -> JsonValue:
+    """Read `text` (bytes must be UTF-8) as exactly one portable JSON value.
+
+    The one reader of JSON that people write (patch files, case manifests,
+    expected values, the terminal UI's editors). Raises `JsonTextError` for an
+    empty text, invalid JSON (with its line and column), a key given twice in
+    one object (JSON would silently keep the last), an integer too long to
+    convert, nesting too deep to parse, and anything `ensure_portable` refuses
+    (`NaN`, `Infinity`; the message gives the JSON path). `what` names the value
+    in messages.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise JsonTextError(
+                f"{what} is not UTF-8 text ({error.reason} at byte {error.start})"
+            ) from None
+    if not text.strip():
+        raise JsonTextError(f"{what} is empty; give one JSON value", line=1, column=1)
+    try:
+        loaded: object = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except json.JSONDecodeError as error:
+        raise JsonTextError(
+            f"not valid JSON: {error.msg}", line=error.lineno, column=error.colno
+        ) from None
+    except _DuplicateKey as error:
+        key = json.dumps(error.key, ensure_ascii=False)
+        raise JsonTextError(f"the key {key} is given twice in one object") from None
+    except RecursionError:
+        raise JsonTextError("nested too deeply to read") from None
+    except ValueError as error:  # an integer literal longer than Python converts
+        raise JsonTextError(f"not portable JSON: {error}") from None
+    try:
+        return ensure_portable(loaded, what=what)
+    except NonPortableValueError as error:
+        raise JsonTextError(str(error)) from None
 
 
 # Built once: json.dumps with options builds a new encoder on every call.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, cast, get_args
 
 from toolreplay.errors import (
@@ -191,12 +191,17 @@ def _kind(value: object) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
+def _shown(value: object) -> str:
+    """A value as JSON shows it (`null`, `"x"`, `2`), whatever a caller passed."""
+    return json.dumps(value, default=repr)[:80]
+
+
 def _check_version(fields: _Fields, key: str, supported: int, document: str) -> None:
     version = fields.data.get(key)
     if version == supported and isinstance(version, int) and not isinstance(version, bool):
         return
     raise ProtocolVersionError(
-        f"{document} document has {key} {json.dumps(version)}; this toolreplay reads "
+        f"{document} document has {key} {_shown(version)}; this toolreplay reads "
         f"version {supported}: use the toolreplay version that wrote it, or upgrade",
         version=version,
         supported=supported,
@@ -234,13 +239,7 @@ class CallIdentity:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "effect": self.effect,
-            "namespace": self.namespace,
-            "name": self.name,
-            "fingerprint": self.fingerprint,
-            "occurrence": self.occurrence,
-        }
+        return asdict(self)
 
 
 def _read_identity(fields: _Fields) -> CallIdentity:
@@ -437,7 +436,7 @@ class RunDocument:
         if fields.data.get("protocol") != RUN_PROTOCOL:
             raise ProtocolError(
                 f"not a {RUN_PROTOCOL} document: its protocol is "
-                f"{json.dumps(fields.data.get('protocol'))}"
+                f"{_shown(fields.data.get('protocol'))}"
             )
         _check_version(fields, "protocol_version", RUN_PROTOCOL_VERSION, cls.DOCUMENT)
         return cls(
@@ -490,7 +489,7 @@ class ErrorSummary:
         return cls(qualified_name(type(error)), str(error))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message}
+        return asdict(self)
 
 
 def _read_error_summary(fields: _Fields) -> ErrorSummary:
@@ -508,13 +507,7 @@ class PublishedCase:
     test_path: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "directory": self.directory,
-            "name": self.name,
-            "trace_path": self.trace_path,
-            "trace_sha256": self.trace_sha256,
-            "test_path": self.test_path,
-        }
+        return asdict(self)
 
 
 def _read_case(fields: _Fields) -> PublishedCase:
@@ -574,12 +567,7 @@ class CaseVerification:
     error: ErrorSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "name": self.name,
-            "outcome": self.outcome,
-            "error": None if self.error is None else self.error.to_dict(),
-        }
+        return asdict(self)
 
 
 def _read_verification(fields: _Fields) -> CaseVerification:

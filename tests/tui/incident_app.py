@@ -7,6 +7,7 @@ user's application is run; the test process never imports it.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,7 +52,9 @@ def main() -> dict[str, JsonValue]:
 
 def sleepy() -> None:
     print("sleeping in the runner", file=sys.stderr, flush=True)
-    Path("sleepy.started").touch()  # support.SLEEPY_STARTED: the line above was printed
+    # support.sleepy_started: the line above was printed, by this process (not by the
+    # warm runner's import probe, which replays the trace with this runner too)
+    Path(f"sleepy.started.{os.getpid()}").touch()
     time.sleep(120)  # a runner that hangs: the tests cancel it or let the timeout kill it
 
 

@@ -17,9 +17,8 @@ APP_SOURCE = Path(__file__).parent / "incident_app.py"
 APP_MODULE = "tuiapp"
 RUNNER = f"{APP_MODULE}:main"
 # A run killed at its timeout on a loaded machine may not have reached the runner yet:
-# timeout tests try these in turn until the child says it got there (SLEEPY_STARTED).
+# timeout tests try these in turn until the child says it got there (sleepy_started).
 RUN_TIMEOUTS = (1.5, 4.0, 10.0, 25.0)
-SLEEPY_STARTED = "sleepy.started"  # what incident_app.sleepy creates in its project folder
 DECIDE_INPUTS = {"amount": 1200.0, "tier": "gold"}
 
 
@@ -75,3 +74,10 @@ def verify_promoted(project: Project, folder: Path, monkeypatch: pytest.MonkeyPa
     verified = toolreplay.verify_case(folder)
     monkeypatch.delitem(sys.modules, APP_MODULE, raising=False)
     return verified.manifest.name
+
+
+def sleepy_started(root: Path, pid: int | None = None) -> bool:
+    """Whether incident_app.sleepy reached its runner in process `pid` (None: in any)."""
+    if pid is not None:
+        return (root / f"sleepy.started.{pid}").exists()
+    return any(root.glob("sleepy.started.*"))

@@ -20,7 +20,7 @@ async def test_the_header_the_list_and_the_detail_follow_the_cursor(project: Pro
         await loaded(pilot)
         header = text_of(app, "#trace-header")
         assert "refund.trp" in header
-        assert "format v4" in header
+        assert "format v5" in header
         assert "3 operations" in header
         assert "complete" in header
         assert "runner tuiapp:main" in header

@@ -17,7 +17,7 @@ from toolreplay_tui.screens.run import RunScreen
 
 from tests.support.traces import Call, write_trace
 from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, text_of, wait_for
-from tests.tui.support import RUN_TIMEOUTS, SLEEPY_STARTED, Project, verify_promoted
+from tests.tui.support import RUN_TIMEOUTS, Project, sleepy_started, verify_promoted
 
 
 async def patch_decision(pilot: Pilot[Any], decision: str) -> None:
@@ -212,25 +212,30 @@ async def test_a_key_cancels_a_run_and_kills_the_child(project: Project, key: st
         assert not isinstance(app.screen, RunScreen)
 
 
-async def run_past_timeout(project: Project, timeout: float) -> str:
-    """Run the hanging runner in the debugger with `timeout`; the report it shows."""
+async def run_past_timeout(project: Project, timeout: float) -> tuple[str, int]:
+    """Run the hanging runner in the debugger with `timeout`: the report it shows, the pid."""
     app = make_app(project, runner="tuiapp:sleepy", run_timeout=timeout)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         await pilot.press("r")
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        await wait_for(pilot, lambda: screen.panel.handle is not None and screen.panel.handle.pid)
+        assert screen.panel.handle is not None
+        pid = screen.panel.handle.pid
+        assert pid is not None
         await wait_for(pilot, lambda: app.last_run is not None, timeout=timeout + 60)
         assert app.last_run is not None
         assert app.last_run.outcome == "timed_out"
-        return text_of(app, "#run-report")
+        return text_of(app, "#run-report"), pid
 
 
 @pilot_test
 async def test_a_run_past_its_timeout_is_killed_and_says_so(project: Project) -> None:
-    started = project.root / SLEEPY_STARTED
     for timeout in RUN_TIMEOUTS:
-        report = await run_past_timeout(project, timeout)
+        report, pid = await run_past_timeout(project, timeout)
         assert f"timed out after {timeout:g} s: the child process was killed" in report
-        if started.exists():  # it reached the runner: what it printed there is shown
+        if sleepy_started(project.root, pid):  # it reached the runner: its output is shown
             assert "sleeping in the runner" in report
             return
     pytest.fail(f"the child never reached its runner within {RUN_TIMEOUTS[-1]} s")

@@ -18,9 +18,9 @@ from tests.tui.support import (
     DECIDE_INPUTS,
     RUN_TIMEOUTS,
     RUNNER,
-    SLEEPY_STARTED,
     Project,
     child_env,
+    sleepy_started,
     verify_promoted,
 )
 
@@ -185,7 +185,6 @@ def test_an_application_error_keeps_the_traceback_and_a_refusal_says_nothing_ran
 
 
 def test_timeout_kills_the_child_and_says_so(project: Project) -> None:
-    started = project.root / SLEEPY_STARTED
     for timeout in RUN_TIMEOUTS:
         request = project_client(project, timeout=timeout).replay(
             project.trace, runner="tuiapp:sleepy"
@@ -193,7 +192,7 @@ def test_timeout_kills_the_child_and_says_so(project: Project) -> None:
         result = run(request)
         assert result.outcome == "timed_out"
         assert result.message == f"timed out after {timeout:g} s: the child process was killed"
-        if started.exists():  # it reached the runner: what it printed there is kept
+        if sleepy_started(project.root):  # it reached the runner: what it printed is kept
             assert "sleeping in the runner" in result.stderr
             return
     pytest.fail(f"the child never reached its runner within {RUN_TIMEOUTS[-1]} s")

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
-from toolreplay.cases import (
-    MANIFEST_NAME,
-    PromotedCase,
-    promote_async,
-    read_case_manifest,
-    verify_case,
-    verify_case_async,
-)
-from toolreplay.cases import (
-    promote as promote_case,
-)
+from toolreplay.cases import MANIFEST_NAME, CaseResult, PromotedCase, verify_cases
+from toolreplay.cases.publishing import promote_any_runner
 from toolreplay.cli.output import (
     FormatOption,
     Output,
@@ -28,12 +17,14 @@ from toolreplay.cli.output import (
     application_output_to_stderr,
 )
 from toolreplay.errors import (
+    CaseSearchError,
+    JsonTextError,
     PromotionError,
     RunnerError,
     ToolReplayError,
     TraceError,
 )
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, parse_json_text
 from toolreplay.protocol import (
     CaseVerification,
     ErrorSummary,
@@ -41,7 +32,7 @@ from toolreplay.protocol import (
     PublishedCase,
     VerifyDocument,
 )
-from toolreplay.runners import import_from_working_directory, load_runner
+from toolreplay.runners import import_from_working_directory
 
 __all__ = ["promote", "verify"]
 
@@ -63,11 +54,9 @@ def _expected_value(expect_json: str | None, expect_file: Path | None) -> JsonVa
         assert expect_json is not None
         text, source = expect_json, "--expect-json"
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PromotionError(
-            f"{source} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+        return parse_json_text(text, what="the expected value")
+    except JsonTextError as error:
+        raise PromotionError(f"{source}: {error}") from None
 
 
 def promote(
@@ -106,13 +95,9 @@ def promote(
     try:
         expected = _expected_value(expect_json, expect_file)
         import_from_working_directory()
+        # Every argument is checked before the runner's module is imported (RFC 0005 §2.2).
         with application_output_to_stderr():  # importing or running the app may print
-            if load_runner(runner).is_async:
-                case = asyncio.run(
-                    promote_async(trace, output, name=name, runner=runner, expected=expected)
-                )
-            else:
-                case = promote_case(trace, output, name=name, runner=runner, expected=expected)
+            case = promote_any_runner(trace, output, name=name, runner=runner, expected=expected)
     except (PromotionError, RunnerError, TraceError) as refused:
         status, error = 2, refused
     except ToolReplayError as failed:  # the case does not hold, or the runner misused sessions
@@ -153,54 +138,31 @@ def promote(
     raise typer.Exit(status)
 
 
-class _NothingToVerify(Exception):
-    """`verify` cannot run: a PATH is missing or cannot be searched, or holds no case."""
-
-    def __init__(self, message: str, *, missing: Path | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.missing = missing
-
-
-def _discover(paths: list[Path]) -> list[Path]:
-    found: set[Path] = set()
-    for path in paths:
-        try:
-            if not path.exists():
-                if path.is_symlink():
-                    raise _NothingToVerify(
-                        f"cannot search {path} for cases: it is a symbolic link to nothing, "
-                        "or a loop of links"
-                    )
-                raise _NothingToVerify(f"{path} does not exist", missing=path)
-            if (path / MANIFEST_NAME).is_file():
-                found.add(path)
-                continue
-            for manifest in path.rglob(MANIFEST_NAME):
-                if not any(part.startswith(".") for part in manifest.relative_to(path).parts):
-                    found.add(manifest.parent)
-        except OSError as error:  # a name too long, a loop of links, a folder it cannot read
-            reason = error.strerror or str(error)
-            raise _NothingToVerify(f"cannot search {path} for cases: {reason}") from None
-    if not found:
-        raise _NothingToVerify(
-            f"no case folder (a folder holding {MANIFEST_NAME}) under {', '.join(map(str, paths))}"
-        )
-    return sorted(found)
+def _nothing_to_verify(
+    message: str, output_format: OutputFormat, *, missing: bool = False
+) -> NoReturn:
+    """Report that no case could be verified, and exit 2."""
+    if output_format is OutputFormat.json:
+        sys.stdout.write(VerifyDocument(error=message).to_json() + "\n")
+        raise typer.Exit(2)
+    if missing:
+        raise typer.BadParameter(message, param_hint="PATH")
+    Output.error(message)
+    raise typer.Exit(2)
 
 
-def _verify_one(folder: Path) -> tuple[str, BaseException | None]:
-    name = folder.name
-    try:
-        manifest = read_case_manifest(folder)
-        name = manifest.name
-        if manifest.runner_kind == "async":
-            asyncio.run(verify_case_async(folder))
-        else:
-            verify_case(folder)
-    except ToolReplayError as error:
-        return name, error
-    return name, None
+def _print_result(out: Output, result: CaseResult) -> None:
+    """`PASS  <name>  (<path>)`, or `FAIL ...` with the first lines of the error."""
+    if result.error is None:
+        out.line(f"PASS  {result.name}  ({result.path})")
+        return
+    first, *rest = str(result.error).splitlines() or [""]
+    out.line(f"FAIL  {result.name}  ({result.path}): {type(result.error).__name__}: {first}")
+    for line in rest[:_DETAIL_LINES]:
+        out.line(f"      {line}")
+    hidden = len(rest) - _DETAIL_LINES
+    if hidden > 0:
+        out.line(f"      ... {hidden} more {'line' if hidden == 1 else 'lines'}")
 
 
 def verify(
@@ -214,49 +176,37 @@ def verify(
     Exit 0 when every case holds, 1 when any fails, 2 when no case is found or a
     PATH is missing or cannot be searched.
     """
-    try:
-        cases = _discover(paths)
-    except _NothingToVerify as nothing:
-        if output_format is OutputFormat.json:
-            sys.stdout.write(VerifyDocument(error=nothing.message).to_json() + "\n")
-            raise typer.Exit(2) from None
-        if nothing.missing is not None:
-            raise typer.BadParameter(nothing.message, param_hint="PATH") from None
-        Output.error(nothing.message)
-        raise typer.Exit(2) from None
     import_from_working_directory()
-    results: list[tuple[Path, str, BaseException | None]] = []
-    with application_output_to_stderr():
-        for folder in cases:
-            name, error = _verify_one(folder)
-            results.append((folder, name, error))
-    failed = sum(1 for _, _, error in results if error is not None)
+    try:
+        with application_output_to_stderr():
+            results = verify_cases(paths)
+    except CaseSearchError as error:
+        _nothing_to_verify(error.args[0], output_format, missing=error.missing)
+    if not results:
+        _nothing_to_verify(
+            f"no case folder (a folder holding {MANIFEST_NAME}) under {', '.join(map(str, paths))}",
+            output_format,
+        )
+    failed = sum(1 for result in results if not result.ok)
     if output_format is OutputFormat.json:
         verified = VerifyDocument(
             cases=tuple(
                 CaseVerification(
-                    path=str(folder),
-                    name=name,
-                    outcome="failed" if error else "passed",
-                    error=None if error is None else ErrorSummary.from_exception(error),
+                    path=str(result.path),
+                    name=result.name,
+                    outcome=result.outcome,
+                    error=None
+                    if result.error is None
+                    else ErrorSummary.from_exception(result.error),
                 )
-                for folder, name, error in results
+                for result in results
             )
         )
         sys.stdout.write(verified.to_json() + "\n")
     else:
         out = Output()
-        for folder, name, error in results:
-            if error is None:
-                out.line(f"PASS  {name}  ({folder})")
-                continue
-            first, *rest = str(error).splitlines() or [""]
-            out.line(f"FAIL  {name}  ({folder}): {type(error).__name__}: {first}")
-            for line in rest[:_DETAIL_LINES]:
-                out.line(f"      {line}")
-            hidden = len(rest) - _DETAIL_LINES
-            if hidden > 0:
-                out.line(f"      ... {hidden} more {'line' if hidden == 1 else 'lines'}")
+        for result in results:
+            _print_result(out, result)
         held = len(results) - failed
         out.line(f"{held} {'case' if held == 1 else 'cases'} held, {failed} failed")
     raise typer.Exit(1 if failed else 0)

@@ -206,17 +206,19 @@ def record(
     """Run an application and record every effect it calls to a new trace.
 
     Exit 0 when the run succeeded; 1 when the application ran and failed (its
-    error or exit, a session error), the trace recorded up to the failure being
-    kept; 2 when the command was refused before the application ran (bad runner
-    or output path), nothing being written.
+    error or exit, a session error) or the trace could not be written (a full
+    disk: storage_error), the trace recorded up to the failure being kept; 2
+    when the command was refused before the application ran (bad runner or
+    output path), nothing being written.
     """
     report = RunDocument("record", runner=runner, paths={"trace": str(output)})
     try:
+        session = RecordSession(output, overwrite=overwrite, metadata={"runner": runner})
+        session.check_before_run()  # before the import: a refused --output runs no app code
         with application_output_to_stderr():  # the import may print
             resolved = _resolve_runner(runner, None)
-        session = RecordSession(output, overwrite=overwrite, metadata={"runner": resolved.spec})
         _run(report, resolved, session)
-    except (_Refused, RunnerError) as refusal:
+    except (_Refused, RunnerError, TraceError) as refusal:
         _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
         return
     report.counts = {"operations_recorded": session.operation_count}
@@ -294,10 +296,11 @@ def fork(
 
     Exit 0 when the run succeeded and every patch was applied; 1 when the
     application ran and failed (a call nothing answers, an unapplied patch, its
-    own error or exit, a session error), the branch holding what it observed up
-    to the failure being kept; 2 when the command was refused before the
-    application ran (bad trace, patch file, runner, --live or output path),
-    nothing being written.
+    own error or exit, a session error) or the branch could not be written (a
+    full disk: storage_error), the branch holding what it observed up to the
+    failure being kept; 2 when the command was refused before the application
+    ran (bad trace, patch file, runner, --live or output path, or a supply patch
+    for an effect the application does not declare), nothing being written.
     """
     report = RunDocument(
         "fork",
@@ -307,9 +310,6 @@ def fork(
     try:
         trace = read_trace(source_path)
         patches: list[Patch] = read_patches(patches_path)
-        with application_output_to_stderr():  # the import may print
-            resolved = _resolve_runner(runner, trace)
-        report.runner = resolved.spec
         session = ForkSession(
             trace,
             output,
@@ -317,6 +317,10 @@ def fork(
             live=live or (),
             unobserved="allow" if allow_unobserved else "error",
         )
+        session.check_before_run(trace)  # before the import: refusals run no app code
+        with application_output_to_stderr():  # the import may print
+            resolved = _resolve_runner(runner, trace)
+        report.runner = resolved.spec
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError, PatchError, ForkOptionError) as refusal:
         _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)

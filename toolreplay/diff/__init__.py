@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from toolreplay.diff.alignment import AlignedPair, align_operations
+from toolreplay.diff.alignment import AlignedPair, align_operations, order_changes
 from toolreplay.diff.report import (
     DIFF_FORMAT_VERSION,
     DIFFERENCE_TYPES,
@@ -14,6 +14,7 @@ from toolreplay.diff.report import (
     DiffReport,
     FieldDifference,
     compare_pair,
+    describe_trace,
 )
 from toolreplay.errors import DiffError
 from toolreplay.runtime.matching import operation_location
@@ -29,6 +30,7 @@ __all__ = [
     "DifferenceType",
     "FieldDifference",
     "align_operations",
+    "describe_trace",
     "diff",
 ]
 
@@ -85,6 +87,7 @@ def diff(
         else set[int]()
     )
     aligned = align_operations(source_ops, target_ops, unpairable=unpairable)
+    reordered = order_changes(source_ops, target_ops, aligned)
     for index, pair in enumerate(aligned):
         left = None if pair.source is None else source_ops[pair.source]
         right = None if pair.target is None else target_ops[pair.target]
@@ -108,7 +111,7 @@ def diff(
             differences.append(Difference(kind, index, left, right, (), None))
             continue
         found, patch_id = compare_pair(left, right, target_forked_from_source=forked_from_source)
-        if pair.kind == "moved":
+        if index in reordered:
             found.insert(0, ("order_changed", []))
         fields = tuple(field for _, fields in found for field in fields)
         rows.append(

@@ -10,6 +10,10 @@ unpaired: a missing and an added operation are honest, a wrong pairing is not.
 
 Everything here is O(n log n): dictionaries, one bisect-based LIS, no
 pairwise comparison of operations.
+
+A `moved` pair is out of file order, which for a concurrent trace may only
+mean that calls on different lanes completed in another order. `order_changes`
+keeps the moves that changed the order of calls within a lane (RFC 0004).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Literal
 
 from toolreplay.trace.model import Operation
 
-__all__ = ["AlignedPair", "align_operations"]
+__all__ = ["AlignedPair", "align_operations", "order_changes"]
 
 PairKind = Literal["exact", "moved", "structural"]
 _GapKey = tuple[int, str, str, int]  # (gap between anchors, namespace, name, occurrence)
@@ -161,3 +165,41 @@ def align_operations(
             i += 1
             j += 1
     return rows
+
+
+def order_changes(
+    source: Sequence[Operation], target: Sequence[Operation], rows: Sequence[AlignedPair]
+) -> set[int]:
+    """The rows of `moved` pairs whose order changed within a lane.
+
+    A lane (a task or a thread) makes one call at a time, in program order;
+    the order of calls on different lanes is the scheduler's. A moved pair is a
+    real order change when another identity-matched pair that shares its lane
+    in the source and shares its lane in the target is ordered one way in the
+    source and the other way in the target. Operations without a lane (format
+    3) share one lane, so for sequential traces every move counts.
+    """
+    if not any(row.kind == "moved" for row in rows):
+        return set()
+    groups: dict[tuple[str | None, str | None], list[tuple[int, int, int]]] = {}
+    for k, row in enumerate(rows):
+        if row.kind in ("exact", "moved") and row.source is not None and row.target is not None:
+            lanes = (source[row.source].lane, target[row.target].lane)
+            groups.setdefault(lanes, []).append((row.source, row.target, k))
+    changed: set[int] = set()
+    for members in groups.values():
+        members.sort()  # by source position
+        # An earlier member (in the source) with a later target, or the reverse.
+        later_target_before: list[bool] = []
+        running_max = -1
+        for _, j, _ in members:
+            later_target_before.append(running_max > j)
+            running_max = max(running_max, j)
+        running_min: int | None = None
+        for index in range(len(members) - 1, -1, -1):
+            _, j, k = members[index]
+            inverted = later_target_before[index] or (running_min is not None and running_min < j)
+            if inverted and rows[k].kind == "moved":
+                changed.add(k)
+            running_min = j if running_min is None else min(running_min, j)
+    return changed

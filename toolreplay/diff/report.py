@@ -9,9 +9,8 @@ patch.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from toolreplay.diff.alignment import PairKind
 from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
@@ -27,6 +26,7 @@ __all__ = [
     "DifferenceType",
     "FieldDifference",
     "compare_pair",
+    "describe_trace",
 ]
 
 DIFF_FORMAT_VERSION = 2
@@ -40,15 +40,8 @@ DifferenceType = Literal[
     "operation_added",
     "order_changed",
 ]
-DIFFERENCE_TYPES: tuple[DifferenceType, ...] = (
-    "input_changed",
-    "output_changed",
-    "status_changed",
-    "error_changed",
-    "operation_missing",
-    "operation_added",
-    "order_changed",
-)
+DIFFERENCE_TYPES: tuple[DifferenceType, ...] = get_args(DifferenceType)
+"""Every difference type, in the order reports list them."""
 RowStatus = Literal["same", "changed", "missing", "added"]
 
 
@@ -77,16 +70,10 @@ class FieldDifference:
         }
 
     def describe(self) -> str:
-        def show(present: bool, value: JsonValue) -> str:
-            if not present:
-                return "(absent)"
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-            return text if len(text) <= 80 else text[:77] + "..."
-
-        return (
-            f"{self.path}: source {show(self.source_present, self.source)}, "
-            f"target {show(self.target_present, self.target)}"
-        )
+        """`$.output.decision: source "approve", target "manual_review"`, values cut to 80."""
+        return ValueDifference(
+            self.path, self.source, self.target, self.source_present, self.target_present
+        ).describe("source", "target")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +219,7 @@ def _trace_ref(trace: Trace, label: str) -> dict[str, Any]:
     }
 
 
-def _describe_trace(trace: Trace, label: str) -> str:
+def describe_trace(trace: Trace, label: str) -> str:
     """`<label> (<mode>, <n> operations, complete|incomplete[, ended with <error type>])`."""
     state = "complete" if trace.complete else "incomplete"
     footer = trace.footer
@@ -295,8 +282,8 @@ class DiffReport:
     def render_text(self) -> str:
         """The deterministic text form (what `toolreplay diff` prints)."""
         lines = [
-            f"source  {_describe_trace(self.source, self.source_label)}",
-            f"target  {_describe_trace(self.target, self.target_label)}",
+            f"source  {describe_trace(self.source, self.source_label)}",
+            f"target  {describe_trace(self.target, self.target_label)}",
         ]
         if self.identical:
             lines.append(
@@ -354,7 +341,7 @@ def compare_pair(
                 ("output_changed", _rooted(value_differences(left.value, right.value), "$.output"))
             )
     elif isinstance(left, Raised) and isinstance(right, Raised):
-        fields = _rooted(value_differences(_error_value(left), _error_value(right)), "$.error")
+        fields = _rooted(value_differences(left.to_dict(), right.to_dict()), "$.error")
         if fields:
             found.append(("error_changed", fields))
     else:
@@ -372,17 +359,13 @@ def compare_pair(
     return found, patch_id
 
 
-def _error_value(raised: Raised) -> JsonValue:
-    return {"type": raised.error_type, "message": raised.message, "args": raised.args}
-
-
 def _outcome_presence(
     outcome: Returned | Raised, side: Literal["source", "target"]
 ) -> list[FieldDifference]:
     path, value = (
         ("$.output", outcome.value)
         if isinstance(outcome, Returned)
-        else ("$.error", _error_value(outcome))
+        else ("$.error", outcome.to_dict())
     )
     if side == "source":
         return [FieldDifference(path, value, None, True, False)]

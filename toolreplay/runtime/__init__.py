@@ -1,8 +1,11 @@
 """The effect runtime: `@effect`, sessions, strict matching and failure replay."""
 
+from typing import TYPE_CHECKING
+
 from toolreplay.runtime.effect import EffectSpec, declared_effects, effect
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.fork import ForkSession, fork
+from toolreplay.runtime.propagation import propagate
 from toolreplay.runtime.session import (
     RecordSession,
     ReplaySession,
@@ -19,10 +22,24 @@ __all__ = [
     "RecordSession",
     "ReplaySession",
     "Session",
+    "SessionExecutor",
     "current_session",
     "declared_effects",
     "effect",
     "fork",
+    "propagate",
     "record",
     "replay",
 ]
+
+if TYPE_CHECKING:
+    from toolreplay.runtime.executor import SessionExecutor
+
+
+def __getattr__(name: str) -> object:
+    # SessionExecutor imports concurrent.futures: only when it is asked for.
+    if name == "SessionExecutor":
+        from toolreplay.runtime.executor import SessionExecutor
+
+        return SessionExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

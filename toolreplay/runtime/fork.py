@@ -37,7 +37,7 @@ from toolreplay.portable import JsonValue, preview
 from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence, operation_location, replay_miss
-from toolreplay.runtime.session import PendingCall, ReplaySession
+from toolreplay.runtime.session import PendingCall, ReplaySession, lane_key
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
@@ -50,7 +50,7 @@ from toolreplay.trace.model import (
     effect_name_problem,
 )
 from toolreplay.trace.reader import Trace
-from toolreplay.trace.writer import TraceWriter
+from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
 __all__ = ["ForkSession", "fork", "live_pattern_problem"]
 
@@ -79,6 +79,9 @@ def _matches_live(effect: str, patterns: tuple[str, ...]) -> bool:
         effect == pattern or (pattern.endswith(".*") and effect.startswith(pattern[:-1]))
         for pattern in patterns
     )
+
+
+_FORK_IF_EXISTS = "give the fork a new branch path or delete that file"
 
 
 class ForkSession(ReplaySession):
@@ -136,8 +139,19 @@ class ForkSession(ReplaySession):
         """The first call that neither the source, a patch nor `live` could answer."""
         return self._attempted
 
-    def _prepare(self, trace: Trace) -> None:
-        self._resolve_patches(trace)
+    def check_before_run(self, trace: Trace) -> None:
+        """Raise what opening would raise about `trace`'s patches and the branch path.
+
+        Creates nothing: the command line calls it before importing the
+        application, so a refused patch or `--output` runs none of its code.
+        Opening the session checks again, and then also refuses a supply patch
+        for an effect that neither the source records nor the (by then
+        imported) application declares.
+        """
+        self._check(trace, effects_declared=False)
+
+    def _check(self, trace: Trace, *, effects_declared: bool) -> None:
+        self._resolve_patches(trace, effects_declared=effects_declared)
         if (
             self.branch_path.exists()
             and trace.path.exists()
@@ -148,6 +162,10 @@ class ForkSession(ReplaySession):
                 "the fork a new path",
                 path=self.branch_path,
             )
+        check_new_trace_path(self.branch_path, if_exists=_FORK_IF_EXISTS)
+
+    def _prepare(self, trace: Trace) -> None:
+        self._check(trace, effects_declared=True)
         header = TraceHeader(
             trace_id=uuid.uuid4().hex,
             mode="fork",
@@ -155,17 +173,14 @@ class ForkSession(ReplaySession):
             metadata=dict(trace.header.metadata),
             source_trace_id=trace.header.trace_id,
         )
-        self._writer = TraceWriter(
-            self.branch_path,
-            header,
-            if_exists="give the fork a new branch path or delete that file",
-        )
+        self._writer = TraceWriter(self.branch_path, header, if_exists=_FORK_IF_EXISTS)
 
-    def _resolve_patches(self, trace: Trace) -> None:
+    def _resolve_patches(self, trace: Trace, *, effects_declared: bool) -> None:
         """Every patch must name exactly one call, before any application code runs.
 
         A `replace_*` patch names a call the source holds; a `supply_*` patch a call
-        it does not hold, of an effect the source records or this process declares.
+        it does not hold, of an effect the source records or this process declares
+        (checked once `effects_declared`: the application is imported).
         """
         self._targets, self._supplies = {}, {}  # a refused entry can be retried
         chosen: dict[OperationIdentity, Patch] = {}
@@ -173,7 +188,7 @@ class ForkSession(ReplaySession):
             identity = patch.identity
             recorded = trace.get(identity)
             if patch.supplies:
-                self._check_supply(trace, patch, recorded)
+                self._check_supply(trace, patch, recorded, effects_declared=effects_declared)
             elif recorded is None:
                 explanation, _ = explain_absence(trace, identity, patch.inputs, asked="patch")
                 raise PatchTargetError(
@@ -202,7 +217,9 @@ class ForkSession(ReplaySession):
             chosen[identity] = patch
             (self._supplies if patch.supplies else self._targets)[identity] = patch
 
-    def _check_supply(self, trace: Trace, patch: Patch, recorded: Operation | None) -> None:
+    def _check_supply(
+        self, trace: Trace, patch: Patch, recorded: Operation | None, *, effects_declared: bool
+    ) -> None:
         if recorded is not None:
             replacement = "replace_error" if patch.kind == "supply_error" else "replace_output"
             raise PatchTargetError(
@@ -214,8 +231,10 @@ class ForkSession(ReplaySession):
                 patch_id=patch.patch_id,
             )
         effect = patch.effect
-        if not trace.operations_of(patch.namespace, patch.name) and (
-            effect not in declared_effects()
+        if (
+            effects_declared
+            and not trace.operations_of(patch.namespace, patch.name)
+            and effect not in declared_effects()
         ):
             known = sorted(declared_effects() | {op.effect for op in trace.operations})
             close = difflib.get_close_matches(effect, known, n=3)
@@ -241,7 +260,7 @@ class ForkSession(ReplaySession):
             self._applied.add(supply.patch_id)
             return supply.outcome
         if _matches_live(identity.effect, self.live):
-            return PendingCall(identity, inputs)
+            return PendingCall(identity, inputs, self._lane_name(lane_key()), self._elapsed_ns())
         miss = replay_miss(trace, identity, inputs)
         if self._attempted is None:
             self._attempted = AttemptedCall(identity, inputs)
@@ -271,7 +290,9 @@ class ForkSession(ReplaySession):
         return outcome
 
     def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
-        self._append(call.identity, call.inputs, outcome, "live", None, None)
+        self._append(
+            call.identity, call.inputs, outcome, "live", None, None, call.lane, call.start_ns
+        )
         self._live_count += 1
 
     def _append(
@@ -282,8 +303,12 @@ class ForkSession(ReplaySession):
         origin: Origin,
         patch_id: str | None,
         source_id: int | None,
+        lane: str | None = None,
+        start_ns: int | None = None,
     ) -> None:
+        """Write one call to the branch (lock held); by default one answered at once."""
         assert self._writer is not None
+        now_ns = self._elapsed_ns()
         try:
             self._writer.append(
                 Operation(
@@ -294,6 +319,9 @@ class ForkSession(ReplaySession):
                     origin=origin,
                     patch_id=patch_id,
                     source_logical_operation_id=source_id,
+                    lane=self._lane_name(lane_key()) if lane is None else lane,
+                    start_ns=now_ns if start_ns is None else start_ns,
+                    end_ns=now_ns,
                 )
             )
         except TraceWriteError as error:

@@ -8,12 +8,14 @@ nearest candidates are computed only to explain a miss.
 from __future__ import annotations
 
 from toolreplay.errors import AmbiguousReplayMatch, ReplayMiss, UnconsumedOperationsError
-from toolreplay.portable import JsonValue, preview, value_differences
-from toolreplay.trace.model import Operation, OperationIdentity
+from toolreplay.portable import JsonValue, preview, same_value, value_differences
+from toolreplay.trace.model import Operation, OperationIdentity, Outcome, Raised, Returned
 from toolreplay.trace.reader import Trace
 
 __all__ = [
     "ambiguous_match",
+    "concurrent_ambiguities",
+    "concurrent_ambiguity",
     "explain_absence",
     "match_operation",
     "operation_location",
@@ -132,6 +134,89 @@ def ambiguous_match(trace: Trace, identity: OperationIdentity) -> AmbiguousRepla
         identity=identity,
         operations=operations,
     )
+
+
+def _same_outcome(left: Outcome, right: Outcome) -> bool:
+    if isinstance(left, Returned):
+        return isinstance(right, Returned) and same_value(left.value, right.value)
+    return (
+        isinstance(right, Raised)
+        and (left.error_type, left.message) == (right.error_type, right.message)
+        and same_value(left.args, right.args)
+    )
+
+
+def concurrent_ambiguities(trace: Trace) -> dict[OperationIdentity, tuple[Operation, ...]]:
+    """The identities whose occurrence a replay cannot assign deterministically.
+
+    Occurrences count calls of one (effect, fingerprint) in the order they
+    start. When such calls were in flight at the same time on different lanes,
+    which one started first was the scheduler's choice, and a replay may start
+    them in the other order. That is harmless when they all had the same
+    outcome; when their outcomes differ, every identity of that overlapping
+    group maps to the whole group here (RFC 0002, concurrent calls).
+    """
+    if len(trace.lanes) < 2:
+        return {}  # one lane: calls of it never overlap
+    by_key: dict[tuple[str, str, str], list[Operation]] = {}
+    for operation in trace.operations:
+        by_key.setdefault(operation.identity[:3], []).append(operation)
+    ambiguous: dict[OperationIdentity, tuple[Operation, ...]] = {}
+    for operations in by_key.values():
+        if len(operations) < 2:
+            continue
+        timed = sorted(
+            (op for op in operations if op.start_ns is not None and op.end_ns is not None),
+            key=lambda op: (op.start_ns, op.logical_id),
+        )
+        group: list[Operation] = []
+        group_end = -1
+        for operation in [*timed, None]:
+            if (
+                operation is not None
+                and operation.start_ns is not None
+                and (operation.start_ns <= group_end)
+            ):
+                group.append(operation)
+                group_end = max(group_end, operation.end_ns or 0)
+                continue
+            if len(group) > 1 and any(
+                not _same_outcome(group[0].outcome, other.outcome) for other in group[1:]
+            ):
+                members = tuple(sorted(group, key=lambda op: op.identity.occurrence))
+                for member in members:
+                    ambiguous[member.identity] = members
+            if operation is not None:
+                group = [operation]
+                group_end = operation.end_ns or 0
+    return ambiguous
+
+
+def _describe_outcome(outcome: Outcome) -> str:
+    if isinstance(outcome, Returned):
+        return f"returned {preview(outcome.value, 60)}"
+    return f"raised {outcome.error_type}: {preview(outcome.message, 60)}"
+
+
+def concurrent_ambiguity(
+    trace: Trace, identity: OperationIdentity, operations: tuple[Operation, ...]
+) -> AmbiguousReplayMatch:
+    lines = [
+        f"{identity.effect} was called with inputs it was called with {len(operations)} times "
+        f"at once in the recording {trace.path}, and those calls had different outcomes:",
+        *(
+            f"  - {operation_location(op)}: occurrence {op.identity.occurrence}, lane "
+            f"{op.lane}, from {(op.start_ns or 0) / 1e6:.3f} ms to {(op.end_ns or 0) / 1e6:.3f} "
+            f"ms, {_describe_outcome(op.outcome)}"
+            for op in operations
+        ),
+        "Occurrences count such calls in the order they start, and these started "
+        "concurrently, so which call received which outcome was the scheduler's choice; "
+        "a replay cannot tell which outcome belongs to this call. What to do: make the "
+        "concurrent calls distinguishable by their inputs (pass the tool call id or the "
+        "item being processed), or make them one after another, then record again.",
+    ]
+    return AmbiguousReplayMatch("\n".join(lines), identity=identity, operations=operations)
 
 
 def unconsumed_operations(trace: Trace, operations: list[Operation]) -> UnconsumedOperationsError:

@@ -1,15 +1,17 @@
 """Sessions: the scope in which effect calls are recorded or replayed.
 
 A session is found through a context variable, so it follows the code that
-runs inside its `with` block, across `await`s and into tasks created there,
-and nowhere else. Sessions do not nest. Effects are sequential: one effect call
-is in flight at a time per session.
+runs inside its `with` block, across `await`s and into tasks created there
+(and into threads through `toolreplay.propagate` / `SessionExecutor`), and
+nowhere else. Sessions do not nest. Effects may run concurrently on several
+lanes (tasks or threads); an effect called inside another effect's body is
+refused (`NestedEffectError`).
 
-The offline guarantee: while a replay session is open anywhere in the process,
+The guard: while a record or replay session is open anywhere in the process,
 an effect called where no session is visible (a plain worker thread, a callback
 on another event loop) raises `SessionContextError` instead of running its live
-body. A process-wide counter makes that check one attribute read on the fast
-path of every effect call.
+body unrecorded or unreplayed. A process-wide counter makes that check one
+attribute read on the fast path of every effect call.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import sys
 import threading
+import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -27,8 +31,8 @@ from typing import ClassVar, Literal, Self, cast
 
 from toolreplay._version import __version__
 from toolreplay.errors import (
+    NestedEffectError,
     NonPortableValueError,
-    OverlappingEffectsError,
     ReplayContractError,
     SessionContextError,
     SessionError,
@@ -38,7 +42,12 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
 from toolreplay.runtime.failures import capture_failure, rebuild_failure, session_ending
-from toolreplay.runtime.matching import match_operation, unconsumed_operations
+from toolreplay.runtime.matching import (
+    concurrent_ambiguities,
+    concurrent_ambiguity,
+    match_operation,
+    unconsumed_operations,
+)
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
@@ -50,7 +59,7 @@ from toolreplay.trace.model import (
     UnobservedOperation,
 )
 from toolreplay.trace.reader import Trace, read_trace
-from toolreplay.trace.writer import TraceWriter
+from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
 __all__ = [
     "PendingCall",
@@ -65,10 +74,15 @@ __all__ = [
 session_var: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
     "toolreplay_session", default=None
 )
+# The recorded call whose body is running here: an effect called while it is
+# still in flight is nested in it.
+running_call_var: contextvars.ContextVar[PendingCall | None] = contextvars.ContextVar(
+    "toolreplay_running_call", default=None
+)
 
 
 class _OfflineGuard:
-    """The replay sessions open anywhere in the process (`active` is their count)."""
+    """The sessions open anywhere in the process (`active` counts them and the holds)."""
 
     __slots__ = ("_holds", "_lock", "_sessions", "active")
 
@@ -121,29 +135,48 @@ def current_session() -> Session | None:
 def outside_context_error(effect: str) -> SessionContextError:
     return SessionContextError(
         f"{effect} was called in thread {threading.current_thread().name!r} outside the "
-        "context of any session while Tool Replay refuses live effects in this process (a "
-        "replay is open, or a runner module is being imported), so it can neither be "
-        "replayed nor allowed to run live. A session follows its context, which plain "
-        "threads and callbacks on another event loop do not inherit: run the call inside "
-        "the session's context (contextvars.copy_context().run(...), or asyncio.to_thread, "
-        "which copies it), or call it after the session has closed."
+        "context of any session while Tool Replay refuses unobserved effects in this "
+        "process (a record or replay session is open, or a runner module is being "
+        "imported), so it could be neither recorded nor replayed, and running it unseen "
+        "would lose it. A session follows its context, which plain threads, thread pools "
+        "and callbacks on another event loop do not inherit: submit the work with "
+        "toolreplay.propagate(fn) or a toolreplay.SessionExecutor (or asyncio.to_thread, "
+        "which copies the context), or call it after the session has closed."
     )
 
 
-@dataclass(slots=True)
+def lane_key() -> object:
+    """What makes a lane: the running task, or outside any task the thread."""
+    # No task can run before asyncio is imported, and importing it here would
+    # cost every sync program its import time.
+    running_asyncio = sys.modules.get("asyncio")
+    task: object = None
+    if running_asyncio is not None:
+        current_task = cast("Callable[[], object]", running_asyncio.current_task)
+        try:
+            task = current_task()
+        except RuntimeError:  # no event loop runs in this thread
+            task = None
+    return task if task is not None else threading.current_thread()
+
+
+@dataclass(slots=True, eq=False)
 class PendingCall:
     """An effect call that has an identity and is waiting for its outcome.
 
-    The body's return value goes in `result` (see `RecordSession.recording`).
+    `lane` and `start_ns` say where and when it started (see `Operation`). The
+    body's return value goes in `result` (see `RecordSession.recording`).
     """
 
     identity: OperationIdentity
     inputs: dict[str, JsonValue]
+    lane: str = "main"
+    start_ns: int = 0
     result: object = None
 
 
 class Session:
-    """What record and replay sessions share: scoping, occurrences, one call at a time."""
+    """What record and replay sessions share: scoping, occurrences, lanes and time."""
 
     mode: ClassVar[Literal["record", "replay", "fork"]]
 
@@ -152,7 +185,10 @@ class Session:
         self._token: contextvars.Token[Session | None] | None = None
         self._lock = threading.Lock()
         self._occurrences: dict[tuple[str, str, str], int] = {}
-        self._in_flight: PendingCall | None = None
+        self._in_flight: set[PendingCall] = set()
+        self._lanes: dict[object, str] = {}
+        self._lane_counts = {"task": 0, "thread": 0}
+        self._origin_ns = 0
         # The first contract violation raised into the application. If the
         # application swallows it, leaving the session still fails.
         self._violation: ToolReplayError | None = None
@@ -207,8 +243,24 @@ class Session:
 
     def _enter_scope(self) -> None:
         self._check_can_open()
+        self._origin_ns = time.monotonic_ns()
+        self._lanes = {lane_key(): "main"}
         self._token = session_var.set(self)
         self._state = "open"
+
+    def _elapsed_ns(self) -> int:
+        """Monotonic nanoseconds since the session opened."""
+        return time.monotonic_ns() - self._origin_ns
+
+    def _lane_name(self, key: object) -> str:
+        """The calling task's or thread's lane, named on its first effect call (lock held)."""
+        name = self._lanes.get(key)
+        if name is None:
+            kind = "thread" if isinstance(key, threading.Thread) else "task"
+            self._lane_counts[kind] += 1
+            name = f"{kind}-{self._lane_counts[kind]}"
+            self._lanes[key] = name
+        return name
 
     def _leave_scope(self) -> SessionError | None:
         """Close the session; the error to raise if it was left from another context."""
@@ -231,31 +283,37 @@ class Session:
     # --- identity (callers hold self._lock) -------------------------------------------
 
     def _next_identity(self, namespace: str, name: str, digest: str) -> OperationIdentity:
-        """The identity of a new call; refuses it while another call is in flight."""
+        """The identity of a new call: occurrences count calls in the order they start."""
         effect = f"{namespace}.{name}"
         if self._state != "open":
             raise SessionError(
                 f"{effect} was called after its {self.mode} session closed (for example by a "
                 "task that outlived the with block); await every effect inside the block"
             )
-        if self._in_flight is not None:
-            running = self._in_flight.identity
-            error = OverlappingEffectsError(
-                f"{effect} was called while {running.effect} (occurrence "
-                f"{running.occurrence}) was still running. A session takes one effect "
-                "call at a time: an effect called inside another effect's body, or effects "
-                "run concurrently (asyncio.gather, threads), would give a trace whose order "
-                "cannot be replayed. Await effects one after another, and call effects "
-                "from plain functions rather than from other effects."
-            )
-            self.note_violation(error)
-            raise error
         occurrence = self._occurrences.get((namespace, name, digest), 0)
         return OperationIdentity(namespace, name, digest, occurrence)
 
     def _advance_occurrence(self, identity: OperationIdentity) -> None:
         key = (identity.namespace, identity.name, identity.fingerprint)
         self._occurrences[key] = identity.occurrence + 1
+
+    def _release_occurrence(self, identity: OperationIdentity) -> None:
+        """Give back the occurrence of a call that was not recorded, unless a later one took
+        the next (then the unrecorded call leaves a gap, as it would in the program)."""
+        key = (identity.namespace, identity.name, identity.fingerprint)
+        if self._occurrences.get(key) == identity.occurrence + 1:
+            self._occurrences[key] = identity.occurrence
+
+    def _nested(self, identity: OperationIdentity, parent: PendingCall) -> NestedEffectError:
+        error = NestedEffectError(
+            f"{identity.effect} was called inside the body of {parent.identity.effect} "
+            f"(occurrence {parent.identity.occurrence}, lane {parent.lane}), which is still "
+            "running. Nested effects are refused: replay never runs the outer body, so the "
+            "inner call could never be replayed. Make the outer function a plain function "
+            "that calls both effects, or make the inner call plain code inside the effect."
+        )
+        self.note_violation(error)
+        return error
 
     def note_violation(self, error: ToolReplayError) -> None:
         """Remember the first error that means this run cannot reproduce the recording."""
@@ -279,6 +337,12 @@ class Session:
         return swallowed
 
 
+_RECORD_IF_EXISTS = (
+    "choose another path or delete that file (record(..., overwrite=True) or "
+    "`toolreplay record --overwrite` replaces it on purpose)"
+)
+
+
 class RecordSession(Session):
     """Runs effect bodies and appends each completed call to a trace. See `record()`."""
 
@@ -299,6 +363,14 @@ class RecordSession(Session):
         )
         self._writer: TraceWriter | None = None
 
+    def check_before_run(self) -> None:
+        """Raise what opening would raise about the trace path, creating nothing.
+
+        The command line calls it before importing the application, so a refused
+        `--output` runs none of its code. Opening the session checks again.
+        """
+        check_new_trace_path(self.path, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS)
+
     @property
     def operation_count(self) -> int:
         """How many operations have been recorded so far."""
@@ -313,13 +385,10 @@ class RecordSession(Session):
         )
         self._check_can_open()
         self._writer = TraceWriter(
-            self.path,
-            header,
-            overwrite=self._overwrite,
-            if_exists="choose another path or delete that file (record(..., overwrite=True) "
-            "or `toolreplay record --overwrite` replaces it on purpose)",
+            self.path, header, overwrite=self._overwrite, if_exists=_RECORD_IF_EXISTS
         )
         self._enter_scope()
+        offline_guard.enter(self)
         return self
 
     def __exit__(
@@ -328,14 +397,16 @@ class RecordSession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        offline_guard.leave(self)
         failure: ToolReplayError | None = self._leave_scope()
         with self._lock:
-            running = self._in_flight
+            running = min(self._in_flight, key=lambda call: call.start_ns, default=None)
         if failure is None and exc is None and running is not None:
             failure = SessionError(
-                f"{running.identity.effect} was still running when the record session "
-                "closed, so it could not be recorded (a task that outlived the with "
-                "block?); await every effect inside the block"
+                f"{running.identity.effect} was still running on lane {running.lane} when the "
+                "record session closed, so it could not be recorded (a task or thread that "
+                "outlived the with block?); await every effect, and join every thread "
+                "pool, inside the block"
             )
         elif failure is None and exc is None:
             failure = self._swallowed_violation()
@@ -356,10 +427,12 @@ class RecordSession(Session):
 
         A return is recorded when the block ends, an `Exception` from the body as
         the call's failure; Tool Replay's own `SessionError` (a nested effect) and
-        BaseExceptions (interrupts, cancellation) are not recorded. Whatever
-        happens, the session is free for the next call afterwards.
+        BaseExceptions (interrupts, cancellation) are not recorded. While the
+        block runs, an effect called from it (or from tasks and threads it starts
+        with the context) is nested in this call and refused.
         """
         call = self.begin(namespace, name, inputs)
+        token = running_call_var.set(call)
         try:
             try:
                 yield call
@@ -370,16 +443,23 @@ class RecordSession(Session):
                 raise
             self.complete(call, call.result)
         finally:
+            running_call_var.reset(token)
             self.abort(call)  # a no-op once the call was recorded
 
     def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
-        """Give a call its identity and hold the session until it completes."""
+        """Give a call its identity (occurrences in start order), lane and start time."""
         # A copy: the trace must hold the inputs as they were, even if the body mutates them.
         inputs = cast(dict[str, JsonValue], copy_value(inputs))
         digest = fingerprint(inputs)
+        lane = lane_key()
+        parent = running_call_var.get()
         with self._lock:
-            call = PendingCall(self._next_identity(namespace, name, digest), inputs)
-            self._in_flight = call
+            identity = self._next_identity(namespace, name, digest)
+            if parent is not None and parent in self._in_flight:
+                raise self._nested(identity, parent)
+            self._advance_occurrence(identity)
+            call = PendingCall(identity, inputs, self._lane_name(lane), self._elapsed_ns())
+            self._in_flight.add(call)
         return call
 
     def complete(self, call: PendingCall, value: object) -> None:
@@ -404,12 +484,14 @@ class RecordSession(Session):
     def abort(self, call: PendingCall) -> None:
         """Forget a call that did not complete (interrupted, or an unrecordable result)."""
         with self._lock:
-            if self._in_flight is call:
-                self._in_flight = None
+            if call in self._in_flight:
+                self._in_flight.discard(call)
+                self._release_occurrence(call.identity)
 
     def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
         writer = self._writer
         assert writer is not None
+        end_ns = self._elapsed_ns()  # before waiting for the lock: when the body returned
         with self._lock:
             try:
                 if self._state != "open":
@@ -423,18 +505,20 @@ class RecordSession(Session):
                         identity=call.identity,
                         inputs=call.inputs,
                         outcome=outcome,
+                        lane=call.lane,
+                        start_ns=call.start_ns,
+                        end_ns=end_ns,
                     )
                 )
-                self._advance_occurrence(call.identity)
             except TraceWriteError as error:
                 # The application was told the call failed; if it carries on,
                 # the trace lacks a call it made (5.1).
+                self._release_occurrence(call.identity)
                 self._note_write_error(error)
                 self.note_violation(error)
                 raise
             finally:
-                if self._in_flight is call:
-                    self._in_flight = None
+                self._in_flight.discard(call)
 
 
 class ReplaySession(Session):
@@ -447,6 +531,7 @@ class ReplaySession(Session):
         self._source = source
         self._trace: Trace | None = source if isinstance(source, Trace) else None
         self._consumed: set[int] = set()
+        self._ambiguous: dict[OperationIdentity, tuple[Operation, ...]] = {}
 
     @property
     def trace(self) -> Trace:
@@ -465,6 +550,7 @@ class ReplaySession(Session):
         if self._trace is None:
             assert not isinstance(self._source, Trace)
             self._trace = read_trace(self._source)
+        self._ambiguous = concurrent_ambiguities(self._trace)
         self._prepare(self._trace)
         self._enter_scope()
         offline_guard.enter(self)
@@ -493,18 +579,21 @@ class ReplaySession(Session):
         caller runs the body inside `running_live`.
         """
         digest = fingerprint(inputs)
+        parent = running_call_var.get()
         with self._lock:
             identity = self._next_identity(namespace, name, digest)
+            if parent is not None and parent in self._in_flight:
+                raise self._nested(identity, parent)  # inside a live body
             try:
                 served = self._serve(identity, inputs)
             except ReplayContractError as error:
                 self.note_violation(error)
                 self._annotate_violation(error)
                 raise
-            if isinstance(served, PendingCall):
-                self._in_flight = served  # held until the body completes
-                return served
             self._advance_occurrence(identity)
+            if isinstance(served, PendingCall):
+                self._in_flight.add(served)  # until its body completes
+                return served
         if isinstance(served, Raised):
             raise rebuild_failure(served)
         return copy_value(served.value)
@@ -514,9 +603,13 @@ class ReplaySession(Session):
         """Run the body of a call `answer` let run live: set `call.result` in the block.
 
         A return or an `Exception` is kept as the call's outcome (`_keep_live`);
-        a non-portable return value is refused as under `record()`. Whatever
-        happens, the session is free for the next call afterwards.
+        a non-portable return value is refused as under `record()`. An effect
+        called from the body is nested in it and refused. Whatever happens, the
+        call is no longer in flight afterwards, and an unkept call gives back its
+        occurrence.
         """
+        token = running_call_var.set(call)
+        kept = False
         try:
             try:
                 yield call
@@ -524,6 +617,7 @@ class ReplaySession(Session):
                 raise
             except Exception as error:
                 self._keep_live(call, capture_failure(error))
+                kept = True
                 raise
             try:
                 value = ensure_portable(call.result, what=f"output of {call.identity.effect}")
@@ -536,16 +630,22 @@ class ReplaySession(Session):
                 self.note_violation(unkept)
                 raise unkept from None
             self._keep_live(call, Returned(value))
+            kept = True
         finally:
-            with self._lock:
-                if self._in_flight is call:
-                    self._in_flight = None
+            running_call_var.reset(token)
+            self._free_live(call, kept=kept)
 
     def abort_live(self, call: PendingCall) -> None:
         """Give up a call `answer` let run live without running it (the session is freed)."""
+        self._free_live(call, kept=False)
+
+    def _free_live(self, call: PendingCall, *, kept: bool) -> None:
+        """Free a call `answer` let run live; one not kept gives back its occurrence."""
         with self._lock:
-            if self._in_flight is call:
-                self._in_flight = None
+            if call in self._in_flight:
+                self._in_flight.discard(call)
+                if not kept:
+                    self._release_occurrence(call.identity)
 
     def _keep_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
         with self._lock:
@@ -555,7 +655,6 @@ class ReplaySession(Session):
                     "so it was not kept; await every effect inside the with block"
                 )
             self._record_live(call, outcome)
-            self._advance_occurrence(call.identity)
 
     # --- what a fork changes ----------------------------------------------------------
 
@@ -567,6 +666,8 @@ class ReplaySession(Session):
     ) -> Returned | Raised | PendingCall:
         """The outcome for a call (called holding the lock); raises a contract error."""
         operation = match_operation(self.trace, identity, inputs)
+        if self._ambiguous and identity in self._ambiguous:
+            raise concurrent_ambiguity(self.trace, identity, self._ambiguous[identity])
         # First: a fork's branch write may fail, and then the call did not happen.
         outcome = self._outcome_for(operation)
         self._consumed.add(operation.logical_id)

@@ -1,7 +1,8 @@
-"""Trace format v4: the operation model, its codec, and the reader and writer of `.trp` files."""
+"""Trace format v5 (v3 and v4 read too): the operation model, its codec, the reader and the
+writer of `.trp` files."""
 
 from toolreplay.trace.model import (
-    READABLE_TRACE_FORMAT_VERSIONS,
+    READABLE_FORMAT_VERSIONS,
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
     AttemptedCall,
@@ -21,7 +22,7 @@ from toolreplay.trace.reader import Trace, parse_trace, read_trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = [
-    "READABLE_TRACE_FORMAT_VERSIONS",
+    "READABLE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
     "AttemptedCall",

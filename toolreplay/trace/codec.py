@@ -1,4 +1,5 @@
-"""The one codec between trace lines and the operation model (format v4, reads v3).
+"""The one codec between trace lines and the operation model (format v5; v3 and v4 are read
+too).
 
 Every line is one JSON object with a `kind` first: `header`, `operation` or
 `footer`. Decoding is strict: unknown keys, wrong types and non-portable
@@ -16,7 +17,7 @@ from typing import Any, NoReturn, cast
 from toolreplay.errors import NonPortableValueError
 from toolreplay.portable import MAX_DEPTH, JsonValue, ensure_portable
 from toolreplay.trace.model import (
-    READABLE_TRACE_FORMAT_VERSIONS,
+    READABLE_FORMAT_VERSIONS,
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
     AttemptedCall,
@@ -80,10 +81,7 @@ def encode_header(header: TraceHeader) -> bytes:
 def _encode_outcome(outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, Returned):
         return {"status": "ok", "value": outcome.value}
-    return {
-        "status": "error",
-        "error": {"type": outcome.error_type, "message": outcome.message, "args": outcome.args},
-    }
+    return {"status": "error", "error": outcome.to_dict()}
 
 
 def encode_operation(operation: Operation) -> bytes:
@@ -105,6 +103,9 @@ def operation_to_dict(operation: Operation) -> dict[str, Any]:
         "origin": operation.origin,
         "patch_id": operation.patch_id,
         "source_logical_operation_id": operation.source_logical_operation_id,
+        "lane": operation.lane,
+        "start_ns": operation.start_ns,
+        "end_ns": operation.end_ns,
     }
 
 
@@ -283,8 +284,9 @@ def decode_header(obj: dict[str, Any]) -> TraceHeader:
             f'"{TRACE_FORMAT}"'
         )
     version = obj.get("format_version")
-    if type(version) is not int or version not in READABLE_TRACE_FORMAT_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_TRACE_FORMAT_VERSIONS)
+    if type(version) is not int or version not in READABLE_FORMAT_VERSIONS:
+        readable = ", ".join(str(v) for v in READABLE_FORMAT_VERSIONS[:-1])
+        readable += f" and {READABLE_FORMAT_VERSIONS[-1]}"
         raise InvalidLine(
             f"trace format version {json.dumps(version)} is not supported; this toolreplay "
             f"reads versions {readable}. Use the toolreplay release that wrote it "
@@ -305,7 +307,7 @@ def decode_header(obj: dict[str, Any]) -> TraceHeader:
     )
 
 
-_OPERATION_KEYS = frozenset(
+_OPERATION_KEYS_V3 = frozenset(
     {
         "kind",
         "logical_id",
@@ -320,6 +322,7 @@ _OPERATION_KEYS = frozenset(
         "source_logical_operation_id",
     }
 )
+_OPERATION_KEYS = _OPERATION_KEYS_V3 | {"lane", "start_ns", "end_ns"}
 _OK_KEYS = frozenset({"status", "value"})
 _ERROR_KEYS = frozenset({"status", "error"})
 _ERROR_DETAIL_KEYS = frozenset({"type", "message", "args"})
@@ -347,53 +350,107 @@ def _decode_outcome(obj: dict[str, Any]) -> Outcome:
     _wrong(what, "status", '"ok" or "error"', status)
 
 
+# Origins each format version allows: supplied and live calls came with format 5.
 _ORIGINS = {
     3: ("recorded", "patched"),
-    4: ("recorded", "patched", "supplied", "live"),
+    4: ("recorded", "patched"),
+    5: ("recorded", "patched", "supplied", "live"),
 }
 
 
 def decode_operation(
     obj: dict[str, Any], line: int, version: int = TRACE_FORMAT_VERSION
 ) -> Operation:
-    """Decode an operation line of format `version`; a wrong field is an `InvalidLine`."""
+    """Decode an operation line of a trace of format `version`.
+
+    Every wrong field is an `InvalidLine` naming it.
+    """
+    if version == 3:
+        operation = _decode_fast(obj, line) if obj.keys() == _OPERATION_KEYS_V3 else None
+        if operation is None:
+            _expect_keys(obj, "operation", _OPERATION_KEYS_V3)
+            operation = _decode_checked(obj, line, version)
+        return operation
     # The hot path of loading: one pass of plain checks for a well-formed line; any
     # doubt falls through to the checks below, which word the error.
     if obj.keys() == _OPERATION_KEYS:
-        namespace, name = obj["namespace"], obj["name"]
-        fingerprint, occurrence = obj["fingerprint"], obj["occurrence"]
-        logical_id, inputs, outcome = obj["logical_id"], obj["inputs"], obj["outcome"]
-        origin, patch_id = obj["origin"], obj["patch_id"]
-        source_id = obj["source_logical_operation_id"]
+        lane, start_ns, end_ns = obj["lane"], obj["start_ns"], obj["end_ns"]
         if (
-            type(namespace) is str
-            and type(name) is str
-            and type(fingerprint) is str
-            and type(occurrence) is int
-            and occurrence >= 0
-            and type(logical_id) is int
-            and logical_id >= 0
-            and type(inputs) is dict
-            and type(outcome) is dict
-            and outcome.keys() == _OK_KEYS
-            and outcome["status"] == "ok"
-            and (origin == "recorded" or origin == "patched")
-            and (patch_id is None or type(patch_id) is str)
-            and (source_id is None or (type(source_id) is int and source_id >= 0))
-            and _FINGERPRINT.fullmatch(fingerprint)
+            type(lane) is str
+            and type(start_ns) is int
+            and type(end_ns) is int
+            and 0 <= start_ns <= end_ns
         ):
-            return Operation(
-                logical_id,
-                OperationIdentity(namespace, name, fingerprint, occurrence),
-                cast(dict[str, JsonValue], inputs),
-                Returned(cast(JsonValue, outcome["value"])),
-                origin,
-                patch_id,
-                source_id,
-                line,
-            )
+            operation = _decode_fast(obj, line, lane, start_ns, end_ns)
+            if operation is not None:
+                return operation
     what = "operation"
     _expect_keys(obj, what, _OPERATION_KEYS)
+    if obj["lane"] is None and obj["start_ns"] is None and obj["end_ns"] is None:
+        return _decode_checked(obj, line, version)
+    lane = _str(obj, "lane", what)
+    start_ns, end_ns = _count(obj, "start_ns", what), _count(obj, "end_ns", what)
+    if end_ns < start_ns:
+        _wrong(what, "end_ns", f"at least start_ns ({start_ns})", end_ns)
+    return _decode_checked(obj, line, version, lane, start_ns, end_ns)
+
+
+def _decode_fast(
+    obj: dict[str, Any],
+    line: int,
+    lane: str | None = None,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> Operation | None:
+    """The operation if its common fields are well-formed and it returned, else None."""
+    namespace, name = obj["namespace"], obj["name"]
+    fingerprint, occurrence = obj["fingerprint"], obj["occurrence"]
+    logical_id, inputs, outcome = obj["logical_id"], obj["inputs"], obj["outcome"]
+    origin, patch_id = obj["origin"], obj["patch_id"]
+    source_id = obj["source_logical_operation_id"]
+    if (
+        type(namespace) is str
+        and type(name) is str
+        and type(fingerprint) is str
+        and type(occurrence) is int
+        and occurrence >= 0
+        and type(logical_id) is int
+        and logical_id >= 0
+        and type(inputs) is dict
+        and type(outcome) is dict
+        and outcome.keys() == _OK_KEYS
+        and outcome["status"] == "ok"
+        and (origin == "recorded" or origin == "patched")
+        and (patch_id is None or type(patch_id) is str)
+        and (source_id is None or (type(source_id) is int and source_id >= 0))
+        and _FINGERPRINT.fullmatch(fingerprint)
+    ):
+        return Operation(
+            logical_id,
+            OperationIdentity(namespace, name, fingerprint, occurrence),
+            cast(dict[str, JsonValue], inputs),
+            Returned(cast(JsonValue, outcome["value"])),
+            origin,
+            patch_id,
+            source_id,
+            line,
+            lane,
+            start_ns,
+            end_ns,
+        )
+    return None
+
+
+def _decode_checked(
+    obj: dict[str, Any],
+    line: int,
+    version: int,
+    lane: str | None = None,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> Operation:
+    """The operation's common fields, every check worded (the key set is already checked)."""
+    what = "operation"
     fingerprint = _str(obj, "fingerprint", what)
     if not _FINGERPRINT.fullmatch(fingerprint):
         _wrong(what, "fingerprint", "64 lowercase hex digits (SHA-256)", fingerprint)
@@ -418,12 +475,17 @@ def decode_operation(
         patch_id=_optional_str(obj, "patch_id", what),
         source_logical_operation_id=source_id,
         line=line,
+        lane=lane,
+        start_ns=start_ns,
+        end_ns=end_ns,
     )
 
 
+_FOOTER_KEYS_V4 = frozenset({"kind", "operation_count", "digest", "ending"})
 _FOOTER_KEYS = {
-    3: frozenset({"kind", "operation_count", "digest", "ending"}),
-    4: frozenset({"kind", "operation_count", "digest", "ending", "unobserved", "attempted"}),
+    3: _FOOTER_KEYS_V4,
+    4: _FOOTER_KEYS_V4,
+    5: _FOOTER_KEYS_V4 | {"unobserved", "attempted"},
 }
 _ENDING_KEYS = frozenset({"status", "error_type", "message"})
 _UNOBSERVED_KEYS = frozenset(
@@ -488,6 +550,6 @@ def decode_footer(obj: dict[str, Any], version: int = TRACE_FORMAT_VERSION) -> T
             error_type=_optional_str(ending, "error_type", "footer ending"),
             message=_optional_str(ending, "message", "footer ending"),
         ),
-        unobserved=() if version == 3 else _decode_unobserved(obj),
-        attempted=None if version == 3 else _decode_attempted(obj),
+        unobserved=() if version < 5 else _decode_unobserved(obj),
+        attempted=None if version < 5 else _decode_attempted(obj),
     )

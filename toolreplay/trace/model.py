@@ -14,7 +14,7 @@ from toolreplay.portable import JsonValue
 
 __all__ = [
     "EFFECT_NAME_RULE",
-    "READABLE_TRACE_FORMAT_VERSIONS",
+    "READABLE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
     "AttemptedCall",
@@ -33,10 +33,11 @@ __all__ = [
 ]
 
 TRACE_FORMAT = "toolreplay.trace"
-TRACE_FORMAT_VERSION = 4
-READABLE_TRACE_FORMAT_VERSIONS = (3, 4)
-"""Every released format version the reader decodes (v3: no supplied/live origins and
-no branch footer fields)."""
+TRACE_FORMAT_VERSION = 5
+READABLE_FORMAT_VERSIONS = (3, 4, 5)
+"""Versions the reader accepts: 3 (before lanes and timing), 4 (lanes and timing; no
+supplied or live origins, no unobserved or attempted footer fields) and 5 (the one
+written)."""
 
 TraceMode = Literal["record", "fork"]
 
@@ -103,6 +104,10 @@ class Raised:
     args: list[JsonValue] | None
     status: Literal["error"] = field(default="error", init=False)
 
+    def to_dict(self) -> dict[str, JsonValue]:
+        """`{"type", "message", "args"}`: the `error` object of a trace line and a diff."""
+        return {"type": self.error_type, "message": self.message, "args": self.args}
+
 
 Outcome = Returned | Raised
 
@@ -120,6 +125,13 @@ class Operation:
     the source trace's operation (None for supplied and live calls). `line` is
     where the operation was read from (1-based), for error messages; it is not
     part of its value.
+
+    How the call ran, also not part of its value (another run schedules it
+    differently): `lane` names the task or thread that made the call (`main`,
+    `task-1`, `thread-1`, ...), `start_ns` and `end_ns` are when it started and
+    completed, in monotonic nanoseconds since the session opened. All three are
+    None for an operation read from a format 3 trace (or written by a tool that
+    did not observe the call).
     """
 
     logical_id: int
@@ -130,10 +142,24 @@ class Operation:
     patch_id: str | None = None
     source_logical_operation_id: int | None = None
     line: int | None = field(default=None, compare=False)
+    lane: str | None = field(default=None, compare=False)
+    start_ns: int | None = field(default=None, compare=False)
+    end_ns: int | None = field(default=None, compare=False)
 
     @property
     def effect(self) -> str:
         return self.identity.effect
+
+    def precedes(self, other: Operation) -> bool | None:
+        """Whether this call completed before `other` started; None without timing.
+
+        Two operations of one session of which neither precedes the other were
+        in flight at the same time: their order is the scheduler's choice.
+        """
+        end, start = self.end_ns, other.start_ns
+        if end is None or start is None or self.start_ns is None or other.end_ns is None:
+            return None
+        return end < start
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
+from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import fingerprint
 from toolreplay.trace.codec import (
     InvalidLine,
@@ -54,6 +55,7 @@ class Trace:
     __slots__ = (
         "_by_effect",
         "_by_identity",
+        "_lanes",
         "duplicates",
         "effects",
         "footer",
@@ -90,6 +92,7 @@ class Trace:
         self.effects = frozenset(f"{namespace}.{name}" for namespace, name in effects)
         self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
         self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
+        self._lanes: tuple[str, ...] | None = None
 
     @property
     def complete(self) -> bool:
@@ -113,6 +116,17 @@ class Trace:
             self._by_effect = by_effect
         return self._by_effect.get((namespace, name), ())
 
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes (tasks or threads) the operations ran on, in order of first appearance.
+
+        Empty when no operation carries a lane (a format 3 trace); more than one
+        when the recorded program called effects concurrently.
+        """
+        if self._lanes is None:
+            self._lanes = tuple(dict.fromkeys(op.lane for op in self.operations if op.lane))
+        return self._lanes
+
     def describe_state(self) -> str:
         """One sentence on completeness, for summaries and error messages."""
         count = len(self.operations)
@@ -127,34 +141,30 @@ class Trace:
         return state
 
 
+_NOT_FOUND_ADVICE: dict[str, str] = {
+    "missing": "check the path, or record one first",
+    "directory": "pass the path of a .trp file",
+    "not_regular": "pass a .trp file",
+}
+
+
 def read_trace(path: str | os.PathLike[str]) -> Trace:
     """Load and check a `.trp` trace file.
 
-    Raises `TraceNotFoundError` for a missing path or a directory, and
+    Raises `TraceNotFoundError` for a missing path, a directory or anything
+    else that is not a regular file (a pipe or a device is refused at once,
+    never read), `TraceError` when the file cannot be read, and
     `TraceFormatError` (naming file and line) for anything malformed, of an
     unknown format version, or failing its integrity check.
     """
     trace_path = Path(path)
-    if trace_path.exists() and not trace_path.is_dir() and not trace_path.is_file():
-        raise TraceNotFoundError(
-            f"{trace_path}: is not a regular file (a pipe or a device?); pass a .trp file",
-            path=trace_path,
-        )
     try:
-        data = trace_path.read_bytes()
-    except FileNotFoundError:
+        data = read_regular_file(trace_path, "trace")
+    except UnreadableFileError as error:
+        if error.kind == "os_error":
+            raise TraceError(f"{trace_path}: {error.problem}", path=trace_path) from None
         raise TraceNotFoundError(
-            f"{trace_path}: no such trace file; check the path, or record one first",
-            path=trace_path,
-        ) from None
-    except IsADirectoryError:
-        raise TraceNotFoundError(
-            f"{trace_path}: is a directory, not a trace file; pass the path of a .trp file",
-            path=trace_path,
-        ) from None
-    except OSError as error:
-        raise TraceError(
-            f"{trace_path}: cannot read the trace: {error.strerror or error}", path=trace_path
+            f"{trace_path}: {error.problem}; {_NOT_FOUND_ADVICE[error.kind]}", path=trace_path
         ) from None
     return parse_trace(trace_path, data)
 

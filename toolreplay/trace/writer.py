@@ -29,7 +29,7 @@ from toolreplay.trace.model import (
     UnobservedOperation,
 )
 
-__all__ = ["TraceWriter"]
+__all__ = ["TraceWriter", "check_new_trace_path"]
 
 
 class TraceWriter:
@@ -158,7 +158,18 @@ class TraceWriter:
         self.path.unlink(missing_ok=True)
 
 
-def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
+def check_new_trace_path(
+    path: Path,
+    *,
+    overwrite: bool = False,
+    if_exists: str = "choose another path or delete that file",
+) -> None:
+    """Raise the `TraceError` that creating a trace at `path` would raise, creating nothing.
+
+    For callers that refuse a bad output path before running anything (the
+    command line checks it before it imports the application). Creating the
+    trace checks again: the path may change in between.
+    """
     if path.is_dir():
         raise TraceError(
             f"{path}: is a directory; give the path of a .trp file to record into", path=path
@@ -167,6 +178,20 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
         raise TraceError(
             f"{path}: the folder {path.parent} does not exist; create it first", path=path
         )
+    if not overwrite and (path.exists() or path.is_symlink()):
+        raise _exists_error(path, if_exists)
+
+
+def _exists_error(path: Path, if_exists: str) -> TraceExistsError:
+    return TraceExistsError(
+        f"{path}: a trace already exists here, and traces are never overwritten "
+        f"silently; {if_exists}",
+        path=path,
+    )
+
+
+def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
+    check_new_trace_path(path, overwrite=True)
     # Exclusive creation: no check-then-open race with another recorder. The mode
     # is that of any new file (the umask applies); unbuffered, so a failed write
     # is never retried behind the writer's back.
@@ -175,10 +200,6 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
     try:
         return os.open(path, flags, 0o666)
     except FileExistsError:
-        raise TraceExistsError(
-            f"{path}: a trace already exists here, and traces are never overwritten "
-            f"silently; {if_exists}",
-            path=path,
-        ) from None
+        raise _exists_error(path, if_exists) from None
     except OSError as error:
         raise TraceError(f"{path}: cannot create the trace: {error.strerror}", path=path) from None

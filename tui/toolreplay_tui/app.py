@@ -69,7 +69,7 @@ from toolreplay_tui.screens.help import HelpScreen, HelpSection
 from toolreplay_tui.screens.patches import PatchesScreen
 from toolreplay_tui.screens.promote import PromoteScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
-from toolreplay_tui.widgets.detail import ValueInput, output_of
+from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
@@ -792,7 +792,10 @@ class ToolReplayApp(App[None]):
         return [
             ("Operation list", OperationList.BINDINGS),
             ("Browse", BrowseScreen.BINDINGS),
-            ("Output values (detail pane)", [*ValueView.BINDINGS, *ValueInput.BINDINGS]),
+            (
+                "Output values (detail pane)",
+                [*ValueView.BINDINGS, *ValueInput.BINDINGS, *DetailPane.BINDINGS],
+            ),
             ("Everywhere", self.BINDINGS),
             ("Output editor", EditorScreen.BINDINGS),
             ("Running a fork or replay", RunScreen.BINDINGS),

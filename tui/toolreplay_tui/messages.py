@@ -8,14 +8,11 @@ watch the app's reactive attributes (`trace`, `load_error`, `runner`, `notice`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from toolreplay import JsonValue, Operation, Patch
-
-if TYPE_CHECKING:
-    from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
+from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
 
 __all__ = [
     "Notice",
@@ -38,61 +35,54 @@ class Notice:
     error: bool = False
 
 
+@dataclass
 class PatchEdited(Message):
     """The user set the output of `operation` to `value`: make it a pending patch."""
 
-    def __init__(self, operation: Operation, value: JsonValue) -> None:
-        super().__init__()
-        self.operation = operation
-        self.value = value
+    operation: Operation
+    value: JsonValue
 
 
+@dataclass
 class PatchChangeRequested(Message):
     """From the patches list: `edit` or `remove` `patch`, or `undo` the last removal."""
 
-    def __init__(self, change: str, patch: Patch | None) -> None:
-        super().__init__()
-        self.change = change
-        self.patch = patch
+    change: str
+    patch: Patch | None
 
 
+@dataclass
 class PatchRemovalRequested(Message):
     """The user asked to drop the pending patch on `operation`."""
 
-    def __init__(self, operation: Operation) -> None:
-        super().__init__()
-        self.operation = operation
+    operation: Operation
 
 
+@dataclass
 class OutputEditRequested(Message):
     """Edit the output of `operation`: in the built-in editor, or in `$EDITOR` (`external`)."""
 
-    def __init__(self, operation: Operation, *, external: bool = False) -> None:
-        super().__init__()
-        self.operation = operation
-        self.external = external
+    operation: Operation
+    external: bool = False
 
 
+@dataclass
 class RunStarted(Message):
     """A child process started: the app kills it when the user quits."""
 
-    def __init__(self, handle: RunHandle) -> None:
-        super().__init__()
-        self.handle = handle
+    handle: RunHandle
 
 
+@dataclass
 class RunFinished(Message):
     """A replay or fork ended."""
 
-    def __init__(self, request: RunRequest, result: RunResult) -> None:
-        super().__init__()
-        self.request = request
-        self.result = result
+    request: RunRequest
+    result: RunResult
 
 
+@dataclass
 class PromoteFinished(Message):
     """A promote ended."""
 
-    def __init__(self, result: RunResult) -> None:
-        super().__init__()
-        self.result = result
+    result: RunResult

@@ -7,7 +7,6 @@ one, by bisection.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
@@ -18,9 +17,8 @@ from toolreplay import (
     FieldDifference,
     Operation,
     Returned,
-    Trace,
 )
-from toolreplay.diff import DIFFERENCE_TYPES, DifferenceType
+from toolreplay.diff import DIFFERENCE_TYPES, DifferenceType, describe_trace
 from toolreplay.portable import JsonValue, preview
 
 __all__ = [
@@ -108,15 +106,6 @@ def _field_side(
     return f"{head} {shown} at {path}"
 
 
-def describe_trace(trace: Trace, label: str) -> str:
-    """`refund.trp (record, 3 operations, complete[, ended with <type>])`."""
-    state = "complete" if trace.complete else "incomplete"
-    footer = trace.footer
-    if footer is not None and footer.ending.status == "raised":
-        state += f", ended with {footer.ending.error_type}"
-    return f"{label} ({trace.header.mode}, {len(trace)} operations, {state})"
-
-
 @dataclass(frozen=True, slots=True)
 class DiffRow:
     """What one line of the side-by-side view shows."""
@@ -132,10 +121,7 @@ class DiffRow:
 
 
 def _shown(value: JsonValue, present: bool, width: int) -> str:
-    if not present:
-        return "(absent)"
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= width else text[: width - 3] + "..."
+    return preview(value, width) if present else "(absent)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from toolreplay.errors import NonPortableValueError
-from toolreplay.portable import JsonValue, ensure_portable
+from toolreplay import JsonTextError, JsonValue, parse_json_text
 
 __all__ = ["JsonProblem", "ParsedJson", "format_json", "parse_portable"]
 
@@ -42,48 +41,18 @@ class ParsedJson:
         return self.problem is None
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicates(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
-    result: dict[str, JsonValue] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
 def parse_portable(text: str, *, what: str = "the value") -> ParsedJson:
     """Read `text` as one portable JSON value (never raises).
 
-    Refused: invalid JSON (with its position), an empty text, a key given twice
-    in one object (JSON would silently keep the last), `NaN`/`Infinity` and
-    anything else `toolreplay.ensure_portable` refuses (with its JSON path).
+    The rules are `toolreplay.parse_json_text`'s: refused are invalid JSON (with
+    its position), an empty text, a key given twice in one object, `NaN`/
+    `Infinity` and anything else `toolreplay.ensure_portable` refuses (with its
+    JSON path).
     """
-    if not text.strip():
-        return ParsedJson(problem=JsonProblem(f"{what} is empty: type a JSON value", 1, 1))
     try:
-        loaded = json.loads(text, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as error:
-        return ParsedJson(
-            problem=JsonProblem(f"not valid JSON: {error.msg}", error.lineno, error.colno)
-        )
-    except _DuplicateKey as error:
-        key = json.dumps(error.key, ensure_ascii=False)
-        return ParsedJson(problem=JsonProblem(f"the key {key} is given twice in one object"))
-    except RecursionError:
-        return ParsedJson(problem=JsonProblem("nested too deeply to read"))
-    except ValueError as error:  # an integer literal longer than Python converts
-        return ParsedJson(problem=JsonProblem(f"not portable JSON: {error}"))
-    try:
-        value = ensure_portable(loaded, what=what)
-    except NonPortableValueError as error:
-        return ParsedJson(problem=JsonProblem(str(error)))
-    return ParsedJson(value=value)
+        return ParsedJson(value=parse_json_text(text, what=what))
+    except JsonTextError as error:
+        return ParsedJson(problem=JsonProblem(error.reason, error.line, error.column))
 
 
 def format_json(value: JsonValue, *, indent: int | None = 2) -> str:

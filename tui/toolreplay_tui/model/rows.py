@@ -21,15 +21,22 @@ from toolreplay_tui.model.search import first_match, scan_matches
 from toolreplay_tui.model.trace_file import TraceFile
 
 __all__ = [
+    "TIMELINE_RADIUS",
     "Marker",
     "OperationRow",
     "OperationRows",
     "marker_of",
+    "timeline_bar",
 ]
 
 Marker = Literal["recorded", "patched", "pending"]
 """Where the row's outcome comes from: the recording, a patch in this (branch) trace,
 or a patch pending in the debugger that the next fork will apply."""
+
+TIMELINE_RADIUS = 8
+"""The timeline shows the visible rows this many positions around the cursor."""
+
+_SPAN, _IDLE = "━", "·"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +50,23 @@ class OperationRow:
     status: Literal["ok", "error"]
     marker: Marker
     preview: str
+    lane: str | None = None
+
+
+def timeline_bar(operation: Operation, window: tuple[int, int], width: int) -> str:
+    """`operation`'s start-to-end span drawn in `width` cells over the time `window`.
+
+    `━` where the call was in flight, `·` elsewhere; at least one `━` cell, so an
+    instantaneous call still shows where it happened. Blank without timing.
+    """
+    start, end = operation.start_ns, operation.end_ns
+    if start is None or end is None or width <= 0:
+        return " " * max(width, 0)
+    first, last = window
+    span = max(last - first, 1)
+    begin = min(width - 1, max(0, (start - first) * width // span))
+    finish = min(width, max(begin + 1, -(-(end - first) * width // span)))
+    return _IDLE * begin + _SPAN * (finish - begin) + _IDLE * (width - finish)
 
 
 def marker_of(operation: Operation, pending: Container[OperationIdentity]) -> Marker:
@@ -69,6 +93,12 @@ class OperationRows:
         """Whether a filter's scan is still adding matches."""
         self._matches: array[int] | None = None
 
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes the operations ran on (found while indexing); the list shows them
+        when there are several."""
+        return self.trace.lanes
+
     def __len__(self) -> int:
         return len(self.operations) if self._matches is None else len(self._matches)
 
@@ -88,6 +118,9 @@ class OperationRows:
             return min(index, count - 1)
         return min(bisect_left(self._matches, index), count - 1)
 
+    def operation_at(self, position: int) -> Operation:
+        return self.operations[self.index_at(position)]
+
     def row(self, position: int, pending: Container[OperationIdentity] = ()) -> OperationRow:
         index = self.index_at(position)
         try:
@@ -103,7 +136,35 @@ class OperationRows:
             status="error" if isinstance(outcome, Raised) else "ok",
             marker=marker_of(operation, pending),
             preview=preview(operation.inputs, self.preview_width),
+            lane=operation.lane,
         )
+
+    @property
+    def concurrent(self) -> bool:
+        """Whether the trace ran on more than one lane (tasks or threads)."""
+        return len(self.lanes) > 1
+
+    def neighbourhood(self, cursor: int) -> range:
+        """The visible positions the timeline covers around the cursor's position."""
+        return range(max(0, cursor - TIMELINE_RADIUS), min(len(self), cursor + TIMELINE_RADIUS + 1))
+
+    def timeline_window(self, cursor: int) -> tuple[int, int] | None:
+        """The time span (ns) of the cursor's neighbourhood, None when nothing there is timed."""
+        starts: list[int] = []
+        ends: list[int] = []
+        for position in self.neighbourhood(cursor):
+            operation = self.operation_at(position)
+            if operation.start_ns is not None and operation.end_ns is not None:
+                starts.append(operation.start_ns)
+                ends.append(operation.end_ns)
+        return (min(starts), max(ends)) if starts else None
+
+    def timeline(self, position: int, cursor: int, width: int) -> str:
+        """The timeline cell of the row at `position`; blank outside the neighbourhood."""
+        window = self.timeline_window(cursor)
+        if window is None or position not in self.neighbourhood(cursor):
+            return " " * width
+        return timeline_bar(self.operation_at(position), window, width)
 
     # --- the filter --------------------------------------------------------------------
 

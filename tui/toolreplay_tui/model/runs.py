@@ -238,7 +238,7 @@ def parse_document(
 
 
 class WarmRunner:
-    """The client of one warm runner child (`toolreplay_tui.warm`).
+    """The client of one warm runner child (`toolreplay.cli.warm`).
 
     The child imports the command line and the application once; each run is a
     fresh process forked from it, in its own process group, so a run is isolated
@@ -270,7 +270,7 @@ class WarmRunner:
         self.close()
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONIOENCODING", "utf-8")
-        argv = [self.python, "-m", "toolreplay_tui.warm"]
+        argv = [self.python, "-m", "toolreplay.cli.warm"]
         if self.runner:
             argv += [self.runner, *([str(self.trace)] if self.trace is not None else [])]
         process = subprocess.Popen(

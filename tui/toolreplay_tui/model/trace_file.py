@@ -17,6 +17,8 @@ only ever read.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import threading
 from array import array
 from bisect import bisect_right
@@ -59,6 +61,10 @@ CHUNK_BYTES = 1 << 20
 PAGE_LINES = 64
 """Operations decoded together when one of them is asked for (one read, one page)."""
 CACHED_PAGES = 64
+
+
+_LANE = re.compile(rb',"lane":"((?:[^"\\\n]|\\.)*)","start_ns":\d+,"end_ns":\d+}\r?$', re.M)
+"""An operation line's lane, as the writer ends every line of a format 4 trace."""
 
 
 def _never() -> bool:
@@ -125,6 +131,7 @@ class TraceFile:
         self._lock = threading.Lock()
         self._handle: BinaryIO = path.open("rb")
         self._pages: OrderedDict[int, list[Operation | TraceFormatError]] = OrderedDict()
+        self._lanes: dict[bytes, str] = {}
         self.operations = TraceOperations(self)
 
     # --- opening -----------------------------------------------------------------------
@@ -243,7 +250,9 @@ class TraceFile:
                     break
                 # Each newline starts the next line; the one at the end of the
                 # operations starts the footer (or the torn line), which is no operation.
-                lengths = map((1).__add__, map(len, chunk[:cut].split(b"\n")))
+                lines = chunk[:cut].split(b"\n")
+                self._note_lanes(chunk[:cut], len(lines))
+                lengths = map((1).__add__, map(len, lines))
                 starts = array("q", islice(accumulate(lengths, initial=position), 1, None))
                 self._scanned = starts[-1]
                 if starts[-1] >= self._body_end:
@@ -254,6 +263,21 @@ class TraceFile:
                 handle.seek(self._scanned)
         if limit is None or self._scanned >= self._body_end:
             self._indexed = True
+
+    def _note_lanes(self, data: bytes, lines: int) -> None:
+        if len(self._lanes) == 1:
+            (only,) = self._lanes
+            if data.count(b',"lane":"' + only + b'","start_ns":') == lines:
+                return  # the common case: every call on the one lane seen so far
+        for raw in dict.fromkeys(_LANE.findall(data)):
+            if raw not in self._lanes:
+                self._lanes[raw] = json.loads(b'"' + raw + b'"')
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes (tasks or threads) of the operations indexed so far, in order of
+        first appearance; empty for a format 3 trace."""
+        return tuple(self._lanes.values())
 
     def __len__(self) -> int:
         """Operations indexed so far (all of them once `indexed`)."""

@@ -162,6 +162,12 @@ class BrowseScreen(Screen[None]):
         listing = self.operations
         if rows is not None and not rows.filtered and listing.row_count() != listing.shown_count:
             listing.rows_changed()
+            self._show_list_header()
+
+    def _show_list_header(self) -> None:
+        self.query_one("#list-header", Static).update(
+            Text(self.operations.header_text(), style="bold")
+        )
 
     def _trace_changed(self, trace: TraceFile | None) -> None:
         app = debugger(self)
@@ -170,7 +176,7 @@ class BrowseScreen(Screen[None]):
         self.show_header()
         listing = self.operations
         listing.set_rows(app.rows, app.pending, effect_width=app.effect_width)
-        self.query_one("#list-header", Static).update(Text(listing.header_text(), style="bold"))
+        self._show_list_header()
         self.show_status()
 
     def _notice_changed(self, notice: Notice) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Static, TextArea
 
-from toolreplay.runners import RUNNER_PATTERN
+from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
 from toolreplay_tui.model.jsontext import parse_portable
@@ -21,8 +20,6 @@ from toolreplay_tui.model.promotion import PromoteDefaults, case_folder
 from toolreplay_tui.widgets.run_panel import RunPanel
 
 __all__ = ["PromoteScreen"]
-
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class PromoteScreen(Screen[None]):
@@ -106,7 +103,7 @@ class PromoteScreen(Screen[None]):
             return
         name, folder, runner = self._value("name"), self._value("folder"), self._value("runner")
         area = self.query_one("#promote-expected", TextArea)
-        if not _NAME.fullmatch(name):
+        if not CASE_NAME_PATTERN.fullmatch(name):
             self._problem(
                 "case name: 1-128 letters, digits, '_', '-' or '.', starting with a letter or digit"
             )

@@ -2,6 +2,10 @@
 
 `enter` on a value of the output opens a one-line editor for just that value;
 the patch it makes still replaces the complete output (the rest copied as is).
+A model call (OpenAI Responses or Chat Completions) shows a readable transcript in
+place of its raw inputs, with the output path of each received value; `t` switches
+between the transcript and the raw inputs. The raw output stays below, where edits
+and JSON-path patches work as for any operation.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from textual.widgets import Input, Static
 from toolreplay import ErrorPatch, JsonValue, Operation, Patch, Raised, Returned
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
+from toolreplay_tui.model.transcript import transcript_of
+from toolreplay_tui.widgets.transcript_view import render_transcript
 from toolreplay_tui.widgets.value_view import ValueView
 
 __all__ = ["DetailPane", "ValueInput", "output_of"]
@@ -62,6 +68,12 @@ class ValueInput(Input):
 class DetailPane(Vertical):
     """What the selected operation is, where it comes from, what it took and returned."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "t", "toggle_transcript", "Model call: transcript or raw inputs", id="detail.transcript"
+        ),
+    ]
+
     class ValueEdited(Message):
         """The value at `path` of the operation's output was edited to `value`."""
 
@@ -84,6 +96,7 @@ class DetailPane(Vertical):
         self.patch: Patch | None = None
         self._editing: JsonPath | None = None
         self._edit_start = ""
+        self._raw_inputs = False  # model calls: raw inputs instead of the transcript
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-info-scroll"):
@@ -157,12 +170,23 @@ class DetailPane(Vertical):
                     ("raised    ", "dim"), (f"{outcome.error_type}: {outcome.message}", "red")
                 )
             )
-        lines.append(Text("inputs", style="dim"))
+        transcript = transcript_of(operation.effect, operation.inputs, output_of(operation, patch))
+        if transcript is not None and not self._raw_inputs:
+            lines.append(Text("transcript  (t shows the raw inputs)", style="dim"))
+            return Group(*lines, render_transcript(transcript))
+        hint = "  (t shows the transcript)" if transcript is not None else ""
+        lines.append(Text(f"inputs{hint}", style="dim"))
         inputs = JSON(format_json(operation.inputs))
         inputs.text.no_wrap = False  # a long prompt wraps instead of running off the pane
         inputs.text.overflow = "fold"
         renderables: list[RenderableType] = [*lines, inputs]
         return Group(*renderables)
+
+    def action_toggle_transcript(self) -> None:
+        self._raw_inputs = not self._raw_inputs
+        operation = self.operation
+        if operation is not None:
+            self.query_one("#detail-info", Static).update(self._info(operation, self.patch))
 
     def _show_path(self, path: JsonPath | None) -> None:
         label = self.query_one("#detail-path", Static)

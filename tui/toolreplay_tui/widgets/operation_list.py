@@ -1,4 +1,9 @@
-"""The operation list: index, effect, ok/error, where the outcome comes from, inputs."""
+"""The operation list: index, effect, ok/error, where the outcome comes from, inputs.
+
+A trace that ran on several lanes (tasks, threads) adds two columns: the lane
+of each call, and a compact timeline of the calls around the cursor, each row
+drawing when its call was in flight within the time those calls span.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 __all__ = ["OperationList"]
 
 _MARKER_TEXT = {"recorded": "recorded", "patched": "patched", "pending": "pending*"}
+TIMELINE_WIDTH = 12
 
 
 class OperationList(CursorList):
@@ -57,6 +63,7 @@ class OperationList(CursorList):
         self.pending: Container[OperationIdentity] = ()
         self._index_width = 1
         self._effect_width = 6
+        self._lane_width = 0  # 0: one lane, no lane or timeline column
 
     def set_rows(
         self,
@@ -79,12 +86,17 @@ class OperationList(CursorList):
             # Wide enough for the last index (the footer's count while still indexing).
             total = self.rows.trace.expected_count or len(self.rows.operations)
             self._index_width = max(len(str(total - 1)), 1)
+            # Lanes are found while indexing: the lane column appears with the second one.
+            rows = self.rows
+            self._lane_width = max(4, *(len(lane) for lane in rows.lanes)) if rows.concurrent else 0
         super().rows_changed(cursor=cursor, center=center)
 
     def header_text(self) -> str:
+        lane = f"{'lane':<{self._lane_width}}  " if self._lane_width else ""
+        timeline = f"{'timeline':<{TIMELINE_WIDTH}}  " if self._lane_width else ""
         return (
-            f"{'#':>{self._index_width}}  {'effect':<{self._effect_width}}  "
-            f"{'status':<6}  {'origin':<8}  inputs"
+            f"{'#':>{self._index_width}}  {lane}{'effect':<{self._effect_width}}  "
+            f"{'status':<6}  {'origin':<8}  {timeline}inputs"
         )
 
     @property
@@ -107,6 +119,8 @@ class OperationList(CursorList):
             effect = effect[: self._effect_width - 1] + "…"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{row.logical_id:>{self._index_width}}  ")
+        if self._lane_width:
+            text.append(f"{row.lane or '':<{self._lane_width}}  ")
         text.append(f"{effect:<{self._effect_width}}  ")
         status_style = (
             self.get_component_rich_style("operation-list--error") if row.status == "error" else ""
@@ -120,10 +134,15 @@ class OperationList(CursorList):
             marker_style = self.get_component_rich_style("operation-list--patched")
         text.append(f"{_MARKER_TEXT[row.marker]:<8}", style=marker_style)
         text.append("  ")
+        if self._lane_width:
+            text.append(self.rows.timeline(position, self.cursor, TIMELINE_WIDTH))
+            text.append("  ")
         text.append(row.preview, style=self.get_component_rich_style("operation-list--dim"))
         return text
 
     def cursor_changed(self, position: int) -> None:
+        if self._lane_width:
+            self.refresh()  # the timeline follows the cursor's neighbourhood
         self.post_message(self.Highlighted(self.current_index))
 
     def action_open(self) -> None:

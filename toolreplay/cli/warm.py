@@ -1,6 +1,9 @@
 """A warm runner: a child that has already imported the command line and the application,
 and forks a fresh process for each run.
 
+It lives with the command line it hosts; the terminal UI starts it as
+`python -m toolreplay.cli.warm RUNNER TRACE` and speaks the protocol below.
+
 Starting `python -m toolreplay fork ...` costs a second or more in imports before the
 application's first line runs. The warm runner pays that once: it is started with
 the application's runner spec, imports `toolreplay.cli` and the runner's module (live
@@ -125,7 +128,7 @@ def _run_quietly(arguments: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m toolreplay_tui.warm [RUNNER [TRACE]]`: serve runs until stdin closes."""
+    """`python -m toolreplay.cli.warm [RUNNER [TRACE]]`: serve runs until stdin closes."""
     arguments = sys.argv[1:] if argv is None else argv
     from toolreplay.runners import import_from_working_directory, load_runner
 

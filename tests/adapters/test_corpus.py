@@ -1,0 +1,218 @@
+"""Real traffic: every pair of the corpus round-trips through `instrument()` identically.
+
+Each pair (`corpus/*.json`, recorded against the real API by other projects; the
+README lists the sources) is served three ways through the SDK's own resource method
+for its endpoint: to the plain SDK, to an instrumented client under `record`, and to
+an instrumented client under `replay` whose transport refuses every request. The
+three results (the parsed object's `model_dump`, every event of a stream, or the
+error's class, status and body) must be identical, and the replay must send nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+import toolreplay
+from examples.local_openai import HTTP, refusing
+from tests.adapters.support import async_client, sync_client
+from toolreplay.adapters.openai import instrument
+
+CORPUS = Path(__file__).parent / "corpus"
+BASE_URL = "https://api.openai.com/v1"
+
+
+def load_pairs() -> list[Any]:
+    pairs: list[Any] = []
+    for path in sorted(CORPUS.glob("*.json")):
+        document = json.loads(path.read_text())
+        for index, pair in enumerate(document["pairs"]):
+            pairs.append(pytest.param(pair, id=f"{path.stem}[{index}]"))
+    return pairs
+
+
+PAIRS = load_pairs()
+
+
+def serving(response: dict[str, Any]) -> Callable[[Any], Any]:
+    """A handler answering every request with the recorded response."""
+
+    def answer(request: Any) -> Any:
+        if "sse" in response:
+            return HTTP.Response(
+                response["status"],
+                content=response["sse"].encode(),
+                headers={"content-type": "text/event-stream"},
+            )
+        return HTTP.Response(response["status"], json=response["body"])
+
+    return answer
+
+
+def method_for(client: Any, request: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The SDK resource method of the request's endpoint, and its keyword arguments.
+
+    Body fields the installed SDK's method does not name go through `extra_body`, as
+    an application on an older SDK would send them.
+    """
+    path, method = request["path"], request["method"]
+    body: dict[str, Any] = dict(request["body"] or {})
+    endpoints: dict[str, Callable[..., Any]] = {
+        "/v1/responses": client.responses.create,
+        "/v1/responses/compact": client.responses.compact,
+        "/v1/responses/input_tokens": client.responses.input_tokens.count,
+        "/v1/chat/completions": client.chat.completions.create,
+        "/v1/completions": client.completions.create,
+        "/v1/embeddings": client.embeddings.create,
+        "/v1/images/generations": client.images.generate,
+        "/v1/conversations": client.conversations.create,
+        "/v1/moderations": client.moderations.create,
+    }
+    if method == "GET" and path.startswith("/v1/responses/"):
+        function = client.responses.retrieve
+        query = {k: {"true": True, "false": False}.get(v, v) for k, v in request["query"].items()}
+        body = {"response_id": path.rsplit("/", 1)[1], **query}
+    else:
+        function = endpoints[path]
+    accepted = inspect.signature(function).parameters
+    arguments = {k: v for k, v in body.items() if k in accepted}
+    extra = {k: v for k, v in body.items() if k not in accepted}
+    if extra:
+        arguments["extra_body"] = extra
+    return function, arguments
+
+
+def dump(value: Any) -> Any:
+    # Bodies the SDK types narrowly still parse (its models allow extra fields); the
+    # dump of such a value warns, which says nothing about the round trip.
+    return value.model_dump(mode="json", warnings=False)
+
+
+def observe(client: openai.OpenAI, request: dict[str, Any]) -> dict[str, Any]:
+    """What the application sees: the parsed value, the stream's events, or the error."""
+    function, arguments = method_for(client, request)
+    try:
+        result = function(**arguments)
+    except openai.APIStatusError as error:
+        return {"error": type(error).__name__, "status": error.status_code, "body": error.body}
+    if isinstance(result, openai.Stream):
+        return {"events": [dump(event) for event in result]}
+    return {"value": dump(result)}
+
+
+async def observe_async(client: openai.AsyncOpenAI, request: dict[str, Any]) -> dict[str, Any]:
+    function, arguments = method_for(client, request)
+    try:
+        result = await function(**arguments)
+    except openai.APIStatusError as error:
+        return {"error": type(error).__name__, "status": error.status_code, "body": error.body}
+    if isinstance(result, openai.AsyncStream):
+        return {"events": [dump(event) async for event in result]}
+    return {"value": dump(result)}
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_a_real_pair_round_trips_identically(pair: dict[str, Any], tmp_path: Path) -> None:
+    request, response = pair["request"], pair["response"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # see dump()
+        plain = observe(sync_client(serving(response), base_url=BASE_URL), request)
+        trace = tmp_path / "pair.trp"
+        with toolreplay.record(trace):
+            recorded = observe(
+                instrument(sync_client(serving(response), base_url=BASE_URL)), request
+            )
+        refused: list[Any] = []
+        with toolreplay.replay(trace):
+            replayed = observe(
+                instrument(sync_client(refusing(refused), base_url=BASE_URL)), request
+            )
+    assert recorded == plain
+    assert replayed == plain
+    assert refused == []
+    (operation,) = toolreplay.read_trace(trace).operations
+    assert operation.effect.startswith("openai.")
+
+
+STREAMS = [param for param in PAIRS if "sse" in param.values[0]["response"]]
+
+
+@pytest.mark.parametrize("pair", STREAMS)
+def test_a_real_stream_round_trips_identically_through_the_async_client(
+    pair: dict[str, Any], tmp_path: Path
+) -> None:
+    request, response = pair["request"], pair["response"]
+
+    async def three_ways() -> tuple[Any, Any, Any, list[Any]]:
+        plain = await observe_async(async_client(serving(response), base_url=BASE_URL), request)
+        trace = tmp_path / "pair.trp"
+        with toolreplay.record(trace):
+            recorded = await observe_async(
+                instrument(async_client(serving(response), base_url=BASE_URL)), request
+            )
+        refused: list[Any] = []
+        with toolreplay.replay(trace):
+            replayed = await observe_async(
+                instrument(async_client(refusing(refused), base_url=BASE_URL)), request
+            )
+        return plain, recorded, replayed, refused
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # see dump()
+        plain, recorded, replayed, sent = asyncio.run(three_ways())
+    assert recorded == plain
+    assert replayed == plain
+    assert sent == []
+
+
+def test_the_corpus_is_large_and_its_readme_lists_every_file() -> None:
+    files = sorted(CORPUS.glob("*.json"))
+    assert len(PAIRS) >= 150
+    readme = (CORPUS / "README.md").read_text()
+    for path in files:
+        source = json.loads(path.read_text())["source"]
+        assert f"`{path.name}`" in readme
+        assert source["licence"] in ("MIT", "Apache-2.0", "BSD-3-Clause")
+        assert source["repository"] in readme
+        assert len(source["commit"]) == 40
+
+
+MODEL_CALLS = [
+    param
+    for param in PAIRS
+    if param.values[0]["request"]["path"] in ("/v1/responses", "/v1/chat/completions")
+]
+
+
+def test_every_recorded_model_call_reads_as_a_transcript(tmp_path: Path) -> None:
+    """The debugger's transcript of real calls: every received value it shows is where
+    its path says, in the output as recorded."""
+    from toolreplay_tui.model.jsonpaths import get_at
+    from toolreplay_tui.model.transcript import transcript_of
+
+    shown = 0
+    for number, param in enumerate(MODEL_CALLS):
+        request, response = param.values[0]["request"], param.values[0]["response"]
+        trace = tmp_path / f"{number}.trp"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # see dump()
+            with toolreplay.record(trace):
+                observe(instrument(sync_client(serving(response), base_url=BASE_URL)), request)
+        (operation,) = toolreplay.read_trace(trace).operations
+        output = operation.outcome.value  # type: ignore[union-attr]  # recorded as returned
+        transcript = transcript_of(operation.effect, operation.inputs, output)
+        assert transcript is not None, param.id
+        assert transcript.status == response["status"], param.id
+        for entry in transcript.response:
+            if entry.path is not None and entry.kind in ("text", "refusal", "reasoning"):
+                assert get_at(output, entry.path) == entry.text, (param.id, entry)
+                shown += 1
+    assert shown > len(MODEL_CALLS) // 2

@@ -1,0 +1,50 @@
+"""examples/openai_agents_refund.py runs offline and tells the story it promises."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.adapters.real_clients import needs_openai_3
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "openai_agents_refund.py"
+
+pytestmark = needs_openai_3
+
+
+def test_the_agent_is_captured_replayed_forked_and_promoted_offline(tmp_path: Path) -> None:
+    # No credentials, and a proxy that goes nowhere: a request that escaped the
+    # example's local transports would fail loudly instead of passing by luck.
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("recorded:  {'order': 8812, 'billing': 'issued'")
+    assert lines[0].endswith("(2 model requests)")
+    assert [line.strip() for line in lines[1:5]] == [
+        "#0 openai.responses.create",
+        "#1 shop.order.lookup",
+        "#2 openai.responses.create",
+        "#3 billing.refund.issue",
+    ]
+    assert lines[5].endswith("(0 requests sent)")
+    assert "'billing': 'issued'" in lines[5]
+    assert "'billing': 'held_for_review'" in lines[6]
+    assert "'customer_told': 'Your refund is in review.'" in lines[6]
+    assert lines[6].endswith("(0 requests sent)")
+    assert lines[7].startswith("diff:      output_changed at billing.refund.issue occurrence 0")
+    assert lines[8].strip() == '$.output.status: source "issued", target "held_for_review"'
+    assert lines[9].startswith("promoted:  large_refund_is_held; pytest: 1 passed")
+    assert list(tmp_path.iterdir()) == []  # everything went to a temporary folder
