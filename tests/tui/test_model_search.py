@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,10 +60,10 @@ QUERIES = [
 
 
 @pytest.fixture
-def trace(tmp_path: Path) -> TraceFile:
-    opened = TraceFile.open(write_trace(tmp_path / "t.trp", CALLS))
-    opened.index()
-    return opened
+def trace(tmp_path: Path) -> Iterator[TraceFile]:
+    with TraceFile.open(write_trace(tmp_path / "t.trp", CALLS)) as opened:
+        opened.index()
+        yield opened
 
 
 def never() -> bool:

@@ -138,7 +138,9 @@ def scan_matches(
     for first, last, offset, data in trace.spans(start, cancelled, wait=wait):
         found: list[int] = []
         limit = last if stop is None else min(last, stop)
-        for begin, end in _candidate_lines(data, words):
+        for candidates, (begin, end) in enumerate(_candidate_lines(data, words), 1):
+            if candidates % 256 == 0 and cancelled():
+                return  # decoding candidates is the slow part: stop within it too
             index = trace.index_of_offset(offset + begin)
             if index >= limit:
                 break

@@ -367,12 +367,14 @@ class TraceFile:
     def spans(
         self, start: int, cancelled: Cancelled, *, wait: bool = True
     ) -> Iterator[tuple[int, int, int, bytes]]:
-        """`(first, stop, offset, bytes)` of successive runs of whole lines from `start`.
+        """`(first, stop, offset, bytes)` of successive runs of whole lines from `start`,
+        growing from `FIRST_SCREEN_BYTES` to `CHUNK_BYTES`.
 
         With `wait`, follows the index as it grows until every line is read;
         else stops at the lines indexed now. Stops when `cancelled()`.
         """
         position = start
+        size = FIRST_SCREEN_BYTES  # small runs first: the first results come at once
         while True:
             if cancelled() or self.closed:
                 return
@@ -382,7 +384,8 @@ class TraceFile:
                     return
                 self._closed.wait(0.02)  # indexing is ahead of us in a moment
                 continue
-            target = self._starts[position] + CHUNK_BYTES
+            target = self._starts[position] + size
+            size = min(2 * size, CHUNK_BYTES)
             stop = max(position + 1, min(available, bisect_right(self._starts, target) - 1))
             offset, data = self.read_lines(position, stop)
             yield position, stop, offset, data
