@@ -18,7 +18,6 @@ import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.files import UnreadableFileError, read_regular_file
@@ -32,14 +31,7 @@ from toolreplay.trace.codec import (
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
 
-__all__ = [
-    "Trace",
-    "TraceLineRules",
-    "check_fingerprint",
-    "check_footer",
-    "parse_trace",
-    "read_trace",
-]
+__all__ = ["Trace", "TraceLines", "parse_trace", "read_trace"]
 
 
 class Trace:
@@ -198,18 +190,10 @@ def _parse(path: Path, data: bytes) -> Trace:
     # newline is an unterminated final line.
     unterminated = lines.pop()
     last_number = len(lines) + (1 if unterminated else 0)
-
-    def fail(number: int, message: str) -> TraceFormatError:
-        return TraceFormatError(message, path=path, line=number)
-
     first = lines[0] if lines else unterminated
-    try:
-        header = decode_header(parse_line(first))
-    except InvalidLine as error:
-        raise fail(1, str(error)) from None
+    reader = TraceLines(path, first)
 
     operations: list[Operation] = []
-    rules = TraceLineRules(path, header)
     footer_offset = 0
     offset = len(first) + 1
     torn_line: int | None = None
@@ -218,26 +202,20 @@ def _parse(path: Path, data: bytes) -> Trace:
         body.append(unterminated)
     for index, line in enumerate(body):
         number = index + 2
-        try:
-            obj = parse_line(line)
-        except InvalidLine as error:
-            if number == last_number and unterminated and rules.footer is None:
-                torn_line = number
-                break
-            raise fail(number, str(error)) from None
-        operation = rules.decode(obj, number)
-        if operation is not None:
-            operations.append(operation)
+        item = reader.read(line, number, torn_possible=bool(unterminated) and number == last_number)
+        if isinstance(item, Operation):
+            operations.append(item)
+        elif item is None:
+            torn_line = number
+            break
         else:
             footer_offset = offset
         offset += len(line) + 1
 
-    footer = rules.footer
+    footer = reader.footer
     if footer is not None:
         covered = memoryview(data)[:footer_offset]
-        check_footer(
-            path,
-            footer,
+        reader.check_footer(
             len(operations),
             hashlib.sha256(covered).hexdigest(),
             crlf=lambda: b"\r\n" in data[:footer_offset],
@@ -245,30 +223,54 @@ def _parse(path: Path, data: bytes) -> Trace:
         )
     else:
         for operation in operations:
-            check_fingerprint(path, operation)
-    return Trace(path, header, operations, footer, torn_line)
+            reader.check_fingerprint(operation)
+    return Trace(path, reader.header, operations, footer, torn_line)
 
 
-class TraceLineRules:
-    """What may follow a trace's header, line by line, as `read_trace` enforces it.
+class TraceLines:
+    """A trace's lines decoded one at a time, under `read_trace`'s rules and messages.
 
-    `decode` takes each parsed line after the header in order, returns its
-    operation (None for the footer, kept in `footer`) and raises
-    `TraceFormatError` naming the file and line for a line that breaks a rule: a
-    malformed operation or footer, an unknown kind, a repeated `logical_id`, a
-    second footer or an operation after it. Shared by `read_trace` and by readers
-    that stream a trace without keeping its operations (the debugger's check).
+    For readers that stream a trace without keeping its operations (the debugger
+    opens a trace at once and checks it in the background); `read_trace` reads
+    through it too. Built from the header line (a bad one is a `TraceFormatError`
+    at line 1). Then:
+
+    - `read(line, number)`, for every following line in order, applies the rules
+      between lines (a repeated `logical_id`, a second footer, an operation after
+      it) and returns the operation or the footer (kept in `footer`), or None for
+      a torn last line set aside (only when `torn_possible`);
+    - `operation(line, number)` decodes one operation line on its own;
+    - `check_footer` and `check_fingerprint` are the integrity checks of a
+      complete and of an incomplete trace.
+
+    Every problem is a `TraceFormatError` naming the file and the line.
     """
 
     __slots__ = ("_seen_ids", "footer", "header", "path")
 
-    def __init__(self, path: Path, header: TraceHeader) -> None:
+    def __init__(self, path: Path, header_line: bytes) -> None:
         self.path = path
-        self.header = header
+        try:
+            self.header: TraceHeader = decode_header(parse_line(header_line))
+        except InvalidLine as error:
+            raise TraceFormatError(str(error), path=path, line=1) from None
         self.footer: TraceFooter | None = None
         self._seen_ids: set[int] = set()
 
-    def decode(self, obj: dict[str, Any], number: int) -> Operation | None:
+    def read(
+        self, line: bytes, number: int, *, torn_possible: bool = False
+    ) -> Operation | TraceFooter | None:
+        """The next line (number `number`, without its newline) under the rules.
+
+        `torn_possible`: it is the last line and has no newline, so if it does not
+        parse and no footer came before, it is a write torn by a crash (None).
+        """
+        try:
+            obj = parse_line(line)
+        except InvalidLine as error:
+            if torn_possible and self.footer is None:
+                return None
+            raise TraceFormatError(str(error), path=self.path, line=number) from None
         try:
             kind = obj.get("kind")
             if kind == "operation":
@@ -283,68 +285,72 @@ class TraceLineRules:
                 if self.footer is not None:
                     raise InvalidLine("a second footer")
                 self.footer = decode_footer(obj, self.header.format_version)
-                return None
+                return self.footer
             raise InvalidLine(
                 f'kind must be "operation" or "footer" after the header, found {kind!r}'
             )
         except InvalidLine as error:
             raise TraceFormatError(str(error), path=self.path, line=number) from None
 
+    def operation(self, line: bytes, number: int) -> Operation:
+        """Decode operation line `number` on its own (no rule between lines applies)."""
+        try:
+            return decode_operation(parse_line(line), number, self.header.format_version)
+        except InvalidLine as error:
+            raise TraceFormatError(str(error), path=self.path, line=number) from None
 
-def check_footer(
-    path: Path,
-    footer: TraceFooter,
-    operation_count: int,
-    digest: str,
-    *,
-    crlf: Callable[[], bool],
-    line: int,
-) -> None:
-    """Refuse a complete trace whose footer does not match what precedes it.
+    def check_footer(
+        self, operation_count: int, digest: str, *, crlf: Callable[[], bool], line: int
+    ) -> None:
+        """Refuse a complete trace whose footer does not match what precedes it.
 
-    `digest` is the SHA-256 (hex) of every byte before the footer line;
-    `crlf()` says whether those bytes hold a CRLF line ending (asked only on a
-    mismatch); `line` is the footer's line number.
-    """
-    remedy = (
-        "the trace was changed after it was written. If you edited it on purpose, delete "
-        "its last line (the footer): it is then read as an incomplete trace whose "
-        "fingerprints are checked one by one"
-    )
-    if footer.operation_count != operation_count:
-        raise TraceFormatError(
-            f"the footer counts {footer.operation_count} operations but the trace holds "
-            f"{operation_count}; {remedy}",
-            path=path,
-            line=line,
+        `digest` is the SHA-256 (hex) of every byte before the footer line;
+        `crlf()` says whether those bytes hold a CRLF line ending (asked only on a
+        mismatch); `line` is the footer's line number.
+        """
+        footer = self.footer
+        if footer is None:
+            raise ValueError("check_footer needs the footer: read the lines first")
+        path = self.path
+        remedy = (
+            "the trace was changed after it was written. If you edited it on purpose, delete "
+            "its last line (the footer): it is then read as an incomplete trace whose "
+            "fingerprints are checked one by one"
         )
-    if digest != footer.digest and crlf():
-        raise TraceFormatError(
-            "the footer digest does not match because the line endings were converted to "
-            "CRLF (by git's autocrlf?); traces are byte-exact: restore the original file and "
-            'add "*.trp -text" to .gitattributes',
-            path=path,
-            line=line,
-        )
-    if digest != footer.digest:
-        raise TraceFormatError(
-            f"the footer digest {footer.digest[:16]}... does not match the content "
-            f"({digest[:16]}...); {remedy}",
-            path=path,
-            line=line,
-        )
+        if footer.operation_count != operation_count:
+            raise TraceFormatError(
+                f"the footer counts {footer.operation_count} operations but the trace holds "
+                f"{operation_count}; {remedy}",
+                path=path,
+                line=line,
+            )
+        if digest != footer.digest and crlf():
+            raise TraceFormatError(
+                "the footer digest does not match because the line endings were converted to "
+                "CRLF (by git's autocrlf?); traces are byte-exact: restore the original file "
+                'and add "*.trp -text" to .gitattributes',
+                path=path,
+                line=line,
+            )
+        if digest != footer.digest:
+            raise TraceFormatError(
+                f"the footer digest {footer.digest[:16]}... does not match the content "
+                f"({digest[:16]}...); {remedy}",
+                path=path,
+                line=line,
+            )
 
-
-def check_fingerprint(path: Path, operation: Operation) -> None:
-    """Refuse an operation (of an incomplete trace) whose inputs do not hash to its fingerprint."""
-    actual = fingerprint(operation.inputs)
-    if actual != operation.identity.fingerprint:
-        raise TraceFormatError(
-            f"operation {operation.logical_id} ({operation.effect}) has fingerprint "
-            f"{operation.identity.fingerprint[:16]}... but its inputs hash to "
-            f"{actual[:16]}...; the inputs were edited without updating the fingerprint. "
-            "Set fingerprint to the SHA-256 of the canonical JSON of the inputs, or "
-            "re-record the trace",
-            path=path,
-            line=operation.line,
-        )
+    def check_fingerprint(self, operation: Operation) -> None:
+        """Refuse an operation (of an incomplete trace) whose inputs do not hash to its
+        fingerprint."""
+        actual = fingerprint(operation.inputs)
+        if actual != operation.identity.fingerprint:
+            raise TraceFormatError(
+                f"operation {operation.logical_id} ({operation.effect}) has fingerprint "
+                f"{operation.identity.fingerprint[:16]}... but its inputs hash to "
+                f"{actual[:16]}...; the inputs were edited without updating the fingerprint. "
+                "Set fingerprint to the SHA-256 of the canonical JSON of the inputs, or "
+                "re-record the trace",
+                path=self.path,
+                line=operation.line,
+            )

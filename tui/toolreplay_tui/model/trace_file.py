@@ -29,17 +29,16 @@ from itertools import accumulate, islice
 from pathlib import Path
 from typing import BinaryIO, Literal, overload
 
-from toolreplay import Operation, OperationIdentity, TraceError, TraceFormatError
-from toolreplay.errors import TraceNotFoundError
-from toolreplay.trace import TraceFooter, TraceHeader
-from toolreplay.trace.codec import (
-    InvalidLine,
-    decode_footer,
-    decode_header,
-    decode_operation,
-    parse_line,
+from toolreplay import (
+    Operation,
+    OperationIdentity,
+    TraceError,
+    TraceFooter,
+    TraceFormatError,
+    TraceHeader,
+    TraceLines,
+    TraceNotFoundError,
 )
-from toolreplay.trace.reader import TraceLineRules, check_fingerprint, check_footer
 
 __all__ = [
     "CHUNK_BYTES",
@@ -108,15 +107,18 @@ class TraceFile:
     def __init__(
         self,
         path: Path,
-        header: TraceHeader,
+        lines: TraceLines,
         size: int,
         header_end: int,
         body_end: int,
         footer: TraceFooter | None,
         torn: bool,
+        header_line: bytes,
     ) -> None:
         self.path = path
-        self.header = header
+        self._lines = lines  # decodes single lines; `check` uses its own
+        self._header_line = header_line
+        self.header: TraceHeader = lines.header
         self.size = size
         self.footer = footer
         """The footer, read from the end of the file when the trace was opened."""
@@ -164,42 +166,37 @@ class TraceFile:
                         "recording never wrote a line)",
                         path=path,
                     )
-                try:
-                    header = decode_header(parse_line(head.rstrip(b"\n")))
-                except InvalidLine as error:
-                    raise TraceFormatError(str(error), path=path, line=1) from None
+                header_line = head.rstrip(b"\n")
+                lines = TraceLines(path, header_line)
                 header_end = len(head)
                 footer, body_end, torn = None, size, False
                 if size > header_end:
                     start, last, terminated = _tail_line(handle, size)
                     footer, body_end, torn = cls._classify_tail(
-                        last, start, terminated, header.format_version, size
+                        TraceLines(path, header_line), last, start, terminated, size
                     )
         except OSError as error:
             raise TraceError(
                 f"{path}: cannot read the trace: {error.strerror or error}", path=path
             ) from None
-        trace = cls(path, header, size, header_end, body_end, footer, torn)
+        trace = cls(path, lines, size, header_end, body_end, footer, torn, header_line)
         trace.index(limit=first_screen)
         return trace
 
     @staticmethod
     def _classify_tail(
-        last: bytes, start: int, terminated: bool, version: int, size: int
+        lines: TraceLines, last: bytes, start: int, terminated: bool, size: int
     ) -> tuple[TraceFooter | None, int, bool]:
         """(footer, where the operations end, torn) from the last line."""
         try:
-            obj = parse_line(last)
-        except InvalidLine:
-            # Unterminated and unreadable: a write torn by a crash, set aside as
-            # read_trace does. Terminated: a bad operation line `check` reports.
-            return (None, start, True) if not terminated else (None, size, False)
-        if obj.get("kind") != "footer":
-            return None, size, False
-        try:
-            return decode_footer(obj, version), start, False
-        except InvalidLine:
-            return None, size, False  # `check` names the problem
+            item = lines.read(last, 0, torn_possible=not terminated)
+        except TraceFormatError:
+            return None, size, False  # a bad last line: `check` names it
+        if item is None:
+            return None, start, True  # a write torn by a crash, set aside as read_trace does
+        if isinstance(item, TraceFooter):
+            return item, start, False
+        return None, size, False
 
     # --- indexing ----------------------------------------------------------------------
 
@@ -322,11 +319,7 @@ class TraceFile:
 
     def decode_line(self, line: bytes, index: int) -> Operation:
         """Decode operation `index`'s line; a bad one raises `TraceFormatError` naming it."""
-        number = index + 2
-        try:
-            return decode_operation(parse_line(line), number, self.header.format_version)
-        except InvalidLine as error:
-            raise TraceFormatError(str(error), path=self.path, line=number) from None
+        return self._lines.operation(line, index + 2)
 
     def operation(self, index: int) -> Operation:
         """Operation `index`, decoded with its page on first use.
@@ -471,18 +464,13 @@ class TraceFile:
                 last = chunk[-1:]
                 position += len(chunk)
                 self.integrity = Integrity("checking", position / max(self._body_end, 1))
-        check_footer(
-            self.path,
-            self.footer,
-            len(self),
-            digest.hexdigest(),
-            crlf=lambda: crlf,
-            line=len(self) + 2,
-        )
+        lines = TraceLines(self.path, self._header_line)
+        lines.footer = self.footer  # decoded from the end of the file when it was opened
+        lines.check_footer(len(self), digest.hexdigest(), crlf=lambda: crlf, line=len(self) + 2)
         return True
 
     def _check_lines(self, cancelled: Cancelled, *, fingerprints: bool) -> bool:
-        rules = TraceLineRules(self.path, self.header)
+        rules = TraceLines(self.path, self._header_line)
         number = 1
         position = 0
         carry = b""
@@ -500,15 +488,11 @@ class TraceFile:
                     if number == 1:
                         number = 2  # the header, decoded when the file was opened
                         continue
-                    try:
-                        obj = parse_line(line)
-                    except InvalidLine as error:
-                        if not chunk and line is carry and rules.footer is None:
-                            return True  # a torn last line, set aside
-                        raise TraceFormatError(str(error), path=self.path, line=number) from None
-                    operation = rules.decode(obj, number)
-                    if operation is not None and fingerprints:
-                        check_fingerprint(self.path, operation)
+                    item = rules.read(line, number, torn_possible=not chunk and line is carry)
+                    if item is None:
+                        return True  # a torn last line, set aside
+                    if isinstance(item, Operation) and fingerprints:
+                        rules.check_fingerprint(item)
                     number += 1
                 self.integrity = Integrity("checking", min(position / max(self.size, 1), 1.0))
                 if not chunk:
