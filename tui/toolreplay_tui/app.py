@@ -21,6 +21,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.screen import Screen
+from textual.timer import Timer
 
 from toolreplay import (
     ErrorPatch,
@@ -180,6 +181,7 @@ class ToolReplayApp(App[None]):
         self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
         self._runs: list[RunHandle] = []
         self._after_check: tuple[str, Callable[[], None]] | None = None
+        self._poll: Timer | None = None  # watches the background work while it runs
         self.browse = BrowseScreen()
 
     def _absolute(self, path: Path) -> Path:
@@ -238,7 +240,8 @@ class ToolReplayApp(App[None]):
             self.background = state
         if state.integrity.state == "checking":
             return
-        self._poll.stop()
+        if self._poll is not None:
+            self._poll.stop()
         waiting, self._after_check = self._after_check, None
         if waiting is None:
             return
