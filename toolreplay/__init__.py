@@ -135,6 +135,7 @@ from toolreplay.trace import (
     Trace,
     TraceFooter,
     TraceHeader,
+    TraceLines,
     UnobservedOperation,
     read_trace,
 )
@@ -208,6 +209,7 @@ __all__ = [
     "TraceFooter",
     "TraceFormatError",
     "TraceHeader",
+    "TraceLines",
     "TraceNotFoundError",
     "TraceWriteError",
     "UnappliedPatchError",
