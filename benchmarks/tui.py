@@ -1,23 +1,30 @@
-"""TUI benchmark: how soon the debugger shows a big trace, and what jumping in it costs.
+"""TUI benchmark: how soon the debugger shows a big trace, what it keeps in memory, and filtering.
 
 Run with `uv run python -m benchmarks.tui` (see benchmarks/README.md). For each
-trace size N it starts `toolreplay_tui.app.ToolReplayApp` headless
-(`App.run_test(size=(120, 40))`) on a trace recorded with `toolreplay.record`
-and measures, side by side in one run:
+trace size N it writes a complete trace of N calls of `bench.kv.get` (with
+`write_kv_trace`: every line the trace codec's encoding) to a temporary
+directory and measures, side by side in one run, each in a fresh child process
+so that memory figures are that process's own:
 
-- first paint: from constructing the app to the first frame in which the
-  operation list drew its first row (the trace loaded off the event loop, rows
-  set), with the garbage collector off and, in a separate start, on;
-- `G`: from posting the key to the first frame in which the list drew its last
-  row with the cursor on it; then `k` (one row up) and `j` (back to the last
-  row), the same way.
+- `read_trace`: seconds to load the file with `toolreplay.read_trace`, and the
+  child's peak RSS;
+- the debugger, `toolreplay_tui.app.ToolReplayApp` headless
+  (`App.run_test(size=(120, 40))`): first rows, from constructing the app to the
+  first frame in which the operation list drew its first row; indexed and
+  checked, when the background index and the integrity check finished; the
+  child's peak RSS at the end (after the filters below);
+- `G` after indexing: from posting the key to the frame showing the last row
+  under the cursor;
+- filtering as you type: `777` (matches spread through the trace, the first at
+  operation 777), from posting the last key to the first frame showing a match;
+  the last operation's unique key (one match, at the end), from the last key to
+  the scan having read the whole trace; and a key typed while a scan runs, from
+  posting it to the filter field holding it.
 
 Frames are observed, not waited for: the app is a subclass that notes each frame
 the screen composes (`App._display`, called even headless), and the list's
-`render_line` notes which row it drew with the cursor on it. So no figure
-includes the 20 ms idle waits of `Pilot.pause()` and `Pilot.press()`, which are
-used only between timings. The targets are informational: the process exits 0
-whether they are met or not.
+`render_line` notes which row it drew with the cursor on it. The targets are
+informational: the process exits 0 whether they are met or not.
 
 With `--forks K`, it also times the fork round trip on the bundled incident
 (`examples/incident/refund.trp`, with the README walk's three patches pending):
@@ -31,13 +38,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
+import hashlib
 import inspect
+import json
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -46,49 +56,101 @@ from unittest import mock
 
 from rich.console import RenderableType
 from textual import events
-from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.strip import Strip
 from toolreplay_tui.app import ToolReplayApp
-from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.widgets.operation_list import OperationList
 
 import toolreplay
 from benchmarks import measure
+from toolreplay import Operation, OperationIdentity, Returned
+from toolreplay.trace import SessionEnding, TraceFooter, TraceHeader
+from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 
-__all__ = ["main"]
+__all__ = ["main", "write_kv_trace"]
 
-SIZES = (1_000, 10_000, 100_000)
-DEFAULT_REPEATS = 3
-"""Rounds per size, each one app start with gc off and one with gc on (more rounds for
-small sizes, see `measure.repeats_for`); 3 rather than 5 keeps a full run near a minute."""
-PRESSES = 5
-"""Timed presses of each key per app start; the best over all starts is kept."""
-KEYS = ("G", "k", "j")
-"""Timed in this order from the first row: to the last row, one up, one down again."""
+SIZES = (1_000, 100_000, 1_000_000)
+DEFAULT_REPEATS = 1
+"""Child processes per size and kind (the best is kept); 1 keeps a full run near a few minutes."""
+PRESSES = 3
+"""Timed presses of `G` per app start; the best is kept."""
 SCREEN_SIZE = (120, 40)
-TIMEOUT = 60.0
-"""Seconds to wait for any one frame before giving up (the app is broken then)."""
+TIMEOUT = 600.0
+"""Seconds to wait for any one frame or state before giving up (the app is broken then)."""
 
-FIRST_PAINT_TARGET_S = 1.0
-"""First paint at the largest N (100,000 by default), gc off: at most this."""
-FIRST_PAINT_TARGET_N = 100_000
-G_FLATNESS_TARGET = 3.0
-"""`G` cost at the largest N over the smallest: at most this (ideal 1.0)."""
-
-
-def kv_get_plain(key: str) -> dict[str, int]:
-    """The recorded effect: distinct inputs (`key`), a small output."""
-    return {"value": len(key)}
-
-
-kv_get = toolreplay.effect("bench.kv.get")(kv_get_plain)
+FIRST_ROWS_TARGET_S = 0.2
+FILTER_FIRST_TARGET_S = 0.3
+KEYSTROKE_TARGET_S = 0.1
+SPREAD_QUERY = "777"
+"""Filtered for first matches: keys and values holding 777 recur through the trace."""
+NEEDLE = "needle-at-the-end"
+"""The last operation's key: a query for it matches once, after a scan of the whole trace."""
+KEYS = 4096
+"""Distinct keys (`key-0000` ...) before they recur as later occurrences."""
 
 
-def write_trace(path: Path, n: int) -> None:
-    with toolreplay.record(path):
-        for i in range(n):
-            kv_get(f"key-{i:06d}")
+# --- writing traces ---------------------------------------------------------------------
+
+
+def _kv_operation(logical_id: int, key: str, occurrence: int, fingerprint: str) -> Operation:
+    identity = OperationIdentity("bench", "kv", fingerprint, occurrence)
+    return Operation(logical_id, identity, {"key": key}, Returned({"value": logical_id}))
+
+
+def write_kv_trace(path: Path, n: int) -> None:
+    """A complete trace of `n` calls `bench.kv(key=...) -> {"value": i}`, quickly.
+
+    The keys cycle through `KEYS` distinct values (later rounds are later
+    occurrences) and the last call's key is `NEEDLE`. Each line is the codec's
+    encoding of one operation: the codec encodes a template operation once, and
+    each line fills in its fields; the first and last lines are checked against
+    `encode_operation` of the real operation.
+    """
+    sentinels = {"logical_id": 9_876_543_210, "occurrence": 8_765_432_109, "value": 7_654_321_098}
+    template = encode_operation(
+        Operation(
+            sentinels["logical_id"],
+            OperationIdentity("bench", "kv", "f" * 64, sentinels["occurrence"]),
+            {"key": "KEY-SENTINEL"},
+            Returned({"value": sentinels["value"]}),
+        )
+    ).replace(b"%", b"%%")
+    template = template.replace(b'"logical_id":9876543210', b'"logical_id":%(id)d', 1)
+    template = template.replace(b'"occurrence":8765432109', b'"occurrence":%(occ)d', 1)
+    template = template.replace(b'"value":7654321098', b'"value":%(id)d', 1)
+    template = template.replace(b"f" * 64, b"%(fp)s", 1).replace(b"KEY-SENTINEL", b"%(key)s", 1)
+    keys = [f"key-{k:04d}" for k in range(KEYS)]
+    fingerprints = [toolreplay.fingerprint({"key": key}).encode() for key in keys]
+
+    def line(i: int) -> bytes:
+        if i == n - 1:
+            return encode_operation(
+                _kv_operation(i, NEEDLE, 0, toolreplay.fingerprint({"key": NEEDLE}))
+            )
+        k = i % KEYS
+        fields = {b"id": i, b"occ": i // KEYS, b"fp": fingerprints[k], b"key": keys[k].encode()}
+        return template % fields
+
+    for i in (0, min(KEYS + 1, n - 1)):
+        expected = _kv_operation(i, keys[i % KEYS], i // KEYS, fingerprints[i % KEYS].decode())
+        if i < n - 1 and line(i) != encode_operation(expected):
+            raise AssertionError(f"the template does not encode operation {i} as the codec does")
+    digest = hashlib.sha256()
+    header = TraceHeader(
+        trace_id=f"bench-tui-{n}",
+        mode="record",
+        library_version=toolreplay.__version__,
+        metadata={"benchmark": "benchmarks.tui", "runner": "bench:main"},
+    )
+    with path.open("wb") as out:
+        first = encode_header(header)
+        digest.update(first)
+        out.write(first)
+        for start in range(0, n, 8192):
+            block = b"".join(line(i) for i in range(start, min(n, start + 8192)))
+            digest.update(block)
+            out.write(block)
+        out.write(encode_footer(TraceFooter(n, digest.hexdigest(), SessionEnding("completed"))))
 
 
 # --- observing frames -----------------------------------------------------------------
@@ -96,21 +158,25 @@ def write_trace(path: Path, n: int) -> None:
 
 @dataclass(slots=True)
 class FrameProbe:
-    """What the screen painted: the first frame, and the frame showing the awaited row."""
+    """What the screen painted: the first frame in which `condition` held."""
 
     started: float = field(default_factory=time.perf_counter)
     first_frame: float | None = None
-    loaded: float | None = None
     target: int | None = None
     drawn: bool = False
+    condition: Callable[[], bool] | None = None
     painted: float | None = None
     event: asyncio.Event = field(default_factory=asyncio.Event)
     failed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set by the app when it fails (it then never paints the awaited frame)."""
 
-    def expect(self, row: int) -> None:
+    def expect_row(self, row: int) -> None:
         """Wait for a frame in which the list draws `row` with the cursor on it."""
-        self.target, self.drawn, self.painted = row, False, None
+        self.target, self.drawn = row, False
+        self.expect(lambda: self.drawn)
+
+    def expect(self, condition: Callable[[], bool]) -> None:
+        self.condition, self.painted = condition, None
         self.event.clear()
 
     def row_drawn(self, listing: OperationList, y: int) -> None:
@@ -123,11 +189,10 @@ class FrameProbe:
             self.drawn = True
 
     def frame(self) -> None:
-        now = time.perf_counter()
         if self.first_frame is None:
-            self.first_frame = now
-        if self.drawn and self.painted is None:
-            self.painted = now
+            self.first_frame = time.perf_counter()
+        if self.condition is not None and self.painted is None and self.condition():
+            self.painted = time.perf_counter()
             self.event.set()
 
     async def wait(self, what: str) -> float:
@@ -146,18 +211,14 @@ class FrameProbe:
 
 
 class BenchApp(ToolReplayApp):
-    """The debugger, noting when it has loaded the trace and each frame it composes."""
+    """The debugger, noting each frame it composes."""
 
     CSS_PATH = Path(inspect.getfile(ToolReplayApp)).with_name("app.tcss")
 
     def __init__(self, trace: Path, directory: Path) -> None:
         self.probe = FrameProbe()
-        super().__init__(trace, cwd=directory, blink_cursors=False)
+        super().__init__(trace, cwd=directory, blink_cursors=False, warm_runs=False)
         self.probe.failed = self._exception_event
-
-    def _loaded(self, trace: toolreplay.Trace, rows: OperationRows, effect_width: int) -> None:
-        self.probe.loaded = time.perf_counter()
-        super()._loaded(trace, rows, effect_width)
 
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         super()._display(screen, renderable)
@@ -176,80 +237,133 @@ def _noting_render_line(self: OperationList, y: int) -> Strip:
     return strip
 
 
-# --- one app start --------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class StartResult:
-    """Seconds, for one start of the app on one trace."""
-
-    first_frame: float
-    loaded: float
-    first_rows: float
-    keys: dict[str, list[float]]
-
-
-async def _press(app: BenchApp, key: str, row: int) -> float:
-    """Seconds from posting `key` to the frame showing the cursor on `row`."""
-    probe = app.probe
-    probe.expect(row)
-    event = events.Key(key, key)
+def _post_key(app: ToolReplayApp, key: str) -> float:
+    """Post `key` (as typed) to the app; the `time.perf_counter()` just before."""
+    character = key if len(key) == 1 else None
+    event = events.Key(key, character)
     event.set_sender(app)
-    start = time.perf_counter()
+    started = time.perf_counter()
     app.post_message(event)
-    return await probe.wait(f"row {row} under the cursor after {key!r}") - start
+    return started
 
 
-def _check(app: BenchApp, n: int, cursor: int) -> None:
-    listing = app.browse.operations
-    if app.trace is None or len(app.trace) != n or listing.row_count() != n:
-        raise RuntimeError(f"expected {n} operations listed, got {listing.row_count()}")
-    if listing.current_index != cursor:
-        raise RuntimeError(f"expected the cursor on {cursor}, got {listing.current_index}")
+async def _until(condition: Callable[[], object], what: str) -> float:
+    """Poll (every millisecond) until `condition()`; the `time.perf_counter()` then."""
+    deadline = time.perf_counter() + TIMEOUT
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"not within {TIMEOUT:g} s: {what}")
+        await asyncio.sleep(0.001)
+    return time.perf_counter()
 
 
-async def _settle(pilot: Pilot[None], app: BenchApp, n: int, cursor: int) -> None:
-    await pilot.pause()
-    _check(app, n, cursor)
-    if app.trace is None or app.browse.detail.operation is not app.trace.operations[cursor]:
-        raise RuntimeError(f"the detail pane does not show operation #{cursor}")
+def _peak_rss_mb() -> float:
+    """This process's peak resident set size (Linux reports kilobytes, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
-async def run_start(trace: Path, n: int, directory: Path, presses: int) -> StartResult:
-    """Start the app on `trace`; time the first paint, then `presses` rounds of G, k, j."""
-    app = BenchApp(trace, directory)
+# --- in a child process: one app start, or one read_trace --------------------------------
+
+
+async def _measure_app(trace: Path, n: int, presses: int) -> dict[str, float]:
+    app = BenchApp(trace, trace.parent)
     probe = app.probe
-    probe.expect(0)
-    keys: dict[str, list[float]] = {key: [] for key in KEYS}
+    probe.expect_row(0)
     async with app.run_test(size=SCREEN_SIZE) as pilot:
         first_rows = await probe.wait("the first row") - probe.started
-        await _settle(pilot, app, n, 0)
-        last = n - 1
+        indexed = await _until(lambda: app.background.indexed, "indexed") - probe.started
+        checked = (
+            await _until(lambda: app.background.integrity.state != "checking", "checked")
+            - probe.started
+        )
+        if app.background.integrity.state != "ok":
+            raise RuntimeError(f"the check failed: {app.background.integrity.problem}")
+        listing = app.browse.operations
+        rows = app.rows
+        assert rows is not None
+        await pilot.pause()
+        if listing.row_count() != n:
+            raise RuntimeError(f"expected {n} operations listed, got {listing.row_count()}")
+        g_times: list[float] = []
         for _ in range(presses):
-            keys["G"].append(await _press(app, "G", last))
-            await _settle(pilot, app, n, last)
-            keys["k"].append(await _press(app, "k", last - 1))
-            await _settle(pilot, app, n, last - 1)
-            keys["j"].append(await _press(app, "j", last))
-            await _settle(pilot, app, n, last)
+            probe.expect_row(n - 1)
+            started = _post_key(app, "G")
+            g_times.append(await probe.wait("the last row after G") - started)
             await pilot.press("g")
-            await _settle(pilot, app, n, 0)
-    if probe.first_frame is None or probe.loaded is None:
-        raise RuntimeError("the app never noted a frame or a loaded trace")
-    return StartResult(
-        first_frame=probe.first_frame - probe.started,
-        loaded=probe.loaded - probe.started,
-        first_rows=first_rows,
-        keys=keys,
+            await pilot.pause()
+
+        # Typing `777`: the list shows the first matches while the scan goes on.
+        await pilot.press("slash")
+        for key in SPREAD_QUERY[:-1]:
+            _post_key(app, key)
+        probe.expect(lambda: rows.query == SPREAD_QUERY and listing.shown_count > 0)
+        started = _post_key(app, SPREAD_QUERY[-1])
+        filter_first = await probe.wait("the first match") - started
+        await _until(lambda: not rows.scanning, "the spread filter's scan")
+
+        # The needle: one match, found once the scan has read everything.
+        await pilot.press("ctrl+a", "ctrl+k")  # empty the field (clears the filter)
+        for key in NEEDLE[:-1]:
+            _post_key(app, key)
+        started = _post_key(app, NEEDLE[-1])
+        await _until(
+            lambda: rows.query == NEEDLE and not rows.scanning and len(rows) == 1, "the needle"
+        )
+        filter_whole = time.perf_counter() - started
+        if rows.index_at(0) != n - 1:
+            raise RuntimeError(f"the needle was found at {rows.index_at(0)}, not {n - 1}")
+
+        # A key typed while a scan reads the trace (one that matches nothing: a whole scan).
+        await pilot.press("ctrl+a", "ctrl+k")
+        for key in "zzz":
+            _post_key(app, key)
+        field_widget = app.browse.query_one("#filter")
+        await _until(lambda: rows.query == "zzz" and rows.scanning, "the zzz scan")
+        started = _post_key(app, "q")
+        keystroke = (
+            await _until(lambda: getattr(field_widget, "value", "") == "zzzq", "the keystroke")
+            - started
+        )
+    assert probe.first_frame is not None
+    return {
+        "first_frame": probe.first_frame - probe.started,
+        "first_rows": first_rows,
+        "indexed": indexed,
+        "checked": checked,
+        "g": min(g_times),
+        "filter_first": filter_first,
+        "filter_whole": filter_whole,
+        "keystroke": keystroke,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+def child_app(trace: Path, n: int, presses: int) -> dict[str, float]:
+    with mock.patch.object(OperationList, "render_line", _noting_render_line):
+        return asyncio.run(_measure_app(trace, n, presses))
+
+
+def child_read(trace: Path) -> dict[str, float]:
+    started = time.perf_counter()
+    loaded = toolreplay.read_trace(trace)
+    seconds = time.perf_counter() - started
+    del loaded
+    return {"read_trace": seconds, "peak_rss_mb": _peak_rss_mb()}
+
+
+def _in_child(*args: str) -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * 3,
+        check=False,
+        cwd=ROOT,
     )
-
-
-def start(trace: Path, n: int, directory: Path, *, gc_on: bool, presses: int) -> StartResult:
-    paused: AbstractContextManager[None] = nullcontext() if gc_on else measure.gc_paused()
-    if gc_on:
-        gc.collect()
-    with mock.patch.object(OperationList, "render_line", _noting_render_line), paused:
-        return asyncio.run(run_start(trace, n, directory, presses))
+    if result.returncode != 0:
+        raise RuntimeError(f"the child {' '.join(args)} failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 # --- measurements ---------------------------------------------------------------------
@@ -257,44 +371,30 @@ def start(trace: Path, n: int, directory: Path, *, gc_on: bool, presses: int) ->
 
 @dataclass(slots=True)
 class SizeResult:
-    """Best-of-repeats timings (seconds) for one trace size."""
+    """Best-of-repeats figures for one trace size (seconds, megabytes)."""
 
     n: int
     trace_bytes: int
-    read_trace: float
-    first_frame: float
-    loaded: float
-    first_rows: float
-    first_rows_gc_on: float
-    keys: dict[str, float]
-    g_median: float
+    read: dict[str, float]
+    app: dict[str, float]
 
 
 def measure_size(n: int, repeats: int, presses: int, directory: Path) -> SizeResult:
-    """All timings for one N: `repeats` rounds of read_trace, a start with gc off (first
-    paint, then the keys) and a start with gc on (first paint only), interleaved."""
+    """`repeats` rounds of a read_trace child and an app child on one trace, interleaved."""
     trace = directory / f"kv-{n}.trp"
-    write_trace(trace, n)
-    read: list[float] = []
-    runs: list[StartResult] = []
-    gc_on: list[float] = []
+    write_kv_trace(trace, n)
+    reads: list[dict[str, float]] = []
+    apps: list[dict[str, float]] = []
     for _ in range(repeats):
-        read.append(measure.time_action(lambda: toolreplay.read_trace(trace)))
-        runs.append(start(trace, n, directory, gc_on=False, presses=presses))
-        gc_on.append(start(trace, n, directory, gc_on=True, presses=0).first_rows)
+        reads.append(_in_child("--child-read", str(trace)))
+        apps.append(_in_child("--child-app", str(trace), str(n), "--presses", str(presses)))
     size = trace.stat().st_size
     trace.unlink()
-    return SizeResult(
-        n=n,
-        trace_bytes=size,
-        read_trace=min(read),
-        first_frame=min(r.first_frame for r in runs),
-        loaded=min(r.loaded for r in runs),
-        first_rows=min(r.first_rows for r in runs),
-        first_rows_gc_on=min(gc_on),
-        keys={key: min(t for r in runs for t in r.keys[key]) for key in KEYS},
-        g_median=statistics.median(t for r in runs for t in r.keys["G"]),
-    )
+
+    def best(runs: list[dict[str, float]]) -> dict[str, float]:
+        return {key: min(run[key] for run in runs) for key in runs[0]}
+
+    return SizeResult(n=n, trace_bytes=size, read=best(reads), app=best(apps))
 
 
 # --- report ---------------------------------------------------------------------------
@@ -302,94 +402,111 @@ def measure_size(n: int, repeats: int, presses: int, directory: Path) -> SizeRes
 
 def report(results: Sequence[SizeResult], repeats: int, presses: int, elapsed: float) -> str:
     out = [
-        measure.environment(f"textual {version('textual')}"),
-        measure.repeats_line(
-            ((r.n, measure.repeats_for(r.n, repeats)) for r in results), "figure (app starts)"
-        ),
-        f"headless App.run_test(size={SCREEN_SIZE}); gc disabled (gc.collect() first) except "
-        "in 'first rows gc on s'; traces written with toolreplay.record to a temporary "
-        "directory. Effect: bench.kv.get(key='key-<i>') -> {'value': 10}, key distinct.",
-        "first paint: from constructing the app to the first frame composed (first frame), "
-        "to the trace handed to the app by its loading thread (loaded), and to the first "
-        "frame in which the operation list drew its first row (first rows).",
+        measure.environment(f"textual {version('textual')}", cpus=True),
+        f"best of {repeats} child process(es) per size for read_trace and for the debugger; "
+        f"headless App.run_test(size={SCREEN_SIZE}); traces written by write_kv_trace to a "
+        "temporary directory: bench.kv(key='key-<i mod 4096>') -> {'value': i}.",
+        "first frame / first rows: from constructing the app to the first frame composed / to "
+        "the first frame in which the operation list drew its first row; indexed / checked: "
+        "until the background index / integrity check finished; RSS: the child's peak "
+        "resident set size.",
         "",
     ]
     headers = [
         "N",
         "trace MB",
         "read_trace s",
+        "read_trace RSS MB",
         "first frame s",
-        "loaded s",
         "first rows s",
-        "over read_trace s",
-        "first rows gc on s",
+        "indexed s",
+        "checked s",
+        "RSS MB",
+        "RSS / file",
+        "G ms",
     ]
     rows = [
         [
             f"{r.n:,}",
-            f"{r.trace_bytes / 1e6:.2f}",
-            f"{r.read_trace:.3f}",
-            f"{r.first_frame:.3f}",
-            f"{r.loaded:.3f}",
-            f"{r.first_rows:.3f}",
-            f"{r.first_rows - r.read_trace:.3f}",
-            f"{r.first_rows_gc_on:.3f}",
+            f"{r.trace_bytes / 1e6:.1f}",
+            f"{r.read['read_trace']:.3f}",
+            f"{r.read['peak_rss_mb']:.0f}",
+            f"{r.app['first_frame']:.3f}",
+            f"{r.app['first_rows']:.3f}",
+            f"{r.app['indexed']:.3f}",
+            f"{r.app['checked']:.3f}",
+            f"{r.app['peak_rss_mb']:.0f}",
+            f"{r.app['peak_rss_mb'] * 1024 * 1024 / r.trace_bytes:.2f}",
+            f"{r.app['g'] * 1e3:.1f}",
         ]
         for r in results
     ]
     out.extend(measure.table(headers, rows))
     out += [
         "",
-        f"keys: from posting the key to the first frame in which the list drew the target row "
-        f"under the cursor; presses of each key per start (gc off): {presses}, the best of all "
-        "kept (and the median for G)",
+        f"filtering as you type: '{SPREAD_QUERY}' (matches recur through the trace) from the "
+        "last key to the first frame showing a match; the last operation's key (one match) "
+        "from the last key to the whole trace scanned; a key typed during a scan, from posting "
+        "it to the field holding it",
         "",
     ]
-    headers = ["N", "G ms", "G median ms", "k after G ms", "j after k ms"]
+    headers = [
+        "N",
+        "read_trace s",
+        "first matches s",
+        "whole scan s",
+        "over read_trace",
+        "key during scan ms",
+    ]
     rows = [
         [
             f"{r.n:,}",
-            f"{r.keys['G'] * 1e3:.1f}",
-            f"{r.g_median * 1e3:.1f}",
-            f"{r.keys['k'] * 1e3:.1f}",
-            f"{r.keys['j'] * 1e3:.1f}",
+            f"{r.read['read_trace']:.3f}",
+            f"{r.app['filter_first']:.3f}",
+            f"{r.app['filter_whole']:.3f}",
+            f"{r.app['filter_whole'] / r.read['read_trace']:.2f}x",
+            f"{r.app['keystroke'] * 1e3:.1f}",
         ]
         for r in results
     ]
     out.extend(measure.table(headers, rows))
 
     out += ["", measure.TARGETS_HEADING]
-    largest = results[-1]
-    target_sizes = [r for r in results if r.n == FIRST_PAINT_TARGET_N]
-    if target_sizes:
-        first_rows = target_sizes[0].first_rows
-        out.append(
-            measure.target_line(
-                first_rows < FIRST_PAINT_TARGET_S,
-                f"first paint with rows under {FIRST_PAINT_TARGET_S:g} s at "
-                f"N={FIRST_PAINT_TARGET_N:,}: {first_rows:.3f} s",
-            )
+    largest, smallest = results[-1], results[0]
+    at = f"N={largest.n:,}"
+    first_rows = largest.app["first_rows"]
+    out.append(
+        measure.target_line(
+            first_rows < FIRST_ROWS_TARGET_S,
+            f"first rows under {FIRST_ROWS_TARGET_S:g} s at {at}: {first_rows:.3f} s "
+            f"(N={smallest.n:,}: {smallest.app['first_rows']:.3f} s)",
         )
-    else:
-        out.append(
-            measure.skip_line(
-                f"first paint with rows under {FIRST_PAINT_TARGET_S:g} s at "
-                f"N={FIRST_PAINT_TARGET_N:,} (that size was not run)"
-            )
+    )
+    rss = largest.app["peak_rss_mb"] * 1024 * 1024
+    out.append(
+        measure.target_line(
+            rss < largest.trace_bytes,
+            f"peak RSS below the trace's size at {at}: {rss / 1e6:.0f} MB vs "
+            f"{largest.trace_bytes / 1e6:.0f} MB (read_trace: "
+            f"{largest.read['peak_rss_mb'] * 1024 * 1024 / 1e6:.0f} MB)",
         )
-    if len(results) >= 2:
-        small = results[0]
-        ratio = largest.keys["G"] / small.keys["G"]
-        out.append(
-            measure.target_line(
-                ratio <= G_FLATNESS_TARGET,
-                f"G cost flat in N, N={largest.n:,} vs N={small.n:,}: "
-                f"{largest.keys['G'] * 1e3:.1f} ms vs {small.keys['G'] * 1e3:.1f} ms = "
-                f"{ratio:.2f}x (target within {G_FLATNESS_TARGET:g}x, ideal 1.0)",
-            )
+    )
+    first_matches = largest.app["filter_first"]
+    out.append(
+        measure.target_line(
+            first_matches < FILTER_FIRST_TARGET_S,
+            f"first filter matches under {FILTER_FIRST_TARGET_S:g} s at {at}: "
+            f"{first_matches:.3f} s",
         )
-    else:
-        out.append(measure.skip_line("G cost flat in N (needs two sizes)"))
+    )
+    keystroke = largest.app["keystroke"]
+    out.append(
+        measure.target_line(
+            keystroke < KEYSTROKE_TARGET_S,
+            f"a key typed during a scan shows under {KEYSTROKE_TARGET_S * 1e3:g} ms at {at}: "
+            f"{keystroke * 1e3:.1f} ms",
+        )
+    )
     out += ["", measure.total_run_time(elapsed)]
     return "\n".join(out)
 
@@ -400,11 +517,11 @@ FORK_TARGET = 0.5
 """Seconds from `f` to a ready diff through the warm runner."""
 
 
-def _incident_patches(trace: toolreplay.Trace) -> list[toolreplay.Patch]:
+def _incident_patches(operations: Sequence[Operation]) -> list[toolreplay.Patch]:
     """The README walk's patches: the model says manual_review; the queue and notice answer."""
     import copy
 
-    model = next(op for op in trace.operations if op.effect == "openai.responses.create")
+    model = next(op for op in operations if op.effect == "openai.responses.create")
     outcome = model.outcome
     assert isinstance(outcome, toolreplay.Returned)
     envelope: Any = copy.deepcopy(outcome.value)
@@ -449,9 +566,9 @@ async def fork_round_trips(directory: Path, *, warm: bool, forks: int) -> list[f
     )
     timings: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.trace is None:
+        while app.trace is None or app.background.integrity.state != "ok":
             await pilot.pause(0.05)
-        for patch in _incident_patches(app.trace):
+        for patch in _incident_patches(app.trace.operations):
             app.pending.put(patch)
         if app.warm is not None:
             app.warm.warm_up()  # started and probed before any timing
@@ -474,12 +591,6 @@ async def fork_round_trips(directory: Path, *, warm: bool, forks: int) -> list[f
             assert fork.result.ok, (fork.result.error, fork.result.stderr)
             await pilot.press("escape")
     return timings
-
-
-def _post_key(app: ToolReplayApp, key: str) -> None:
-    event = events.Key(key, key)
-    event.set_sender(app)
-    app.post_message(event)
 
 
 def fork_report(cold: list[float], warm: list[float]) -> str:
@@ -511,16 +622,23 @@ def fork_report(cold: list[float], warm: list[float]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.tui",
-        description="Benchmark the debugger's first paint and G (jump to the last operation).",
+        description=(
+            "Benchmark the debugger on big traces (first rows, memory, G, filtering) beside "
+            "read_trace, and the fork round trip."
+        ),
     )
-    measure.add_repeats(
-        parser, per="size (app starts with gc off, and as many with gc on)", default=DEFAULT_REPEATS
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=f"child processes per size for each of read_trace and the debugger, the best is "
+        f"kept (default {DEFAULT_REPEATS})",
     )
     parser.add_argument(
         "--presses",
         type=int,
         default=PRESSES,
-        help=f"timed presses of each key per app start with gc off (default {PRESSES})",
+        help=f"timed presses of G per app start (default {PRESSES})",
     )
     measure.add_sizes(parser, SIZES, "trace sizes, smallest first")
     parser.add_argument(
@@ -529,25 +647,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=5,
         help="timed fork round trips on the bundled incident, cold and warm (0 skips them)",
     )
+    parser.add_argument("--child-app", nargs=2, metavar=("TRACE", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-read", metavar="TRACE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child_app is not None:
+        trace, n = args.child_app
+        print(json.dumps(child_app(Path(trace), int(n), args.presses)))
+        return 0
+    if args.child_read is not None:
+        print(json.dumps(child_read(Path(args.child_read))))
+        return 0
     repeats: int = args.repeats
     presses: int = args.presses
     sizes: list[int] = sorted(args.sizes)
-    if repeats < 1 or presses < 1 or sizes[0] < 2:
-        parser.error("--repeats and --presses must be at least 1, and every size at least 2")
+    if repeats < 1 or presses < 1 or sizes[0] < 1000:
+        parser.error("--repeats and --presses must be at least 1, and every size at least 1000")
 
     started = time.perf_counter()
     results: list[SizeResult] = []
     with tempfile.TemporaryDirectory(prefix="toolreplay-bench-") as temporary:
         directory = Path(temporary)
-        warmup = directory / "warmup.trp"
-        write_trace(warmup, 100)
-        start(warmup, 100, directory, gc_on=False, presses=1)
-        warmup.unlink()
         for n in sizes:
             measure.progress(f"measuring N={n:,} ...")
-            count = measure.repeats_for(n, repeats)
-            results.append(measure_size(n, count, presses, directory))
+            results.append(measure_size(n, repeats, presses, directory))
         fork_text = ""
         if args.forks > 0:
             measure.progress("timing fork round trips (cold, then warm) ...")

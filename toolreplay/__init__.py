@@ -159,6 +159,7 @@ from toolreplay.trace import (
     Trace,
     TraceFooter,
     TraceHeader,
+    TraceLines,
     UnobservedOperation,
     read_trace,
 )
@@ -251,6 +252,7 @@ __all__ = [
     "TraceFooter",
     "TraceFormatError",
     "TraceHeader",
+    "TraceLines",
     "TraceNotFoundError",
     "TraceSearch",
     "TraceSearchError",

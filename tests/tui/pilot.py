@@ -52,9 +52,18 @@ async def wait_for(
 async def loaded(pilot: Pilot[Any]) -> ToolReplayApp:
     app = pilot.app
     assert isinstance(app, ToolReplayApp)
-    await wait_for(
-        pilot, lambda: app.trace is not None and app.browse.operations.row_count(), what="load"
-    )
+
+    def ready() -> bool:
+        # Listed (the screen composed), indexed and checked: actions needing the whole
+        # trace run at once then.
+        return (
+            app.trace is not None
+            and bool(app.browse.query("#operations"))
+            and app.browse.operations.row_count() > 0
+            and app.background.integrity.state != "checking"
+        )
+
+    await wait_for(pilot, ready, what="load")
     return app
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from toolreplay_tui.model.rows import TIMELINE_RADIUS, OperationRows, timeline_bar
+from toolreplay_tui.model.trace_file import TraceFile
 
 import toolreplay
 from tests.support import concurrent_app
@@ -12,6 +15,7 @@ from tests.support.traces import write_trace
 from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, text_of
 from tests.tui.support import Project
 from toolreplay import Operation, OperationIdentity, Returned
+from toolreplay.trace import SessionEnding, TraceHeader, TraceWriter
 
 
 def timed(start_ns: int, end_ns: int, lane: str = "main") -> Operation:
@@ -27,6 +31,17 @@ def timed(start_ns: int, end_ns: int, lane: str = "main") -> Operation:
     )
 
 
+def rows_of(path: Path, operations: Sequence[Operation]) -> OperationRows:
+    """The rows of `operations` written (numbered in order) to a trace at `path`."""
+    writer = TraceWriter(path, TraceHeader(trace_id="lanes", mode="record", library_version="t"))
+    for number, operation in enumerate(operations):
+        writer.append(replace(operation, logical_id=number))
+    writer.close(SessionEnding("completed"))
+    trace = TraceFile.open(path)
+    trace.index()
+    return OperationRows(trace)
+
+
 def test_the_bar_draws_the_span_within_the_window() -> None:
     assert timeline_bar(timed(0, 50), (0, 100), 10) == "━━━━━·····"
     assert timeline_bar(timed(50, 100), (0, 100), 10) == "·····━━━━━"
@@ -36,9 +51,9 @@ def test_the_bar_draws_the_span_within_the_window() -> None:
     assert timeline_bar(untimed, (0, 100), 10) == " " * 10
 
 
-def test_rows_know_their_lanes_and_the_timeline_follows_the_cursor() -> None:
+def test_rows_know_their_lanes_and_the_timeline_follows_the_cursor(tmp_path: Path) -> None:
     operations = [timed(k * 10, k * 10 + 25, f"thread-{k % 3 + 1}") for k in range(40)]
-    rows = OperationRows(operations)
+    rows = rows_of(tmp_path / "lanes.trp", operations)
     assert rows.lanes == ("thread-1", "thread-2", "thread-3")
     assert rows.concurrent
     assert rows.row(4).lane == "thread-2"
@@ -49,12 +64,12 @@ def test_rows_know_their_lanes_and_the_timeline_follows_the_cursor() -> None:
     assert rows.timeline(28, 20, 10).endswith("━")
     assert rows.timeline(20, 20, 10).strip("·") == "━━"
     assert rows.timeline(30, 20, 10) == " " * 10
-    assert not OperationRows([timed(0, 1), timed(2, 3)]).concurrent
+    assert not rows_of(tmp_path / "one.trp", [timed(0, 1), timed(2, 3)]).concurrent
 
 
 def test_a_format_3_trace_has_no_lanes(tmp_path: Path) -> None:
     path = write_trace(tmp_path / "t.trp", [("kv.get", {"key": "a"}, 1)])
-    rows = OperationRows(toolreplay.read_trace(path).operations)
+    rows = OperationRows(TraceFile.open(path))
     assert rows.lanes == ()
     assert not rows.concurrent
     assert rows.timeline(0, 0, 6) == " " * 6

@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolreplay_tui.model.rows import OperationRows, marker_of, matches
+from toolreplay_tui.model.rows import OperationRows, marker_of
+from toolreplay_tui.model.search import matches
+from toolreplay_tui.model.trace_file import TraceFile
 
-import toolreplay
 from tests.support.traces import write_trace
 from toolreplay import Raised
 
 
-def trace(tmp_path: Path) -> toolreplay.Trace:
+def trace(tmp_path: Path) -> TraceFile:
     path = write_trace(
         tmp_path / "t.trp",
         [
@@ -24,12 +25,12 @@ def trace(tmp_path: Path) -> toolreplay.Trace:
             ),
         ],
     )
-    return toolreplay.read_trace(path)
+    return TraceFile.open(path)
 
 
 def test_rows_show_index_effect_status_marker_and_a_preview(tmp_path: Path) -> None:
     loaded = trace(tmp_path)
-    rows = OperationRows(loaded.operations, preview_width=20)
+    rows = OperationRows(loaded, preview_width=20)
     assert len(rows) == 5
     first = rows.row(0)
     assert (first.index, first.effect, first.status, first.marker) == (
@@ -48,7 +49,7 @@ def test_rows_show_index_effect_status_marker_and_a_preview(tmp_path: Path) -> N
 
 def test_filter_by_effect_or_text_and_step_through_matches(tmp_path: Path) -> None:
     loaded = trace(tmp_path)
-    rows = OperationRows(loaded.operations)
+    rows = OperationRows(loaded)
     assert rows.apply_filter("effect:crm.") == 2
     assert [rows.index_at(p) for p in range(len(rows))] == [0, 3]
     assert rows.filtered
@@ -66,7 +67,7 @@ def test_filter_by_effect_or_text_and_step_through_matches(tmp_path: Path) -> No
 
 def test_stepping_without_a_filter_searches_for_the_last_query(tmp_path: Path) -> None:
     loaded = trace(tmp_path)
-    rows = OperationRows(loaded.operations)
+    rows = OperationRows(loaded)
     assert rows.step(0) is None  # no query yet
     rows.apply_filter("customer")
     rows.clear_filter()
@@ -79,7 +80,7 @@ def test_stepping_without_a_filter_searches_for_the_last_query(tmp_path: Path) -
 
 def test_positions_map_back_to_trace_indices(tmp_path: Path) -> None:
     loaded = trace(tmp_path)
-    rows = OperationRows(loaded.operations)
+    rows = OperationRows(loaded)
     rows.apply_filter("effect:crm")
     assert rows.index_at(1) == 3
     assert rows.nearest_position(2) == 1

@@ -18,7 +18,7 @@ from toolreplay.trace.model import (
     TraceMode,
     UnobservedOperation,
 )
-from toolreplay.trace.reader import Trace, parse_trace, read_trace
+from toolreplay.trace.reader import Trace, TraceLines, parse_trace, read_trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "Trace",
     "TraceFooter",
     "TraceHeader",
+    "TraceLines",
     "TraceMode",
     "TraceWriter",
     "UnobservedOperation",

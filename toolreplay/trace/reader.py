@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
@@ -31,7 +31,7 @@ from toolreplay.trace.codec import (
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
 
-__all__ = ["Trace", "parse_trace", "read_trace"]
+__all__ = ["Trace", "TraceLines", "parse_trace", "read_trace"]
 
 
 class Trace:
@@ -190,100 +190,159 @@ def _parse(path: Path, data: bytes) -> Trace:
     # newline is an unterminated final line.
     unterminated = lines.pop()
     last_number = len(lines) + (1 if unterminated else 0)
-
-    def fail(number: int, message: str) -> TraceFormatError:
-        return TraceFormatError(message, path=path, line=number)
-
     first = lines[0] if lines else unterminated
-    try:
-        header = decode_header(parse_line(first))
-    except InvalidLine as error:
-        raise fail(1, str(error)) from None
+    reader = TraceLines(path, first)
 
     operations: list[Operation] = []
-    footer: TraceFooter | None = None
     footer_offset = 0
     offset = len(first) + 1
     torn_line: int | None = None
-    seen_ids: set[int] = set()
     body = lines[1:]
     if unterminated and lines:
         body.append(unterminated)
     for index, line in enumerate(body):
         number = index + 2
-        is_last = number == last_number
+        item = reader.read(line, number, torn_possible=bool(unterminated) and number == last_number)
+        if isinstance(item, Operation):
+            operations.append(item)
+        elif item is None:
+            torn_line = number
+            break
+        else:
+            footer_offset = offset
+        offset += len(line) + 1
+
+    footer = reader.footer
+    if footer is not None:
+        covered = memoryview(data)[:footer_offset]
+        reader.check_footer(
+            len(operations),
+            hashlib.sha256(covered).hexdigest(),
+            crlf=lambda: b"\r\n" in data[:footer_offset],
+            line=last_number,
+        )
+    else:
+        for operation in operations:
+            reader.check_fingerprint(operation)
+    return Trace(path, reader.header, operations, footer, torn_line)
+
+
+class TraceLines:
+    """A trace's lines decoded one at a time, under `read_trace`'s rules and messages.
+
+    For readers that stream a trace without keeping its operations (the debugger
+    opens a trace at once and checks it in the background); `read_trace` reads
+    through it too. Built from the header line (a bad one is a `TraceFormatError`
+    at line 1). Then:
+
+    - `read(line, number)`, for every following line in order, applies the rules
+      between lines (a repeated `logical_id`, a second footer, an operation after
+      it) and returns the operation or the footer (kept in `footer`), or None for
+      a torn last line set aside (only when `torn_possible`);
+    - `operation(line, number)` decodes one operation line on its own;
+    - `check_footer` and `check_fingerprint` are the integrity checks of a
+      complete and of an incomplete trace.
+
+    Every problem is a `TraceFormatError` naming the file and the line.
+    """
+
+    __slots__ = ("_seen_ids", "footer", "header", "path")
+
+    def __init__(self, path: Path, header_line: bytes) -> None:
+        self.path = path
+        try:
+            self.header: TraceHeader = decode_header(parse_line(header_line))
+        except InvalidLine as error:
+            raise TraceFormatError(str(error), path=path, line=1) from None
+        self.footer: TraceFooter | None = None
+        self._seen_ids: set[int] = set()
+
+    def read(
+        self, line: bytes, number: int, *, torn_possible: bool = False
+    ) -> Operation | TraceFooter | None:
+        """The next line (number `number`, without its newline) under the rules.
+
+        `torn_possible`: it is the last line and has no newline, so if it does not
+        parse and no footer came before, it is a write torn by a crash (None).
+        """
         try:
             obj = parse_line(line)
         except InvalidLine as error:
-            if is_last and unterminated and footer is None:
-                torn_line = number
-                break
-            raise fail(number, str(error)) from None
+            if torn_possible and self.footer is None:
+                return None
+            raise TraceFormatError(str(error), path=self.path, line=number) from None
         try:
             kind = obj.get("kind")
             if kind == "operation":
-                if footer is not None:
+                if self.footer is not None:
                     raise InvalidLine("an operation follows the footer")
-                operation = decode_operation(obj, number, header.format_version)
-                if operation.logical_id in seen_ids:
+                operation = decode_operation(obj, number, self.header.format_version)
+                if operation.logical_id in self._seen_ids:
                     raise InvalidLine(f"logical_id {operation.logical_id} appears twice")
-                seen_ids.add(operation.logical_id)
-                operations.append(operation)
-            elif kind == "footer":
-                if footer is not None:
+                self._seen_ids.add(operation.logical_id)
+                return operation
+            if kind == "footer":
+                if self.footer is not None:
                     raise InvalidLine("a second footer")
-                footer = decode_footer(obj, header.format_version)
-                footer_offset = offset
-            else:
-                raise InvalidLine(
-                    f'kind must be "operation" or "footer" after the header, found {kind!r}'
-                )
+                self.footer = decode_footer(obj, self.header.format_version)
+                return self.footer
+            raise InvalidLine(
+                f'kind must be "operation" or "footer" after the header, found {kind!r}'
+            )
         except InvalidLine as error:
-            raise fail(number, str(error)) from None
-        offset += len(line) + 1
+            raise TraceFormatError(str(error), path=self.path, line=number) from None
 
-    if footer is not None:
-        _check_footer(path, data[:footer_offset], footer, operations, last_number)
-    else:
-        _check_fingerprints(path, operations)
-    return Trace(path, header, operations, footer, torn_line)
+    def operation(self, line: bytes, number: int) -> Operation:
+        """Decode operation line `number` on its own (no rule between lines applies)."""
+        try:
+            return decode_operation(parse_line(line), number, self.header.format_version)
+        except InvalidLine as error:
+            raise TraceFormatError(str(error), path=self.path, line=number) from None
 
+    def check_footer(
+        self, operation_count: int, digest: str, *, crlf: Callable[[], bool], line: int
+    ) -> None:
+        """Refuse a complete trace whose footer does not match what precedes it.
 
-def _check_footer(
-    path: Path, covered: bytes, footer: TraceFooter, operations: list[Operation], line: int
-) -> None:
-    remedy = (
-        "the trace was changed after it was written. If you edited it on purpose, delete "
-        "its last line (the footer): it is then read as an incomplete trace whose "
-        "fingerprints are checked one by one"
-    )
-    if footer.operation_count != len(operations):
-        raise TraceFormatError(
-            f"the footer counts {footer.operation_count} operations but the trace holds "
-            f"{len(operations)}; {remedy}",
-            path=path,
-            line=line,
+        `digest` is the SHA-256 (hex) of every byte before the footer line;
+        `crlf()` says whether those bytes hold a CRLF line ending (asked only on a
+        mismatch); `line` is the footer's line number.
+        """
+        footer = self.footer
+        if footer is None:
+            raise ValueError("check_footer needs the footer: read the lines first")
+        path = self.path
+        remedy = (
+            "the trace was changed after it was written. If you edited it on purpose, delete "
+            "its last line (the footer): it is then read as an incomplete trace whose "
+            "fingerprints are checked one by one"
         )
-    digest = hashlib.sha256(covered).hexdigest()
-    if digest != footer.digest and b"\r\n" in covered:
-        raise TraceFormatError(
-            "the footer digest does not match because the line endings were converted to "
-            "CRLF (by git's autocrlf?); traces are byte-exact: restore the original file and "
-            'add "*.trp -text" to .gitattributes',
-            path=path,
-            line=line,
-        )
-    if digest != footer.digest:
-        raise TraceFormatError(
-            f"the footer digest {footer.digest[:16]}... does not match the content "
-            f"({digest[:16]}...); {remedy}",
-            path=path,
-            line=line,
-        )
+        if footer.operation_count != operation_count:
+            raise TraceFormatError(
+                f"the footer counts {footer.operation_count} operations but the trace holds "
+                f"{operation_count}; {remedy}",
+                path=path,
+                line=line,
+            )
+        if digest != footer.digest and crlf():
+            raise TraceFormatError(
+                "the footer digest does not match because the line endings were converted to "
+                "CRLF (by git's autocrlf?); traces are byte-exact: restore the original file "
+                'and add "*.trp -text" to .gitattributes',
+                path=path,
+                line=line,
+            )
+        if digest != footer.digest:
+            raise TraceFormatError(
+                f"the footer digest {footer.digest[:16]}... does not match the content "
+                f"({digest[:16]}...); {remedy}",
+                path=path,
+                line=line,
+            )
 
-
-def _check_fingerprints(path: Path, operations: list[Operation]) -> None:
-    for operation in operations:
+    def check_fingerprint(self, operation: Operation) -> None:
+        """Refuse an operation (of an incomplete trace) whose inputs do not hash to its
+        fingerprint."""
         actual = fingerprint(operation.inputs)
         if actual != operation.identity.fingerprint:
             raise TraceFormatError(
@@ -292,6 +351,6 @@ def _check_fingerprints(path: Path, operations: list[Operation]) -> None:
                 f"{actual[:16]}...; the inputs were edited without updating the fingerprint. "
                 "Set fingerprint to the SHA-256 of the canonical JSON of the inputs, or "
                 "re-record the trace",
-                path=path,
+                path=self.path,
                 line=operation.line,
             )

@@ -12,7 +12,7 @@ import contextlib
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -23,6 +23,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
+from textual.timer import Timer
 from textual.widgets import Input, TextArea
 
 from toolreplay import (
@@ -37,8 +38,6 @@ from toolreplay import (
     Raised,
     RedactedValueEditError,
     ToolReplayError,
-    Trace,
-    read_trace,
 )
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
@@ -79,6 +78,7 @@ from toolreplay_tui.model.runs import (
     WarmRunner,
 )
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
+from toolreplay_tui.model.trace_file import Integrity, TraceFile
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.command_line import CommandLineScreen
@@ -96,12 +96,21 @@ from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.scroll_box import ScrollBox
 from toolreplay_tui.widgets.value_view import ValueView
 
-__all__ = ["CANNOT_OPEN_EXIT_CODE", "CRASH_EXIT_CODE", "ForkRecord", "ToolReplayApp"]
+__all__ = [
+    "BACKGROUND_POLL",
+    "CANNOT_OPEN_EXIT_CODE",
+    "CRASH_EXIT_CODE",
+    "BackgroundState",
+    "ForkRecord",
+    "ToolReplayApp",
+]
 
 CANNOT_OPEN_EXIT_CODE = 2
 """The exit status after the trace could not be opened (the reason was on screen)."""
 CRASH_EXIT_CODE = 1
 """The exit status after the UI crashed (Textual's own; the traceback is saved to a file)."""
+BACKGROUND_POLL = 0.1
+"""Seconds between looks at the background work on the trace (progress in the header)."""
 
 
 def _error_problem(value: str) -> str | None:
@@ -113,6 +122,16 @@ def _error_problem(value: str) -> str | None:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else noun + 'es' if noun.endswith('h') else noun + 's'}"
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundState:
+    """What the background work on the trace has done: operations indexed, and the check."""
+
+    count: int = 0
+    indexed: bool = False
+    index_progress: float = 0.0
+    integrity: Integrity = field(default_factory=Integrity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +152,11 @@ class ToolReplayApp(App[None]):
     messages of `toolreplay_tui.messages`.
     """
 
-    trace: var[Trace | None] = var[Trace | None](None, always_update=True)
-    """The trace, once it is loaded (in a worker thread)."""
+    trace: var[TraceFile | None] = var[TraceFile | None](None, always_update=True)
+    """The trace, once its header and first screen are read (indexed and checked then
+    in a worker thread: `background` says how far)."""
+    background: var[BackgroundState] = var(lambda: BackgroundState(), always_update=True)
+    """How far indexing and the integrity check are; set while they run, and once after."""
     load_error: var[str | None] = var[str | None](None)
     """Why the trace cannot be opened, if it cannot."""
     runner: var[str | None] = var[str | None](None)
@@ -215,6 +237,8 @@ class ToolReplayApp(App[None]):
         self.notification_timeout = notification_timeout
         self.message_log: list[LoggedMessage] = []
         self.crash_report: Path | None = None
+        self._after_check: tuple[str, Callable[[], None]] | None = None
+        self._poll: Timer | None = None  # watches the background work while it runs
         self.browse = BrowseScreen()
 
     def _absolute(self, path: Path) -> Path:
@@ -239,21 +263,27 @@ class ToolReplayApp(App[None]):
         return self.browse
 
     def on_mount(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="load")
-    def _load(self) -> None:
+        # The header and the first screen of operations are read here, at once (a few
+        # milliseconds whatever the size); the rest is indexed and checked in a thread.
         try:
-            trace = read_trace(self.trace_file)
+            trace = TraceFile.open(self.trace_file)
         except (ToolReplayError, OSError) as error:
-            self.call_from_thread(self._load_failed, str(error))
+            self._load_failed(str(error))
             return
-        rows = OperationRows(trace.operations)
-        # Room for the longest effect name and an occurrence suffix ("#12"), without a
-        # pass over every operation: an occurrence is always below the trace's length.
-        longest = max(map(len, trace.effects), default=0)
-        width = max(6, longest + (len(str(len(trace) - 1)) + 1 if len(trace) > 1 else 0))
-        self.call_from_thread(self._loaded, trace, rows, width)
+        first = trace.operations[: min(len(trace), 200)]
+        # Room for the longest effect name of the first screen and an occurrence suffix.
+        longest = max(
+            (len(op.effect) + len(str(op.identity.occurrence)) + 1 for op in first), default=0
+        )
+        self.rows, self.effect_width = OperationRows(trace), max(6, longest)
+        self.trace = trace  # last: watchers read the rows
+        self.background = BackgroundState(len(trace), trace.indexed, trace.index_progress)
+        self._poll = self.set_interval(BACKGROUND_POLL, self._poll_background)
+        self._index_and_check(trace)
+        self.refresh_bindings()
+        self._warm_up()
+        if self.against is not None:
+            self.action_diff()  # `--against`: the comparison is what was asked for
 
     def _load_failed(self, message: str) -> None:
         self.load_error = message
@@ -263,13 +293,57 @@ class ToolReplayApp(App[None]):
             error=True,
         )
 
-    def _loaded(self, trace: Trace, rows: OperationRows, effect_width: int) -> None:
-        self.rows, self.effect_width = rows, effect_width
-        self.trace = trace  # last: watchers read the rows
-        self.refresh_bindings()
-        self._warm_up()
-        if self.against is not None:
-            self.action_diff()  # `--against`: the comparison is what was asked for
+    @work(thread=True, exclusive=True, group="load")
+    def _index_and_check(self, trace: TraceFile) -> None:
+        trace.check()  # stops soon after `stop_background` closes the trace
+
+    def _poll_background(self) -> None:
+        """Publish the background work's progress; once it is done, stop and run what waited."""
+        trace = self.trace
+        if trace is None:
+            return
+        state = BackgroundState(len(trace), trace.indexed, trace.index_progress, trace.integrity)
+        if state != self.background:
+            self.background = state
+        if state.integrity.state == "checking":
+            return
+        if self._poll is not None:
+            self._poll.stop()
+        waiting, self._after_check = self._after_check, None
+        if waiting is None:
+            return
+        what, then = waiting
+        if state.integrity.state == "ok":
+            then()
+        else:
+            self._changed(f"cannot {what}: {state.integrity.problem}", error=True)
+
+    def _when_checked(self, what: str, then: Callable[[], None]) -> None:
+        """Run `then` (an action needing the whole trace) once the integrity check passed.
+
+        Until then the status line says what waits, and a later request replaces it.
+        """
+        trace = self.trace
+        if trace is None:
+            return
+        integrity = trace.integrity
+        if integrity.state == "ok":
+            then()
+        elif integrity.state == "failed":
+            self._changed(f"cannot {what}: {integrity.problem}", error=True)
+        else:
+            self._after_check = (what, then)
+            self._changed(
+                f"{what} waits for the trace's integrity check "
+                f"({self.check_progress_text()}); it starts when the check passes"
+            )
+
+    def check_progress_text(self) -> str:
+        """`indexing 42%` or `checking 42%`, for the header and what waits."""
+        state = self.background
+        if not state.indexed:
+            return f"indexing {state.index_progress:.0%}"
+        return f"checking {state.integrity.progress:.0%}"
 
     def _warm_up(self) -> None:
         """Start the warm runner on the runner spec (in a thread), so forks start fast."""
@@ -575,9 +649,9 @@ class ToolReplayApp(App[None]):
         return True
 
     def action_load_patches(self) -> None:
-        if self.trace is None:
-            return
+        self._when_checked("load patches", self._load_patches)
 
+    def _load_patches(self) -> None:
         def chosen(value: str | None) -> None:
             if not value or self.trace is None:
                 return
@@ -627,6 +701,12 @@ class ToolReplayApp(App[None]):
 
     def on_unmount(self) -> None:
         self.cancel_runs()  # no child outlives the debugger
+        self.stop_background()
+
+    def stop_background(self) -> None:
+        """Stop indexing, checking and filtering the trace (their threads end within a chunk)."""
+        if self.trace is not None:
+            self.trace.close()
 
     def _with_runner(self, then: Callable[[str], None]) -> None:
         spec = self.runner_spec()
@@ -656,6 +736,9 @@ class ToolReplayApp(App[None]):
     def action_fork(self) -> None:
         if self.trace is None:
             return
+        self._when_checked("fork", self._fork)
+
+    def _fork(self) -> None:
         if not len(self.pending):
             self._changed(
                 "no pending patch to fork with: e (or enter on a value) changes an output; "
@@ -685,9 +768,9 @@ class ToolReplayApp(App[None]):
         self.push_screen(RunScreen(request, title), self._after_run)
 
     def action_replay(self) -> None:
-        if self.trace is None:
-            return
+        self._when_checked("replay", self._replay)
 
+    def _replay(self) -> None:
         def start(runner: str) -> None:
             request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
@@ -706,14 +789,14 @@ class ToolReplayApp(App[None]):
             self.last_fork = ForkRecord(result, branch, patches, result.runner or runner)
             self._fork_diff = None
             if result.ok and self.trace is not None:
-                self._compare_fork(self.trace, branch)
+                self._compare_fork(self.trace_file, branch)
         self.last_stop = unrecorded_call(result)
         # The run screen shows the result; the log keeps it for later.
         self.tell(headline(result), error=not result.ok, toast=False)
         self._changed()
 
     @work(thread=True, exclusive=True, group="fork-diff")
-    def _compare_fork(self, source: Trace, branch: Path) -> None:
+    def _compare_fork(self, source: Path, branch: Path) -> None:
         """Compare a fork's branch now, off the event loop: `d` then shows it at once."""
         try:
             report, rows = compare(source, branch)
@@ -768,8 +851,9 @@ class ToolReplayApp(App[None]):
         return True
 
     def action_diff(self) -> None:
-        if self.trace is None:
-            return
+        self._when_checked("diff", self._diff)
+
+    def _diff(self) -> None:
         fork = self.last_fork
         if fork is not None and fork.branch.is_file():
             target = fork.branch
@@ -783,7 +867,7 @@ class ToolReplayApp(App[None]):
         computed = self._fork_diff
         self.push_screen(
             DiffScreen(
-                self.trace,
+                self.trace_file,
                 target,
                 source_label=self.trace_label,
                 target_label=self.path_label(target),
@@ -945,6 +1029,7 @@ class ToolReplayApp(App[None]):
     def quit_now(self) -> None:
         """Quit without asking: status 2 when the trace could not be opened."""
         self.cancel_runs()
+        self.stop_background()
         if self.load_error is not None:
             self.exit(
                 return_code=CANNOT_OPEN_EXIT_CODE,

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from toolreplay import (
     JsonValue,
@@ -24,7 +25,6 @@ from toolreplay import (
     OutputPatch,
     Patch,
     Returned,
-    Trace,
     read_patches,
     replace_error,
     replace_output,
@@ -36,10 +36,16 @@ from toolreplay.errors import ReplayedEffectError
 from toolreplay.redaction import check_redacted_edit
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 
-__all__ = ["UNDO_DEPTH", "LoadedPatches", "PendingPatches", "SkippedPatch"]
+__all__ = ["UNDO_DEPTH", "LoadedPatches", "OperationLookup", "PendingPatches", "SkippedPatch"]
 
 UNDO_DEPTH = 200
 """How many changes `PendingPatches.undo` can take back."""
+
+
+class OperationLookup(Protocol):
+    """A trace's operations by identity (`toolreplay.Trace`, or the debugger's `TraceFile`)."""
+
+    def get(self, identity: OperationIdentity) -> Operation | None: ...
 
 
 def _failure(error: str) -> Exception:
@@ -206,7 +212,9 @@ class PendingPatches:
         """Write the patches for a fork without marking them saved."""
         return write_patches(path, list(self._patches.values()))
 
-    def load(self, path: str | os.PathLike[str], trace: Trace | None = None) -> LoadedPatches:
+    def load(
+        self, path: str | os.PathLike[str], trace: OperationLookup | None = None
+    ) -> LoadedPatches:
         """Replace the pending set with the patches of a patch file.
 
         With `trace`, a replace patch whose target the trace does not hold, and a

@@ -1,37 +1,37 @@
 """The operation list: one display row per operation, a filter, and match stepping.
 
-Rows are computed on demand (`row(position)`), so a list of 100,000 operations
-costs nothing until a row is on screen; the filter is the only pass over every
-operation, and its search text is cached per operation.
+Rows are decoded on demand (`row(position)`) from a `TraceFile`, so a list of a
+million operations costs what the rows on screen cost. The filter's matches come
+from `search.scan_matches`, streamed: `start_filter` shows an empty, growing
+list that a background scan extends (`add_matches`), `finish_filter` marks it
+complete; `apply_filter` does all three at once.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Container, Sequence
+from array import array
+from bisect import bisect_left
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolreplay import Operation, OperationIdentity, Raised, Returned
+from toolreplay import Operation, OperationIdentity, Raised, TraceFormatError
 from toolreplay.portable import preview
+from toolreplay_tui.model.search import first_match, scan_matches
+from toolreplay_tui.model.trace_file import TraceFile
 
 __all__ = [
-    "EFFECT_PREFIX",
     "TIMELINE_RADIUS",
     "Marker",
     "OperationRow",
     "OperationRows",
     "marker_of",
-    "matches",
     "timeline_bar",
 ]
 
 Marker = Literal["recorded", "patched", "pending"]
 """Where the row's outcome comes from: the recording, a patch in this (branch) trace,
 or a patch pending in the debugger that the next fork will apply."""
-
-EFFECT_PREFIX = "effect:"
-"""A query starting with this matches effect names only (`effect:crm.`)."""
 
 TIMELINE_RADIUS = 8
 """The timeline shows the visible rows this many positions around the cursor."""
@@ -75,74 +75,58 @@ def marker_of(operation: Operation, pending: Container[OperationIdentity]) -> Ma
     return "patched" if operation.origin == "patched" else "recorded"
 
 
-def _search_text(operation: Operation) -> str:
-    outcome = operation.outcome
-    if isinstance(outcome, Returned):
-        result = json.dumps(outcome.value, ensure_ascii=False, sort_keys=True)
-    else:
-        result = f"{outcome.error_type} {outcome.message}"
-    inputs = json.dumps(operation.inputs, ensure_ascii=False, sort_keys=True)
-    return f"{operation.effect}\n{inputs}\n{result}".lower()
-
-
-def matches(operation: Operation, query: str, text: Callable[[], str] | None = None) -> bool:
-    """Does `operation` match `query` (case-insensitive)?
-
-    `effect:NAME` matches effect names containing NAME; any other query matches
-    the effect name, the inputs or the outcome as JSON text.
-    """
-    wanted = query.strip().lower()
-    if not wanted:
-        return True
-    if wanted.startswith(EFFECT_PREFIX):
-        return wanted[len(EFFECT_PREFIX) :].strip() in operation.effect.lower()
-    if wanted in operation.effect.lower():
-        return True
-    return wanted in (text() if text is not None else _search_text(operation))
-
-
 class OperationRows:
     """The rows of a trace's operations, optionally narrowed by a filter.
 
     Positions (`row(position)`, `len()`) are in the visible, filtered list;
     `index_at(position)` maps one back to the operation's index in the trace.
+    Unfiltered, the list grows with the trace's index.
     """
 
-    def __init__(self, operations: Sequence[Operation], preview_width: int = 60) -> None:
-        self.operations = operations
+    def __init__(self, trace: TraceFile, preview_width: int = 60) -> None:
+        self.trace = trace
+        self.operations: Sequence[Operation] = trace.operations
         self.preview_width = preview_width
         self.query = ""
         self.last_query = ""
-        self._visible: Sequence[int] = range(len(operations))
-        self._texts: list[str | None] = []
-        self.lanes: tuple[str, ...] = tuple(dict.fromkeys(op.lane for op in operations if op.lane))
-        """The lanes the operations ran on; the list shows them when there are several."""
+        self.scanning = False
+        """Whether a filter's scan is still adding matches."""
+        self._matches: array[int] | None = None
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes the operations ran on (found while indexing); the list shows them
+        when there are several."""
+        return self.trace.lanes
 
     def __len__(self) -> int:
-        return len(self._visible)
+        return len(self.operations) if self._matches is None else len(self._matches)
 
     @property
     def filtered(self) -> bool:
         return bool(self.query)
 
     def index_at(self, position: int) -> int:
-        return self._visible[position]
+        return position if self._matches is None else self._matches[position]
 
     def nearest_position(self, index: int) -> int:
         """The visible position at or after trace index `index` (the last one if none)."""
-        from bisect import bisect_left
-
-        if not self._visible:
+        count = len(self)
+        if not count:
             return 0
-        found = bisect_left(self._visible, index)
-        return min(found, len(self._visible) - 1)
+        if self._matches is None:
+            return min(index, count - 1)
+        return min(bisect_left(self._matches, index), count - 1)
 
     def operation_at(self, position: int) -> Operation:
         return self.operations[self.index_at(position)]
 
     def row(self, position: int, pending: Container[OperationIdentity] = ()) -> OperationRow:
-        index = self._visible[position]
-        operation = self.operations[index]
+        index = self.index_at(position)
+        try:
+            operation = self.operations[index]
+        except TraceFormatError as error:
+            return OperationRow(index, index, "(unreadable)", 0, "error", "recorded", str(error))
         outcome = operation.outcome
         return OperationRow(
             index=index,
@@ -182,40 +166,43 @@ class OperationRows:
             return " " * width
         return timeline_bar(self.operation_at(position), window, width)
 
-    def _text(self, index: int) -> str:
-        if not self._texts:
-            self._texts = [None] * len(self.operations)
-        text = self._texts[index]
-        if text is None:
-            text = self._texts[index] = _search_text(self.operations[index])
-        return text
+    # --- the filter --------------------------------------------------------------------
 
-    def compute_filter(self, query: str) -> list[int]:
-        """The trace indices matching `query` (every one for an empty query).
-
-        Pure and slow-ish on big traces (one pass): call it off the event loop,
-        then `apply_filter` the result.
-        """
-        if not query.strip():
-            return list(range(len(self.operations)))
-        return [
-            index
-            for index, operation in enumerate(self.operations)
-            if matches(operation, query, lambda index=index: self._text(index))
-        ]
-
-    def apply_filter(self, query: str, indices: Sequence[int] | None = None) -> int:
-        """Show only the operations matching `query`; returns how many match."""
-        if not query.strip():
+    def start_filter(self, query: str) -> None:
+        """Show only what matches `query` (nothing yet: a scan adds the matches);
+        an empty query clears the filter."""
+        wanted = query.strip()
+        if not wanted:
             self.clear_filter()
-            return len(self.operations)
-        self.query = self.last_query = query.strip()
-        self._visible = list(indices) if indices is not None else self.compute_filter(query)
-        return len(self._visible)
+            return
+        self.query = self.last_query = wanted
+        self._matches = array("q")
+        self.scanning = True
+
+    def add_matches(self, query: str, indices: Sequence[int]) -> bool:
+        """Append a scan's matches for `query`; False (ignored) if the filter changed since."""
+        if self._matches is None or query.strip() != self.query:
+            return False
+        self._matches.extend(indices)
+        return True
+
+    def finish_filter(self, query: str) -> None:
+        if query.strip() == self.query:
+            self.scanning = False
+
+    def apply_filter(self, query: str) -> int:
+        """Filter by `query` at once (scanning the whole trace here); how many match."""
+        self.start_filter(query)
+        if self.filtered:
+            for found in scan_matches(self.trace, self.query, lambda: False, wait=False):
+                self.add_matches(self.query, found)
+            self.finish_filter(self.query)
+        return len(self)
 
     def clear_filter(self) -> None:
         self.query = ""
-        self._visible = range(len(self.operations))
+        self._matches = None
+        self.scanning = False
 
     def step(self, position: int, *, forward: bool = True) -> int | None:
         """The visible position of the next (or previous) match from `position`, wrapping.
@@ -225,29 +212,25 @@ class OperationRows:
         filter cleared with escape can still be stepped through in context).
         None when nothing matches.
         """
-        count = len(self._visible)
-        if count == 0:
+        count = len(self)
+        if count == 0 or not self.last_query:
             return None
         if not 0 <= position < count:
             position = -1 if forward else count
-        if self.filtered or not self.last_query:
-            if not self.last_query:
-                return None
+        if self.filtered:
             return (position + (1 if forward else -1)) % count
         return self.find_match(position, forward=forward)
 
     def find_match(self, index: int, *, forward: bool = True) -> int | None:
-        """The trace index of the next (previous) operation matching the last query."""
+        """The trace index of the next (previous) operation matching the last query, wrapping."""
         total = len(self.operations)
         if not self.last_query or total == 0:
             return None
-        direction = 1 if forward else -1
-        for offset in range(1, total + 1):
-            candidate = (index + direction * offset) % total
-            if matches(
-                self.operations[candidate],
-                self.last_query,
-                lambda candidate=candidate: self._text(candidate),
-            ):
-                return candidate
-        return None
+        query = self.last_query
+        if forward:
+            found = first_match(self.trace, query, index + 1) if index + 1 < total else None
+            return found if found is not None else first_match(self.trace, query, 0)
+        found = first_match(self.trace, query, index - 1, forward=False) if index > 0 else None
+        if found is not None:
+            return found
+        return first_match(self.trace, query, total - 1, forward=False)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import difflib
-from typing import ClassVar, Literal
+import time
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from toolreplay import Operation, Trace
+from toolreplay import Operation, TraceFormatError
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import (
     Notice,
@@ -23,7 +25,8 @@ from toolreplay_tui.messages import (
     PatchRemovalRequested,
 )
 from toolreplay_tui.model.jsonpaths import PathError, get_at, set_at
-from toolreplay_tui.model.rows import EFFECT_PREFIX, OperationRows
+from toolreplay_tui.model.search import EFFECT_PREFIX, scan_matches
+from toolreplay_tui.model.trace_file import TraceFile
 from toolreplay_tui.screens.full_value import (
     FullValueScreen,
     describe_operation,
@@ -34,11 +37,33 @@ from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
+if TYPE_CHECKING:
+    from toolreplay_tui.app import ToolReplayApp
+
 __all__ = ["BrowseScreen"]
 
 
+FILTER_BATCH_SECONDS = 0.05
+"""A filter's scan hands its matches to the list at most this often (the first at once)."""
+EFFECT_HINT_CANDIDATES = 1000
+"""`:effect NAME` suggests nearest names among at most this many effects containing NAME."""
+JUMP_WAIT_SECONDS = 0.05
+"""How often a jump beyond the index looks whether indexing has reached it."""
+
+
 class FilterInput(ValueInput):
-    """The prompt of `/` (filter the operations) and `s` (search the selected output)."""
+    """The prompt of `/` (filter the operations as you type) and `s` (search the
+    selected output)."""
+
+
+class FilterMatches(Message):
+    """A filter's scan found `indices` for `query` (`done`: it has read the whole trace)."""
+
+    def __init__(self, query: str, indices: list[int], *, done: bool) -> None:
+        super().__init__()
+        self.query = query
+        self.indices = indices
+        self.done = done
 
 
 class BrowseScreen(Screen[None]):
@@ -105,6 +130,10 @@ class BrowseScreen(Screen[None]):
         super().__init__()
         self._filter_target: Literal["list", "values"] = "list"
         self._value_query = ""
+        self._query_before = ""  # the list's filter when `/` was pressed (escape restores it)
+        self._filter_anchor: int | None = None  # the operation the cursor was on
+        self._filter_placed: int | None = None  # where a batch last put the cursor
+        self._scans = 0  # a scan runs while this is the number it started with
 
     def compose(self) -> ComposeResult:
         yield Static(id="trace-header")
@@ -132,7 +161,10 @@ class BrowseScreen(Screen[None]):
         index = self.operations.current_index
         if trace is None or index is None:
             return None
-        return trace.operations[index]
+        try:
+            return trace.operations[index]
+        except TraceFormatError:
+            return None  # the list shows why the line cannot be read
 
     # --- loading and refreshing ------------------------------------------------------
 
@@ -145,6 +177,7 @@ class BrowseScreen(Screen[None]):
         self.show_header()
         self.show_status()
         self.watch(app, "trace", self._trace_changed)
+        self.watch(app, "background", self._background_changed, init=False)
         self.watch(app, "load_error", self.show_header, init=False)
         self.watch(app, "runner", self.show_header, init=False)
         self.watch(app, "notice", self._notice_changed, init=False)
@@ -164,16 +197,30 @@ class BrowseScreen(Screen[None]):
         if trace is None:
             header.update(Text.assemble((app.trace_label, "bold"), ("  loading…", "dim")))
             return
-        header.update(describe_header(app.trace_label, trace, app.runner_spec()))
+        header.update(describe_header(app, trace))
 
-    def _trace_changed(self, trace: Trace | None) -> None:
+    def _background_changed(self) -> None:
+        """Indexing went on (more rows) or the integrity check moved on."""
+        self.show_header()
+        rows = debugger(self).rows
+        listing = self.operations
+        if rows is not None and not rows.filtered and listing.row_count() != listing.shown_count:
+            listing.rows_changed()
+            self._show_list_header()
+
+    def _show_list_header(self) -> None:
+        self.query_one("#list-header", Static).update(
+            Text(self.operations.header_text(), style="bold")
+        )
+
+    def _trace_changed(self, trace: TraceFile | None) -> None:
         app = debugger(self)
         if trace is None or app.rows is None:
             return
         self.show_header()
         listing = self.operations
         listing.set_rows(app.rows, app.pending, effect_width=app.effect_width)
-        self.query_one("#list-header", Static).update(Text(listing.header_text(), style="bold"))
+        self._show_list_header()
         self.show_status()
 
     def _notice_changed(self, notice: Notice) -> None:
@@ -236,11 +283,12 @@ class BrowseScreen(Screen[None]):
     def action_filter(self) -> None:
         """`/`: filter the operation list, from any pane."""
         rows = debugger(self).rows
+        self._query_before = rows.query if rows is not None else ""
         self._open_prompt(
             "list",
-            "filter operations (effect name or any text; effect:NAME for effect names only): "
-            "enter filters, escape cancels",
-            rows.query if rows is not None else "",
+            "filter operations as you type (effect name or any text; effect:NAME for "
+            "effect names only): enter keeps it, escape cancels",
+            self._query_before,
         )
 
     def action_search_output(self) -> None:
@@ -259,6 +307,13 @@ class BrowseScreen(Screen[None]):
         field.remove_class("hidden")
         field.focus()
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "filter" or self._filter_target != "list":
+            return
+        event.stop()
+        if not event.input.has_class("hidden"):
+            self._apply_filter(event.value.strip())
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "filter":
             return
@@ -274,7 +329,9 @@ class BrowseScreen(Screen[None]):
                 self._problem(f"nothing in this output matches {query!r}")
             return
         self.operations.focus()
-        self._apply_filter(query)
+        rows = debugger(self).rows
+        if rows is not None and rows.query != query:
+            self._apply_filter(query)
 
     def on_value_input_cancelled(self, event: ValueInput.Cancelled) -> None:
         if event.control.id != "filter":
@@ -283,74 +340,168 @@ class BrowseScreen(Screen[None]):
         self.query_one("#filter", FilterInput).add_class("hidden")
         if self._filter_target == "values":
             self.detail.values.focus()
-        else:
-            self.operations.focus()
+            return
+        self.operations.focus()
+        rows = debugger(self).rows
+        if rows is not None and rows.query != self._query_before:
+            self._apply_filter(self._query_before)
 
     def _apply_filter(self, query: str) -> None:
-        rows = debugger(self).rows
-        if rows is None:
+        """Show what matches `query` as a background scan finds it (the previous scan stops)."""
+        app = debugger(self)
+        rows, trace = app.rows, app.trace
+        if rows is None or trace is None:
             return
+        listing = self.operations
+        if rows.filtered and self._filter_anchor is not None:
+            anchor = self._filter_anchor  # typing on: keep the operation the filter started on
+        else:
+            anchor = listing.current_index
         if not query:
-            self._filtered(query, None)
+            self._filter_anchor = None
+            self._scans += 1  # stops the running scan
+            rows.clear_filter()
+            listing.set_rows(rows, app.pending, effect_width=app.effect_width, index=anchor)
+            self.show_status()
             return
-        self.show_status(f"filtering by {query!r}…")
-        self._compute_filter(rows, query)
+        rows.start_filter(query)
+        self._filter_anchor, self._filter_placed = anchor, None
+        listing.rows_changed(cursor=0)
+        self.show_status(f"filter {query!r}: scanning…")
+        self._scans += 1
+        self._scan(trace, rows.query, self._scans)
+
+    @work(thread=True, group="filter")
+    def _scan(self, trace: TraceFile, query: str, number: int) -> None:
+        """Scan for `query`, posting matches, until the next filter (or quitting) stops it."""
+
+        def cancelled() -> bool:
+            return self._scans != number
+
+        found: list[int] = []
+        posted = 0.0
+        for batch in scan_matches(trace, query, cancelled):
+            found.extend(batch)
+            now = time.monotonic()
+            # The first matches at once, then batches: the list repaints a few times a second.
+            if found and (posted == 0.0 or now - posted >= FILTER_BATCH_SECONDS):
+                self.post_message(FilterMatches(query, found, done=False))
+                found, posted = [], now
+        if not cancelled() and not trace.closed:
+            self.post_message(FilterMatches(query, found, done=True))
+
+    def on_filter_matches(self, message: FilterMatches) -> None:
+        app = debugger(self)
+        rows = app.rows
+        if rows is None or not rows.add_matches(message.query, message.indices):
+            return  # a scan for an earlier query
+        listing = self.operations
+        anchor = self._filter_anchor
+        if (
+            anchor is not None
+            and self._filter_placed is not None
+            and listing.current_index != self._filter_placed
+        ):
+            self._filter_anchor = anchor = None  # the user moved: leave the cursor be
+        if anchor is not None:
+            listing.rows_changed(cursor=rows.nearest_position(anchor))
+            self._filter_placed = listing.current_index
+        else:
+            listing.rows_changed()
+        if message.done:
+            rows.finish_filter(message.query)
+            self.show_status(
+                f"filter {rows.query!r}: {len(rows)} of {len(rows.operations)} operations "
+                "(escape clears, n/N step)"
+            )
+        else:
+            self.show_status(f"filter {rows.query!r}: {len(rows)} so far, scanning…")
 
     def filter_effect(self, name: str) -> None:
         """`:effect NAME`: keep the operations of effect `name` (refused, with the
-        nearest names, when no operation has that effect)."""
+        nearest names, when no operation has that effect).
+
+        Whether one has is found by a scan of the trace (following its indexing).
+        """
         trace = debugger(self).trace
         if trace is None:
             return
-        if name not in trace.effects:
-            close = difflib.get_close_matches(name, list(trace.effects), n=3, cutoff=0.4)
-            hint = f"; nearest: {', '.join(close)}" if close else ""
-            self._problem(f"no operation of effect {name!r} in this trace{hint}")
-            return
         self.operations.focus()
-        self._apply_filter(f"{EFFECT_PREFIX}{name}")
+        self.show_status(f"effect {name!r}: looking through the trace…")
+        self._find_effect(trace, name)
+
+    @work(thread=True, exclusive=True, group="effect")
+    def _find_effect(self, trace: TraceFile, name: str) -> None:
+        """Scan for an operation of effect `name`, stopping at the first; note the other
+        effect names that contain it, for the refusal's hint."""
+        found: list[int] = []  # the first operation of that effect, once seen
+        similar: set[str] = set()
+        for batch in scan_matches(trace, f"{EFFECT_PREFIX}{name}", lambda: bool(found)):
+            for index in batch:
+                # Decoded apart from the pages the list shows (those live on the event loop).
+                effect = trace.decode_line(
+                    trace.read_lines(index, index + 1)[1].rstrip(b"\n"), index
+                ).effect
+                if effect == name:
+                    found.append(index)
+                    break
+                if len(similar) < EFFECT_HINT_CANDIDATES:
+                    similar.add(effect)
+        if trace.closed:
+            return
+        debugger(self).call_from_thread(self._found_effect, name, bool(found), sorted(similar))
+
+    def _found_effect(self, name: str, found: bool, similar: list[str]) -> None:
+        if found:
+            self._apply_filter(f"{EFFECT_PREFIX}{name}")
+            return
+        self.show_status()
+        close = difflib.get_close_matches(name, similar, n=3, cutoff=0.4)
+        hint = f"; nearest: {', '.join(close)}" if close else ""
+        self._problem(f"no operation of effect {name!r} in this trace{hint}")
 
     def jump_to(self, logical_id: int) -> None:
         """`:123`: move to the operation numbered `logical_id`, clearing a filter that
-        hides it."""
+        hides it. Before indexing reaches it, the jump waits for the index."""
         app = debugger(self)
         trace, rows = app.trace, app.rows
         if trace is None or rows is None:
             return
         index = trace_index(trace, logical_id)
+        if index is None and not trace.indexed:
+            self.show_status(
+                f"jump to #{logical_id}: waits for indexing ({app.check_progress_text()})"
+            )
+            self._jump_when_indexed(trace, logical_id)
+            return
         if index is None:
+            self.show_status()
             self._problem(
                 f"no operation #{logical_id}: this trace numbers them 0 to {len(trace) - 1}"
                 if len(trace)
                 else f"no operation #{logical_id}: this trace has none"
             )
             return
+        self.show_status()
         if rows.filtered and rows.index_at(rows.nearest_position(index)) != index:
-            self._filtered("", None)
+            self._apply_filter("")
         self.operations.focus()
         self.operations.move_to(rows.nearest_position(index), center=True)
 
-    @work(thread=True, exclusive=True, group="filter")
-    def _compute_filter(self, rows: OperationRows, query: str) -> None:
-        indices = rows.compute_filter(query)
-        debugger(self).call_from_thread(self._filtered, query, indices)
-
-    def _filtered(self, query: str, indices: list[int] | None) -> None:
-        rows = debugger(self).rows
-        if rows is None:
-            return
-        keep = self.operations.current_index
-        count = rows.apply_filter(query, indices)
-        app = debugger(self)
-        self.operations.set_rows(rows, app.pending, effect_width=app.effect_width, index=keep)
-        self.show_status()
-        if rows.filtered and not count:
-            self._problem(f"no operation matches {query!r} (escape clears the filter)")
+    @work(thread=True, exclusive=True, group="jump")
+    def _jump_when_indexed(self, trace: TraceFile, logical_id: int) -> None:
+        """Wait until the index holds operation `logical_id`'s position or is complete."""
+        while not trace.indexed and len(trace) <= logical_id:
+            if trace.closed:
+                return
+            time.sleep(JUMP_WAIT_SECONDS)
+        debugger(self).call_from_thread(self.jump_to, logical_id)
 
     def action_clear_filter(self) -> None:
         rows = debugger(self).rows
         if rows is not None and rows.filtered:
-            self._filtered("", None)
+            self._filter_anchor = None
+            self._apply_filter("")
 
     def _step(self, *, forward: bool) -> None:
         if isinstance(self.focused, ValueView):
@@ -455,20 +606,35 @@ class BrowseScreen(Screen[None]):
             self.post_message(PatchRemovalRequested(operation))
 
 
-def trace_index(trace: Trace, logical_id: int) -> int | None:
-    """The position in `trace` of the operation numbered `logical_id`, if any."""
+def trace_index(trace: TraceFile, logical_id: int) -> int | None:
+    """The position of the indexed operation numbered `logical_id`, if any."""
     operations = trace.operations
     # Recordings number operations by position: look there first.
     if 0 <= logical_id < len(operations) and operations[logical_id].logical_id == logical_id:
         return logical_id
+    if not trace.indexed:
+        return None  # decoding every line now would block: wait for the index
     return next((index for index, op in enumerate(operations) if op.logical_id == logical_id), None)
 
 
-def describe_header(label: str, trace: Trace, runner: str | None) -> Text:
-    """`refund.trp · format v3 · 3 operations · complete · record · runner m:f`."""
+def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
+    """`refund.trp · format v3 · 3 operations · complete · checked · record · runner m:f`.
+
+    While the trace is indexed or checked, says how far; a failed check in red.
+    """
+    state = app.background
     text = Text()
-    text.append(label, style="bold")
-    text.append(f"  ·  format v{trace.header.format_version}  ·  {len(trace)} operations  ·  ")
+    text.append(app.trace_label, style="bold")
+    text.append(f"  ·  format v{trace.header.format_version}  ·  ")
+    expected = trace.expected_count
+    if state.indexed:
+        text.append(f"{state.count:,} operations")
+    elif expected is not None:
+        text.append(f"{expected:,} operations")
+        text.append(f" ({state.count:,} indexed)", style="dim")
+    else:
+        text.append(f"{state.count:,}+ operations")
+    text.append("  ·  ")
     footer = trace.footer
     if footer is None:
         text.append("incomplete (no footer: the recording did not close)", style="bold yellow")
@@ -476,9 +642,18 @@ def describe_header(label: str, trace: Trace, runner: str | None) -> Text:
         text.append(f"complete, ended with {footer.ending.error_type}", style="yellow")
     else:
         text.append("complete", style="green")
+    text.append("  ·  ")
+    integrity = state.integrity
+    if integrity.state == "checking":
+        text.append(f"{app.check_progress_text()}…", style="bold cyan")
+    elif integrity.state == "ok":
+        text.append("checked", style="green")
+    else:
+        text.append(f"integrity check failed: {integrity.problem}", style="bold red")
     text.append(f"  ·  {trace.header.mode}")
     if trace.header.source_trace_id is not None:
         text.append(" (a fork's branch)")
     text.append("  ·  runner ")
+    runner = app.runner_spec()
     text.append(runner or "(none: f will ask)", style="bold" if runner else "dim")
     return text

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from toolreplay import DiffReport, ToolReplayError, Trace, diff, read_trace
+from toolreplay import DiffReport, ToolReplayError, diff, read_trace
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
 from toolreplay_tui.screens.full_value import FullValueScreen, describe_aligned
@@ -25,14 +25,15 @@ from toolreplay_tui.widgets.key_footer import KeyFooter
 __all__ = ["DiffScreen", "compare"]
 
 
-def compare(source: Trace, target: Path) -> tuple[DiffReport, DiffRows]:
-    """The diff of `source` and the trace at `target`, as display rows (blocking)."""
-    report = diff(source, read_trace(target))
+def compare(source: Path, target: Path) -> tuple[DiffReport, DiffRows]:
+    """The diff of the traces at `source` and `target`, as display rows (blocking)."""
+    report = diff(read_trace(source), read_trace(target))
     return report, DiffRows(report)
 
 
 class DiffScreen(Screen[None]):
-    """The aligned rows of `toolreplay.diff(source, target)`, computed off the event loop."""
+    """The aligned rows of `toolreplay.diff` of two trace files, read and compared off the
+    event loop."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_difference", "Next difference", id="diff.next"),
@@ -43,7 +44,7 @@ class DiffScreen(Screen[None]):
 
     def __init__(
         self,
-        source: Trace,
+        source: Path,
         target: Path,
         *,
         source_label: str,

@@ -73,6 +73,8 @@ class CursorList(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.cursor = 0
+        self.shown_count = 0
+        """`row_count()` when the rows last changed (a list that grows compares with it)."""
 
     # --- what subclasses provide -----------------------------------------------------
 
@@ -98,7 +100,7 @@ class CursorList(ScrollView, can_focus=True):
 
     def rows_changed(self, *, cursor: int | None = None, center: bool = False) -> None:
         """The rows changed (count or content): resize, clamp the cursor, repaint."""
-        count = self.row_count()
+        count = self.shown_count = self.row_count()
         self._size_to_rows()
         target = self.cursor if cursor is None else cursor
         self.cursor = max(0, min(target, count - 1)) if count else 0

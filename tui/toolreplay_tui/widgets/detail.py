@@ -51,7 +51,7 @@ class ValueInput(Input):
     ]
 
     class Cancelled(Message):
-        """The edit was abandoned."""
+        """The edit was abandoned (`control`: the field it was abandoned in)."""
 
         def __init__(self, field: ValueInput) -> None:
             super().__init__()

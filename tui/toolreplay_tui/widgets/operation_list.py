@@ -75,13 +75,21 @@ class OperationList(CursorList):
     ) -> None:
         self.rows = rows
         self.pending = pending
-        self._index_width = max(len(str(len(rows.operations) - 1)), 1)
         self._effect_width = max(min(effect_width, 40), 6)
-        self._lane_width = max(4, *(len(lane) for lane in rows.lanes)) if rows.concurrent else 0
         position = 0 if index is None else rows.nearest_position(index)
         self.rows_changed(cursor=position)
         if not len(rows):
             self.post_message(self.Highlighted(None))
+
+    def rows_changed(self, *, cursor: int | None = None, center: bool = False) -> None:
+        if self.rows is not None:
+            # Wide enough for the last index (the footer's count while still indexing).
+            total = self.rows.trace.expected_count or len(self.rows.operations)
+            self._index_width = max(len(str(total - 1)), 1)
+            # Lanes are found while indexing: the lane column appears with the second one.
+            rows = self.rows
+            self._lane_width = max(4, *(len(lane) for lane in rows.lanes)) if rows.concurrent else 0
+        super().rows_changed(cursor=cursor, center=center)
 
     def header_text(self) -> str:
         lane = f"{'lane':<{self._lane_width}}  " if self._lane_width else ""

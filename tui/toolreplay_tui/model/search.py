@@ -1,0 +1,178 @@
+"""Finding the operations that match a filter query, straight from a trace's bytes.
+
+Decoding every line of a million-operation trace to test it takes seconds, so a
+scan first looks for the query in the raw lines, a run of lines at a time, at C
+speed, and decodes only the lines that may match, confirming each with
+`matches` (which alone defines what matches).
+
+Why a raw line can stand for the decoded operation: `matches` looks for the
+query in the effect name, the inputs as JSON and the outcome (its JSON value,
+or the error's type and message). Split the query into its *words*, the pieces
+between JSON punctuation, whitespace and the dots of effect names
+(`SEPARATORS`): each word that occurs in that text occurs, byte for byte, in
+the line the project's writer wrote, since the line holds the same strings and
+numbers with the same escapes, only with other spacing, key order and quoting.
+So a line lacking one of the query's words cannot match. Exceptions are
+handled, never guessed: words with non-ASCII letters are not looked for (only
+ASCII case folds bytewise), and a line with `\\u` escapes is always decoded.
+A number a hand edit wrote in another notation (`1E2` for `100.0`) is found by
+the digits the file holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+from toolreplay import Operation, Returned, TraceFormatError
+from toolreplay_tui.model.trace_file import Cancelled, TraceFile
+
+__all__ = [
+    "EFFECT_PREFIX",
+    "SEPARATORS",
+    "first_match",
+    "matches",
+    "query_words",
+    "scan_matches",
+]
+
+EFFECT_PREFIX = "effect:"
+"""A query starting with this matches effect names only (`effect:crm.`)."""
+
+SEPARATORS = re.compile(r'[\s,:"{}\[\]\\.]+')
+"""What may be written differently between the searched text and a trace line."""
+
+_ESCAPE = b"\\u"
+
+
+def _search_text(operation: Operation) -> str:
+    outcome = operation.outcome
+    if isinstance(outcome, Returned):
+        result = json.dumps(outcome.value, ensure_ascii=False, sort_keys=True)
+    else:
+        result = f"{outcome.error_type} {outcome.message}"
+    inputs = json.dumps(operation.inputs, ensure_ascii=False, sort_keys=True)
+    return f"{operation.effect}\n{inputs}\n{result}".lower()
+
+
+def matches(operation: Operation, query: str) -> bool:
+    """Does `operation` match `query` (case-insensitive)?
+
+    `effect:NAME` matches effect names containing NAME; any other query matches
+    the effect name, the inputs or the outcome as JSON text.
+    """
+    wanted = query.strip().lower()
+    if not wanted:
+        return True
+    if wanted.startswith(EFFECT_PREFIX):
+        return wanted[len(EFFECT_PREFIX) :].strip() in operation.effect.lower()
+    return wanted in operation.effect.lower() or wanted in _search_text(operation)
+
+
+def query_words(query: str) -> list[bytes]:
+    """The lowercase ASCII words every line matching `query` holds (longest first).
+
+    Empty when nothing can be required of the line (only punctuation, or
+    non-ASCII words, or control characters): every line is then decoded.
+    """
+    wanted = query.strip().lower()
+    if wanted.startswith(EFFECT_PREFIX):
+        wanted = wanted[len(EFFECT_PREFIX) :]
+    if any(ord(char) < 0x20 and not char.isspace() for char in wanted):
+        return []
+    words = {word for word in SEPARATORS.split(wanted) if word and word.isascii()}
+    return sorted((word.encode("ascii") for word in words), key=len, reverse=True)
+
+
+def _candidate_lines(data: bytes, words: list[bytes]) -> Iterator[tuple[int, int]]:
+    """`(start, end)` within `data` of each line holding every word (or a `\\u` escape)."""
+    lowered = data.lower()
+    if not words:
+        start = 0
+        while start < len(lowered):
+            end = lowered.find(b"\n", start)
+            end = len(lowered) if end < 0 else end
+            yield start, end
+            start = end + 1
+        return
+    first, rest = words[0], words[1:]
+    hits = [lowered.find(first), lowered.find(_ESCAPE)]
+    while True:
+        found = min((hit for hit in hits if hit >= 0), default=-1)
+        if found < 0:
+            return
+        start = lowered.rfind(b"\n", 0, found) + 1
+        end = lowered.find(b"\n", found)
+        end = len(lowered) if end < 0 else end
+        line = lowered[start:end]
+        if _ESCAPE in line or all(word in line for word in rest):
+            yield start, end
+        hits = [lowered.find(first, end), lowered.find(_ESCAPE, end)]
+
+
+def _confirmed(trace: TraceFile, line: bytes, index: int, query: str) -> bool:
+    try:
+        operation: Operation = trace.decode_line(line, index)
+    except TraceFormatError:
+        return False  # shown as unreadable in the list, and reported by the check
+    return matches(operation, query)
+
+
+def scan_matches(
+    trace: TraceFile,
+    query: str,
+    cancelled: Cancelled,
+    *,
+    start: int = 0,
+    stop: int | None = None,
+    wait: bool = True,
+) -> Iterator[list[int]]:
+    """Batches (one per run of lines read, possibly empty) of the indices matching
+    `query`, in order, from `start` to `stop` (the end by default).
+
+    With `wait`, follows the trace's index as it grows, until every line is
+    scanned; stops soon after `cancelled()` says so.
+    """
+    words = query_words(query)
+    for first, last, offset, data in trace.spans(start, cancelled, wait=wait):
+        found: list[int] = []
+        limit = last if stop is None else min(last, stop)
+        for candidates, (begin, end) in enumerate(_candidate_lines(data, words), 1):
+            if candidates % 256 == 0 and cancelled():
+                return  # decoding candidates is the slow part: stop within it too
+            index = trace.index_of_offset(offset + begin)
+            if index >= limit:
+                break
+            if index >= first and _confirmed(trace, data[begin:end], index, query):
+                found.append(index)
+        yield found
+        if stop is not None and last >= stop:
+            return
+
+
+def first_match(trace: TraceFile, query: str, start: int, *, forward: bool = True) -> int | None:
+    """The index of the first operation matching `query` from `start` on (or before
+    it, backwards), not wrapping; None when there is none. Reads until it finds one."""
+
+    def never() -> bool:
+        return False
+
+    if forward:
+        for found in scan_matches(trace, query, never, start=start, wait=False):
+            if found:
+                return found[0]
+        return None
+    # Backwards: scan runs of lines ending at `start`, nearest run first.
+    stop = start + 1
+    while stop > 0:
+        begin = max(0, stop - 4096)
+        found = [
+            index
+            for batch in scan_matches(trace, query, never, start=begin, stop=stop, wait=False)
+            for index in batch
+        ]
+        if found:
+            return found[-1]
+        stop = begin
+    return None
