@@ -37,20 +37,20 @@ def _jitter_seconds(scale: float) -> float:
 @toolreplay.effect("inventory.stock.get")
 def stock(sku: int) -> dict[str, JsonValue]:
     _count("inventory.stock.get")
-    time.sleep(_BODY_DELAYS.random() * 0.002)
+    time.sleep(_BODY_DELAYS.random() * 0.002)  # varied body times, so calls overlap and reorder
     return {"sku": sku, "available": (sku * 37) % 11}
 
 
 @toolreplay.effect("pricing.quote.get")
 async def quote(sku: int) -> dict[str, JsonValue]:
     _count("pricing.quote.get")
-    await asyncio.sleep(_BODY_DELAYS.random() * 0.003)
+    await asyncio.sleep(_BODY_DELAYS.random() * 0.003)  # varied, so tasks interleave
     return {"sku": sku, "price": round(sku * 1.25, 2)}
 
 
 def checked_stock(sku: int) -> int:
     """What the application does per item on a worker thread."""
-    time.sleep(_jitter_seconds(0.001))
+    time.sleep(_jitter_seconds(0.001))  # seeded jitter: threads start their calls out of order
     return cast(int, stock(sku)["available"])
 
 
