@@ -33,6 +33,7 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "format_path",
+    "loads_checked",
     "parse_json_text",
     "preview",
     "safe_text",
@@ -196,6 +197,41 @@ def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
     return cast(JsonValue, value)
+
+
+class _NonFiniteLiteral(ValueError):
+    pass
+
+
+def _refuse_non_finite(literal: str) -> float:
+    raise _NonFiniteLiteral(literal)
+
+
+# Built once: json.loads with options builds a new decoder on every call.
+_FINITE_DECODER = json.JSONDecoder(parse_constant=_refuse_non_finite)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+
+
+def loads_checked(text: str, *, depth: int = 0) -> tuple[JsonValue, bool]:
+    """`json.loads(text)`, and whether the value is portable JSON without walking it.
+
+    For JSON received from elsewhere (an HTTP body) that is recorded as a value:
+    walking a large value with `ensure_portable` costs more than parsing it.
+    The text alone settles it when it holds no `NaN`/`Infinity` literal, no
+    escaped surrogate (a lone one is not portable; a pair is, and is then
+    checked) and fewer brackets than `MAX_DEPTH - depth` (so it cannot nest too
+    deeply once placed `depth` levels down). An integer too long to convert is
+    refused by `json.loads` itself. When the second item is False the value
+    must still go through `ensure_portable`. Raises `ValueError` for invalid
+    JSON, as `json.loads` does.
+    """
+    try:
+        value = cast(JsonValue, _FINITE_DECODER.decode(text))
+    except _NonFiniteLiteral:
+        return cast(JsonValue, json.loads(text)), False
+    shallow = text.count("{") + text.count("[") < MAX_DEPTH - depth
+    escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+    return value, shallow and not escaped
 
 
 class _DuplicateKey(ValueError):

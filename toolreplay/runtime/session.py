@@ -427,10 +427,17 @@ class RecordSession(Session):
             running_call_var.reset(token)
             self.abort(call)  # a no-op once the call was recorded
 
-    def begin(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> PendingCall:
-        """Give a call its identity (occurrences in start order), lane and start time."""
-        # A copy: the trace must hold the inputs as they were, even if the body mutates them.
-        inputs = cast(dict[str, JsonValue], copy_value(inputs))
+    def begin(
+        self, namespace: str, name: str, inputs: dict[str, JsonValue], *, owned: bool = False
+    ) -> PendingCall:
+        """Give a call its identity (occurrences in start order), lane and start time.
+
+        `owned=True` hands `inputs` over: the caller built them for this call and
+        nothing will change them, so they are not copied.
+        """
+        if not owned:
+            # A copy: the trace must hold the inputs as they were, even if the body mutates them.
+            inputs = cast(dict[str, JsonValue], copy_value(inputs))
         digest = fingerprint(inputs)
         lane = lane_key()
         parent = running_call_var.get()
@@ -454,10 +461,17 @@ class RecordSession(Session):
         self.note_violation(error)
         return error
 
-    def complete(self, call: PendingCall, value: object) -> None:
-        """Record a call that returned `value` (which must be portable JSON)."""
+    def complete(self, call: PendingCall, value: object, *, portable: bool = False) -> None:
+        """Record a call that returned `value` (which must be portable JSON).
+
+        `portable=True` says the caller has established that already (see
+        `portable.loads_portable`), so it is not checked again.
+        """
+        if portable:
+            self._append(call, Returned(cast(JsonValue, value)))
+            return
         try:
-            portable = ensure_portable(value, what=f"output of {call.identity.effect}")
+            checked = ensure_portable(value, what=f"output of {call.identity.effect}")
         except NonPortableValueError as error:
             self.abort(call)
             unrecorded = NonPortableValueError(
@@ -467,7 +481,7 @@ class RecordSession(Session):
             )
             self.note_violation(unrecorded)
             raise unrecorded from None
-        self._append(call, Returned(portable))
+        self._append(call, Returned(checked))
 
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Record a call whose body raised `error`."""
@@ -562,8 +576,14 @@ class ReplaySession(Session):
         if exc is None and failure is not None:
             raise failure
 
-    def answer(self, namespace: str, name: str, inputs: dict[str, JsonValue]) -> JsonValue:
-        """The recorded output for this call, or raise its recorded failure."""
+    def answer(
+        self, namespace: str, name: str, inputs: dict[str, JsonValue], *, read_only: bool = False
+    ) -> JsonValue:
+        """The recorded output for this call, or raise its recorded failure.
+
+        The output is a copy, which the caller may change; with `read_only=True` it is
+        the trace's own value, which the caller promises only to read.
+        """
         digest = fingerprint(inputs)
         with self._lock:
             identity = self._next_identity(namespace, name, digest)
@@ -581,7 +601,7 @@ class ReplaySession(Session):
             self._consumed.add(operation.logical_id)
         if isinstance(outcome, Raised):
             raise rebuild_failure(outcome)
-        return copy_value(outcome.value)
+        return outcome.value if read_only else copy_value(outcome.value)
 
     # --- what a fork changes ----------------------------------------------------------
 
