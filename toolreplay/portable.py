@@ -209,6 +209,9 @@ def _refuse_non_finite(literal: str) -> float:
 
 # Built once: json.loads with options builds a new decoder on every call.
 _FINITE_DECODER = json.JSONDecoder(parse_constant=_refuse_non_finite)
+# The decoder's C scanner: one JSON value from a position, without `json.loads`'s
+# per-call Python steps (which cost as much as parsing a small event's data).
+_SCAN_FINITE = _FINITE_DECODER.scan_once
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
 
 
@@ -226,12 +229,17 @@ def loads_checked(text: str, *, depth: int = 0) -> tuple[JsonValue, bool]:
     JSON, as `json.loads` does.
     """
     try:
-        value = cast(JsonValue, _FINITE_DECODER.decode(text))
-    except _NonFiniteLiteral:
-        return cast(JsonValue, json.loads(text)), False
+        value, end = _SCAN_FINITE(text, 0)
+    except (StopIteration, ValueError):  # not JSON, or a NaN: the full parser decides
+        end = -1
+    if end != len(text):  # also surrounding whitespace, which json.loads allows
+        try:
+            value = _FINITE_DECODER.decode(text)
+        except _NonFiniteLiteral:
+            return cast(JsonValue, json.loads(text)), False
     shallow = text.count("{") + text.count("[") < MAX_DEPTH - depth
     escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
-    return value, shallow and not escaped
+    return cast(JsonValue, value), shallow and not escaped
 
 
 class _DuplicateKey(ValueError):

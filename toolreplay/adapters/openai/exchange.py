@@ -272,6 +272,16 @@ def _split_newlines(block: str) -> list[str]:
 
 
 def _event(lines: list[str], block: str) -> tuple[JsonValue, bool]:
+    if len(lines) == 2:  # what the API sends: `event: <type>` then one `data: <json>`
+        first, second = lines
+        if first.startswith("event:") and second.startswith("data:"):
+            data = second[5:].removeprefix(" ")
+            try:
+                parsed, portable = loads_checked(data, depth=_EVENT_DATA_DEPTH)
+            except ValueError:
+                pass  # not JSON: the general reading below keeps it as data_text
+            else:
+                return {"event": first[6:].removeprefix(" "), "data": parsed}, portable
     fields: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(":")
