@@ -18,7 +18,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
@@ -209,9 +209,10 @@ def _refuse_non_finite(literal: str) -> float:
 
 # Built once: json.loads with options builds a new decoder on every call.
 _FINITE_DECODER = json.JSONDecoder(parse_constant=_refuse_non_finite)
-# The decoder's C scanner: one JSON value from a position, without `json.loads`'s
-# per-call Python steps (which cost as much as parsing a small event's data).
-_SCAN_FINITE = _FINITE_DECODER.scan_once
+# The decoder's C scanner (an instance attribute `JSONDecoder.__init__` sets, untyped):
+# one JSON value from a position, without `json.loads`'s per-call Python steps, which
+# cost as much as parsing a small event's data.
+_SCAN_FINITE = cast("Callable[[str, int], tuple[object, int]]", vars(_FINITE_DECODER)["scan_once"])
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
 
 
@@ -228,6 +229,7 @@ def loads_checked(text: str, *, depth: int = 0) -> tuple[JsonValue, bool]:
     must still go through `ensure_portable`. Raises `ValueError` for invalid
     JSON, as `json.loads` does.
     """
+    value: object = None
     try:
         value, end = _SCAN_FINITE(text, 0)
     except (StopIteration, ValueError):  # not JSON, or a NaN: the full parser decides

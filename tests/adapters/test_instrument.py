@@ -318,7 +318,8 @@ def test_a_followed_redirect_is_two_requests_and_replays_followed(tmp_path: Path
     operations = toolreplay.read_trace(trace).operations
     assert [op.inputs["query"] for op in operations] == [{}, {"region": "eu"}]
     first = operations[0].outcome
-    assert isinstance(first, toolreplay.Returned) and isinstance(first.value, dict)
+    assert isinstance(first, toolreplay.Returned)
+    assert isinstance(first.value, dict)
     assert first.value["status"] == 307
     assert first.value["headers"] == {"location": "/v1/responses?region=eu"}
     with toolreplay.replay(trace):
@@ -333,5 +334,6 @@ def test_a_followed_redirect_is_two_requests_and_replays_followed(tmp_path: Path
         assert b"s3cret" not in path.read_bytes()
         assert b"other.example" not in path.read_bytes()
         redirect = toolreplay.read_trace(path).operations[0].outcome
-        assert isinstance(redirect, toolreplay.Returned) and isinstance(redirect.value, dict)
+        assert isinstance(redirect, toolreplay.Returned)
+        assert isinstance(redirect.value, dict)
         assert redirect.value["headers"] == {}
