@@ -515,9 +515,9 @@ def report(
             "",
             "vcrpy (responses+tools): one cassette of N interactions recorded off a local HTTP "
             "server, replayed by the N calls with record_mode=none; 'defaults' is vcrpy's "
-            "match_on, '+body' adds the body (the adapter's matching); 'matching' is vcrpy "
-            "per call minus the floor; 'vcrpy/floor' bounds what any replay that keeps the "
-            "SDK's own work can reach",
+            "match_on, '+body' adds the body (the adapter's matching); '+body matching' is "
+            "vcrpy per call minus the floor; '+body/floor' bounds what any replay that keeps "
+            "the SDK's own work can reach",
             "",
         ]
         vcr_rows = []
