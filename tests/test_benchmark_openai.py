@@ -30,7 +30,15 @@ def test_openai_benchmark_runs_and_prints_its_tables() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    for column in ("replay/floor", "record/floor", "vcrpy/adapter", "vcrpy replay"):
+    for column in (
+        "replay/floor",
+        "record/floor",
+        "build+send",
+        "vcrpy defaults",
+        "vcrpy +body",
+        "+body/adapter",
+        "+body/floor",
+    ):
         assert column in result.stdout
     for workload in ("responses+tools", "chat", "stream50"):
         assert workload in result.stdout

@@ -21,7 +21,7 @@ from toolreplay import (
     fingerprint,
     value_differences,
 )
-from toolreplay.portable import JsonValue, copy_value
+from toolreplay.portable import MAX_DEPTH, JsonValue, copy_value, loads_checked
 
 scalars = (
     st.none()
@@ -197,3 +197,42 @@ def test_value_differences_name_paths_with_both_sides() -> None:
         ("$.new", None, None, False, True),
     ]
     assert value_differences(left, left) == []
+
+
+@given(json_values, st.booleans())
+def test_loads_checked_parses_as_json_loads_and_vouches_only_for_portable_values(
+    value: JsonValue, ascii_only: bool
+) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    parsed, portable = loads_checked(text)
+    assert parsed == json.loads(text)
+    if portable:
+        assert ensure_portable(parsed) == parsed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"x": NaN}',
+        "[Infinity]",
+        '"\\ud800"',  # a lone surrogate, escaped
+        "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
+    ],
+)
+def test_loads_checked_leaves_what_may_not_be_portable_to_ensure_portable(text: str) -> None:
+    parsed, portable = loads_checked(text)
+    assert not portable
+    with pytest.raises(NonPortableValueError):
+        ensure_portable(parsed)
+
+
+def test_loads_checked_reads_what_json_loads_reads_and_refuses_the_rest() -> None:
+    assert loads_checked(' {"a": [1, 2.5, "\\ud83d\\ude00"]} \n') == (
+        {"a": [1, 2.5, "\U0001f600"]},
+        False,  # an escaped surrogate pair: portable, but only a walk can tell
+    )
+    assert loads_checked('{"a": "é"}') == ({"a": "é"}, True)
+    assert loads_checked("[1]", depth=MAX_DEPTH - 1) == ([1], False)
+    for invalid in ("", "{", "1 2", "[DONE]"):
+        with pytest.raises(ValueError):
+            loads_checked(invalid)

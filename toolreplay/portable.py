@@ -18,7 +18,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
@@ -34,6 +34,7 @@ __all__ = [
     "fingerprint",
     "format_path",
     "load_json_text",
+    "loads_checked",
     "parse_json_text",
     "portable_document",
     "preview",
@@ -198,6 +199,51 @@ def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
     return cast(JsonValue, value)
+
+
+class _NonFiniteLiteral(ValueError):
+    pass
+
+
+def _refuse_non_finite(literal: str) -> float:
+    raise _NonFiniteLiteral(literal)
+
+
+# Built once: json.loads with options builds a new decoder on every call.
+_FINITE_DECODER = json.JSONDecoder(parse_constant=_refuse_non_finite)
+# The decoder's C scanner (an instance attribute `JSONDecoder.__init__` sets, untyped):
+# one JSON value from a position, without `json.loads`'s per-call Python steps, which
+# cost as much as parsing a small event's data.
+_SCAN_FINITE = cast("Callable[[str, int], tuple[object, int]]", vars(_FINITE_DECODER)["scan_once"])
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
+
+
+def loads_checked(text: str, *, depth: int = 0) -> tuple[JsonValue, bool]:
+    """`json.loads(text)`, and whether the value is portable JSON without walking it.
+
+    For JSON received from elsewhere (an HTTP body) that is recorded as a value:
+    walking a large value with `ensure_portable` costs more than parsing it.
+    The text alone settles it when it holds no `NaN`/`Infinity` literal, no
+    escaped surrogate (a lone one is not portable; a pair is, and is then
+    checked) and fewer brackets than `MAX_DEPTH - depth` (so it cannot nest too
+    deeply once placed `depth` levels down). An integer too long to convert is
+    refused by `json.loads` itself. When the second item is False the value
+    must still go through `ensure_portable`. Raises `ValueError` for invalid
+    JSON, as `json.loads` does.
+    """
+    value: object = None
+    try:
+        value, end = _SCAN_FINITE(text, 0)
+    except (StopIteration, ValueError):  # not JSON, or a NaN: the full parser decides
+        end = -1
+    if end != len(text):  # also surrounding whitespace, which json.loads allows
+        try:
+            value = _FINITE_DECODER.decode(text)
+        except _NonFiniteLiteral:
+            return cast(JsonValue, json.loads(text)), False
+    shallow = text.count("{") + text.count("[") < MAX_DEPTH - depth
+    escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+    return cast(JsonValue, value), shallow and not escaped
 
 
 class _DuplicateKey(ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -223,3 +224,116 @@ def test_the_agents_sdks_per_run_cache_key_is_recorded_as_a_placeholder() -> Non
     assert body_of(generated) == {"model": "m", "prompt_cache_key": PER_RUN_CACHE_KEY}
     chosen = "agents-sdk:group:" + "0123456789abcdef" * 2  # stable across runs: kept
     assert body_of(chosen) == {"model": "m", "prompt_cache_key": chosen}
+
+
+def gzipped(api: LocalOpenAI) -> Any:
+    """`api`'s answers compressed as a server compresses them: gzip, streamed raw."""
+
+    def handle(request: Any) -> Any:
+        plain = api(request)
+        headers = [(k, v) for k, v in plain.headers.multi_items() if k != "content-length"]
+        return HTTP.Response(
+            plain.status_code,
+            headers=[*headers, ("content-encoding", "gzip")],
+            stream=HTTP.ByteStream(gzip.compress(plain.read())),
+        )
+
+    return handle
+
+
+def test_a_compressed_response_is_recorded_decoded_and_replays_the_same(tmp_path: Path) -> None:
+    trace = tmp_path / "gzip.trp"
+
+    def calls(client: Any) -> list[Any]:
+        created = client.responses.create(model="m", input="x")
+        streamed = list(client.responses.create(model="m", input="y", stream=True))
+        return [created, streamed]
+
+    bare = calls(sync_client(gzipped(LocalOpenAI("approve", deltas=3))))
+    with toolreplay.record(trace):
+        recorded = calls(instrument(sync_client(gzipped(LocalOpenAI("approve", deltas=3)))))
+    assert recorded == bare
+    outputs: list[Any] = []
+    for operation in toolreplay.read_trace(trace).operations:
+        assert isinstance(operation.outcome, toolreplay.Returned)
+        outputs.append(operation.outcome.value)
+    assert outputs[0]["body"]["object"] == "response"
+    assert len(outputs[1]["events"]) == len(bare[1])
+    assert all("content-encoding" not in output["headers"] for output in outputs)
+    sent: list[Any] = []
+    with toolreplay.replay(trace):
+        assert calls(instrument(sync_client(refusing(sent)))) == bare
+    assert sent == []
+
+
+def test_the_original_http_clients_auth_and_hooks_apply(tmp_path: Path) -> None:
+    trace = tmp_path / "hooks.trp"
+    seen: list[str] = []
+    api = LocalOpenAI("approve")
+
+    def original_http(handler: Any) -> Any:
+        def authorize(request: Any) -> Any:
+            request.headers["x-gateway-key"] = "gateway-canary"
+            return request
+
+        return HTTP.Client(
+            transport=HTTP.MockTransport(handler),
+            auth=authorize,
+            event_hooks={"request": [lambda request: seen.append(request.url.path)]},
+        )
+
+    def call(handler: Any) -> str:
+        client = openai.OpenAI(api_key="k", max_retries=0, http_client=original_http(handler))
+        return instrument(client).responses.create(model="m", input="x").output_text
+
+    with toolreplay.record(trace):
+        assert call(api) == "approve"
+    assert api.requests[0].headers["x-gateway-key"] == "gateway-canary"
+    assert b"gateway-canary" not in trace.read_bytes()
+    with toolreplay.replay(trace):
+        assert call(refusing()) == "approve"
+    # The instrumented client sends as the original does, in every mode.
+    assert seen == ["/v1/responses", "/v1/responses"]
+
+
+def test_a_followed_redirect_is_two_requests_and_replays_followed(tmp_path: Path) -> None:
+    trace = tmp_path / "redirect.trp"
+    api = LocalOpenAI("approve")
+
+    def redirecting(to: str) -> Any:
+        def handle(request: Any) -> Any:
+            if not request.url.params:
+                return HTTP.Response(307, headers={"location": to})
+            return api(request)
+
+        return handle
+
+    def call(handler: Any) -> str:
+        http_client = HTTP.Client(transport=HTTP.MockTransport(handler), follow_redirects=True)
+        client = openai.OpenAI(api_key="k", max_retries=0, http_client=http_client)
+        return instrument(client).responses.create(model="m", input="x").output_text
+
+    with toolreplay.record(trace):
+        assert call(redirecting("/v1/responses?region=eu")) == "approve"
+    operations = toolreplay.read_trace(trace).operations
+    assert [op.inputs["query"] for op in operations] == [{}, {"region": "eu"}]
+    first = operations[0].outcome
+    assert isinstance(first, toolreplay.Returned)
+    assert isinstance(first.value, dict)
+    assert first.value["status"] == 307
+    assert first.value["headers"] == {"location": "/v1/responses?region=eu"}
+    with toolreplay.replay(trace):
+        assert call(refusing()) == "approve"
+
+    # A target on another host, or one whose query may hold a credential, is followed
+    # live but not written: the recorded redirect has no location.
+    for elsewhere in ("https://other.example/v1/responses?x=1", "/v1/responses?sig=s3cret"):
+        path = tmp_path / f"elsewhere-{len(elsewhere)}.trp"
+        with toolreplay.record(path):
+            assert call(redirecting(elsewhere)) == "approve"
+        assert b"s3cret" not in path.read_bytes()
+        assert b"other.example" not in path.read_bytes()
+        redirect = toolreplay.read_trace(path).operations[0].outcome
+        assert isinstance(redirect, toolreplay.Returned)
+        assert isinstance(redirect.value, dict)
+        assert redirect.value["headers"] == {}

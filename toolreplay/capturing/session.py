@@ -112,10 +112,12 @@ class CaptureSession(RecordSession):
         name: str,
         inputs: dict[str, JsonValue],
         redact: tuple[JsonPath, ...] = (),
+        *,
+        owned: bool = False,
     ) -> PendingCall:
         if not self.given_up:
             try:
-                return super().begin(namespace, name, inputs, redact)
+                return super().begin(namespace, name, inputs, redact, owned=owned)
             except ToolReplayError as error:  # nested, or called after the request ended
                 self.give_up(
                     "unrecordable",
@@ -124,11 +126,11 @@ class CaptureSession(RecordSession):
                 )
         return PendingCall(_UNRECORDED, {})
 
-    def complete(self, call: PendingCall, value: object) -> None:
+    def complete(self, call: PendingCall, value: object, *, portable: bool = False) -> None:
         if self._skips(call):
             return
         try:
-            super().complete(call, value)
+            super().complete(call, value, portable=portable)
         except ToolReplayError as error:
             self._gave_up_on(call, error)
             return

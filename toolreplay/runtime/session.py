@@ -641,20 +641,26 @@ class RecordSession(Session):
         name: str,
         inputs: dict[str, JsonValue],
         redact: tuple[JsonPath, ...] = (),
+        *,
+        owned: bool = False,
     ) -> PendingCall:
         """Give a call its identity (occurrences in start order), lane and start time.
 
         The inputs are redacted first (RFC 0007), so the fingerprint and the
         trace only ever see placeholders, and then scanned for secrets.
-        `redact` are the effect's own path rules.
+        `redact` are the effect's own path rules. `owned=True` hands `inputs`
+        over: the caller built them for this call and nothing will change them,
+        so they are not copied.
         """
         redaction = self._effect_redaction(f"{namespace}.{name}", redact)
         known: tuple[str, ...] = ()
         if redaction is not None:
             redacted, known = redaction.value(inputs)
             inputs = cast(dict[str, JsonValue], redacted)
-        # A copy: the trace must hold the inputs as they were, even if the body mutates them.
-        inputs = cast(dict[str, JsonValue], copy_value(inputs))
+        if not owned:
+            # A copy: the trace must hold the inputs as they were, even if the body mutates
+            # them (redaction copies only what it replaces).
+            inputs = cast(dict[str, JsonValue], copy_value(inputs))
         encoded = canonical_json(inputs)
         digest = hashlib.sha256(encoded).hexdigest()
         lane = lane_key()
@@ -671,26 +677,34 @@ class RecordSession(Session):
         self._check_secrets(inputs, part="inputs", call=call, encoded=encoded)
         return call
 
-    def complete(self, call: PendingCall, value: object) -> None:
-        """Record a call that returned `value` (which must be portable JSON)."""
+    def complete(self, call: PendingCall, value: object, *, portable: bool = False) -> None:
+        """Record a call that returned `value` (which must be portable JSON).
+
+        `portable=True` says the caller has established that already (see
+        `portable.loads_checked`), so it is not checked again; it is still
+        redacted and scanned.
+        """
         if self._abandoned is not None:  # nothing more is recorded, nothing is refused
             self.abort(call)
             return
-        try:
-            portable = ensure_portable(value, what=f"output of {call.identity.effect}")
-        except NonPortableValueError as error:
-            self.abort(call)
-            unrecorded = NonPortableValueError(
-                f"{error}. The effect ran, but its call was not recorded: make it return "
-                "portable JSON.",
-                path=error.path,
-            )
-            self.note_violation(unrecorded)
-            raise unrecorded from None
+        if portable:
+            checked = cast(JsonValue, value)
+        else:
+            try:
+                checked = ensure_portable(value, what=f"output of {call.identity.effect}")
+            except NonPortableValueError as error:
+                self.abort(call)
+                unrecorded = NonPortableValueError(
+                    f"{error}. The effect ran, but its call was not recorded: make it return "
+                    "portable JSON.",
+                    path=error.path,
+                )
+                self.note_violation(unrecorded)
+                raise unrecorded from None
         if call.redaction is not None:
-            portable, _ = call.redaction.value(portable, call.known)
-        if self._check_secrets(portable, part="output", call=call):
-            self._append(call, Returned(portable))
+            checked, _ = call.redaction.value(checked, call.known)
+        if self._check_secrets(checked, part="output", call=call):
+            self._append(call, Returned(checked))
 
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Record a call whose body raised `error`."""
@@ -807,13 +821,17 @@ class ReplaySession(Session):
         name: str,
         inputs: dict[str, JsonValue],
         redact: tuple[JsonPath, ...] = (),
+        *,
+        read_only: bool = False,
     ) -> JsonValue | PendingCall:
         """The recorded output for this call, or raise its recorded failure.
 
         The inputs are redacted as the recording redacted them (RFC 0007), then
         matched; `redact` are the effect's own path rules. A fork may return a
         `PendingCall` instead: the call may run live, and the caller runs the
-        body inside `running_live`.
+        body inside `running_live`. The output is a copy, which the caller may
+        change; with `read_only=True` it is the trace's own value, which the
+        caller promises only to read.
         """
         redaction = self._effect_redaction(f"{namespace}.{name}", redact)
         known: tuple[str, ...] = ()
@@ -838,7 +856,7 @@ class ReplaySession(Session):
                 return served
         if isinstance(served, Raised):
             raise rebuild_failure(served)
-        return copy_value(served.value)
+        return served.value if read_only else copy_value(served.value)
 
     @contextlib.contextmanager
     def running_live(self, call: PendingCall) -> Generator[PendingCall]:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal, cast
 
 from toolreplay.errors import UnsupportedRequestError, UnsupportedResponseError
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, loads_checked
 
 __all__ = [
     "EFFECT_NAMESPACE",
@@ -31,6 +31,7 @@ __all__ = [
     "effect_name",
     "event_stream_bytes",
     "is_event_stream",
+    "is_secret_query_name",
     "recorded_response",
     "replayed_body",
     "request_inputs",
@@ -69,6 +70,11 @@ _WORD = re.compile(r"[a-z]+(?:_[a-z]+)*")
 _PER_RUN_CACHE_KEY = re.compile(r"agents-sdk:run:[0-9a-f]{32}")
 PER_RUN_CACHE_KEY = "agents-sdk:run:<per-run>"
 _JSON_TYPES = ("application/json", "+json")
+
+
+def is_secret_query_name(name: str) -> bool:
+    """Whether a query parameter's value may be a credential (recorded as `<redacted>`)."""
+    return _SECRET_QUERY.search(name) is not None
 
 
 def _relative_path(path: str, base_path: str) -> str:
@@ -117,7 +123,7 @@ def request_inputs(
     relative = _relative_path(path, base_path)
     params: dict[str, JsonValue] = {}
     for key, value in query:
-        shown = REDACTED if _SECRET_QUERY.search(key) else value
+        shown = REDACTED if is_secret_query_name(key) else value
         if key in params:
             earlier = params[key]
             params[key] = [*earlier, shown] if isinstance(earlier, list) else [earlier, shown]
@@ -196,15 +202,18 @@ def recorded_response(
     headers: Iterable[tuple[str, str]],
     content: bytes,
     end: StreamEnd,
-) -> dict[str, JsonValue]:
+) -> tuple[dict[str, JsonValue], bool]:
     """The output of one exchange: status, kept headers and the body as received.
 
     Exactly one body key is present: `body` (JSON), `events` (server-sent
     events, with `tail` for bytes after the last complete event), `text` or
-    `base64`. `end` says whether the body was read to its end.
+    `base64`. `end` says whether the body was read to its end. The second item
+    says whether the output is known to be portable JSON (see
+    `portable.loads_checked`); if not, it must still be checked.
     """
     kept = recorded_headers(headers)
     output: dict[str, JsonValue] = {"status": status, "headers": kept}
+    portable = True  # every string below is decoded UTF-8 or a header value
     content_type = kept.get("content-type")
     content_type = content_type if isinstance(content_type, str) else None
     text: str | None
@@ -215,46 +224,77 @@ def recorded_response(
     if text is None:
         output["base64"] = base64.b64encode(content).decode("ascii")
     elif is_event_stream(content_type):
-        events, tail = _parse_events(text)
+        events, tail, portable = _parse_events(text)
         output["events"] = events
         if tail:
             output["tail"] = tail
     elif content_type is not None and _is_json(content_type) and end == "complete" and text:
         try:
-            output["body"] = cast(JsonValue, json.loads(text))
+            output["body"], portable = loads_checked(text, depth=_BODY_DEPTH)
         except ValueError:
             output["text"] = text
     else:
         output["text"] = text
     output["end"] = end
-    return output
+    return output, portable
 
 
 _EVENT_SEPARATOR = re.compile(r"\r\n\r\n|\n\n|\r\r")
 _LINE = re.compile(r"\r\n|\n|\r")
 _FIELDS = ("event", "data", "id", "retry")
+# How deep a JSON body sits in the output: $.body, and $.events[i].data.
+_BODY_DEPTH = 1
+_EVENT_DATA_DEPTH = 3
 
 
-def _parse_events(text: str) -> tuple[list[JsonValue], str]:
-    """Complete events, and the text after the last one (a cut stream's partial event)."""
-    blocks = _EVENT_SEPARATOR.split(text)
+def _parse_events(text: str) -> tuple[list[JsonValue], str, bool]:
+    """Complete events, the text after the last one (a cut stream's partial event), and
+    whether every event is known to be portable JSON (see `recorded_response`)."""
+    if "\r" in text:
+        blocks = _EVENT_SEPARATOR.split(text)
+        split_lines = _LINE.split
+    else:  # what servers send: the same split, at the speed of str.split
+        blocks = text.split("\n\n")
+        split_lines = _split_newlines
     tail = blocks.pop()  # after the last separator: empty unless the stream was cut
-    return [_event(block) for block in blocks if block], tail
+    events: list[JsonValue] = []
+    portable = True
+    for block in blocks:
+        if block:
+            event, checked = _event(split_lines(block), block)
+            events.append(event)
+            portable = portable and checked
+    return events, tail, portable
 
 
-def _event(block: str) -> JsonValue:
+def _split_newlines(block: str) -> list[str]:
+    return block.split("\n")
+
+
+def _event(lines: list[str], block: str) -> tuple[JsonValue, bool]:
+    if len(lines) == 2:  # what the API sends: `event: <type>` then one `data: <json>`
+        first, second = lines
+        if first.startswith("event:") and second.startswith("data:"):
+            data = second[5:].removeprefix(" ")
+            try:
+                parsed, portable = loads_checked(data, depth=_EVENT_DATA_DEPTH)
+            except ValueError:
+                pass  # not JSON: the general reading below keeps it as data_text
+            else:
+                return {"event": first[6:].removeprefix(" "), "data": parsed}, portable
     fields: dict[str, str] = {}
-    for line in _LINE.split(block):
+    for line in lines:
         name, colon, value = line.partition(":")
         if not colon or name not in _FIELDS or (name in fields and name != "data"):
-            return {"raw": block}  # comments, unknown or repeated fields: kept verbatim
+            return {"raw": block}, True  # comments, unknown or repeated fields: kept verbatim
         value = value.removeprefix(" ")
         fields[name] = f"{fields[name]}\n{value}" if name in fields else value
     event: dict[str, JsonValue] = {}
+    portable = True
     for name, value in fields.items():
         if name == "data":
             try:
-                parsed = cast(JsonValue, json.loads(value))
+                parsed, portable = loads_checked(value, depth=_EVENT_DATA_DEPTH)
             except ValueError:
                 event["data_text"] = value  # e.g. Chat Completions' closing [DONE]
             else:
@@ -262,11 +302,15 @@ def _event(block: str) -> JsonValue:
                 event["data"] = parsed
         else:
             event[name] = value
-    return event
+    return event, portable
+
+
+# Built once: json.dumps with options builds a new encoder on every call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def _dump(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 def event_stream_bytes(operation: str, events: list[JsonValue], tail: str) -> bytes:
@@ -285,8 +329,10 @@ def event_stream_bytes(operation: str, events: list[JsonValue], tail: str) -> by
         lines: list[str] = []
         for name, value in event.items():
             if name == "data":
-                text = _dump(value)
-            elif name == "data_text" and isinstance(value, str):
+                # Compact JSON holds no line break (JSON escapes them in strings).
+                lines.append(f"data: {_dump(value)}")
+                continue
+            if name == "data_text" and isinstance(value, str):
                 text, name = value, "data"
             elif name in _FIELDS and isinstance(value, str):
                 text = value

@@ -2,17 +2,19 @@
 
 An instrumented client's HTTP client (an `httpx.Client` for openai 2.x, an
 `httpx2.Client` for 3.x, or their async forms; the two libraries share this
-API) has one of these transports. Each request is one effect call, decided by
-the session visible where the SDK sends it:
+API) sends through these transports, each wrapping one of the original HTTP
+client's transports. Each request is one effect call, decided by the session
+visible where the SDK sends it:
 
-- no session, nothing refused: the request goes to the original HTTP client,
-  unrecorded (the instrumented client behaves as the plain one);
+- no session, nothing refused: the request goes to the original transport,
+  unrecorded, and its response comes back untouched (the instrumented client
+  behaves as the plain one);
 - no session while a replay is open somewhere: refused (`SessionContextError`);
-- record: the request goes to the original HTTP client; the response is handed
+- record: the request goes to the original transport; the response is handed
   on as it streams in and recorded when its body ends or is closed, so a stream
   the application stops reading is recorded as what it received;
-- replay, fork, case verification: answered from the trace; the original HTTP
-  client is never called.
+- replay, fork, case verification: answered from the trace; the original
+  transport is never called.
 
 A transport error (timeout, refused connection, a stream cut by the server) is
 recorded as a failure and raised again on replay as the same class of the
@@ -34,6 +36,7 @@ from toolreplay.adapters.openai.exchange import (
     EFFECT_NAMESPACE,
     StreamEnd,
     effect_name,
+    is_secret_query_name,
     recorded_response,
     replayed_body,
     request_inputs,
@@ -211,11 +214,15 @@ class _Exchange:
 
 
 class _Capture:
-    """What the sync and async transports share: deciding a request, building responses."""
+    """What the sync and async transports share: deciding a request, building responses.
 
-    def __init__(self, original: Any, base_path: str) -> None:
+    `original` is the transport wrapped (the original HTTP client's own, or one of its
+    mounts), `library` the HTTP library of the client sending through it.
+    """
+
+    def __init__(self, original: Any, library: ModuleType, base_path: str) -> None:
         self.original = original
-        self.library = http_library(original)
+        self.library = library
         self.base_path = base_path if base_path.endswith("/") else base_path + "/"
 
     def exchange(self, request: Any) -> _Exchange | None:
@@ -261,7 +268,10 @@ class _Capture:
         session = exchange.session
         assert isinstance(session, ReplaySession)
         try:
-            answer = session.answer(EFFECT_NAMESPACE, exchange.name, exchange.inputs)
+            # Read only: the output is turned into bytes and never changed.
+            answer = session.answer(
+                EFFECT_NAMESPACE, exchange.name, exchange.inputs, read_only=True
+            )
         except ReplayMiss as miss:
             legacy = _legacy_error(session, exchange)
             if legacy is not None:
@@ -318,19 +328,43 @@ class _Capture:
         return _stream_class(self.library, base, behaviour)
 
     def recorded_output(
-        self, response: Any, chunks: list[bytes], end: StreamEnd
-    ) -> dict[str, JsonValue]:
-        return recorded_response(
+        self, response: Any, request: Any, chunks: list[bytes], end: StreamEnd
+    ) -> tuple[dict[str, JsonValue], bool]:
+        output, portable = recorded_response(
             response.status_code, response.headers.multi_items(), b"".join(chunks), end
         )
+        if 300 <= response.status_code < 400:
+            location = self._redirect_target(response.headers.get("location"), request)
+            headers = output["headers"]
+            if location is not None and isinstance(headers, dict):
+                headers["location"] = location
+        return output, portable
+
+    def _redirect_target(self, location: str | None, request: Any) -> str | None:
+        """A redirect's target as a path and query, so that replay follows it too; None
+        unless it is an endpoint below this client's base URL with no credential-like
+        query parameter (a replayed redirect without it is not followed)."""
+        if location is None:
+            return None
+        origin = request.url
+        target = origin.join(location)
+        if (
+            (target.scheme, target.host, target.port) != (origin.scheme, origin.host, origin.port)
+            or target.userinfo
+            or not target.path.startswith(self.base_path)
+            or any(is_secret_query_name(name) for name in target.params)
+        ):
+            return None
+        return target.raw_path.decode("ascii")
 
     def handed_on(self, response: Any, stream: Any, request: Any) -> Any:
-        """The live response, as the instrumented client's HTTP client receives it."""
-        # The body is handed on decoded, so its encoding and length no longer apply.
+        """The live response being recorded, as the instrumented client's HTTP client
+        receives it: `stream` hands on the body decoded (`iter_bytes`, which also serves
+        a body the transport read already), so its encoding and length no longer apply."""
         headers = [
             (name, value)
-            for name, value in response.headers.multi_items()
-            if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+            for name, value in response.headers.raw
+            if name.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
         ]
         return self.library.Response(
             response.status_code,
@@ -365,11 +399,16 @@ def _record(
 ) -> None:
     session = exchange.session
     assert isinstance(session, RecordSession)
-    output = capture.recorded_output(response, chunks, end) if response is not None else None
-    call = session.begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs)
+    output, portable = (
+        capture.recorded_output(response, request, chunks, end)
+        if response is not None
+        else (None, False)
+    )
+    # The inputs were built for this request alone: handed over, not copied.
+    call = session.begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs, owned=True)
     if error is None:
         assert output is not None
-        session.complete(call, output)
+        session.complete(call, output, portable=portable)
     else:
         session.fail(call, _transport_error(capture.library, error, request, output))
 
@@ -496,7 +535,7 @@ class _AsyncReplayStream:
 
 
 class CaptureTransport(_Capture):
-    """The transport of an instrumented sync client (`original` is the client's own)."""
+    """A transport of an instrumented sync client, wrapping one of the original client's."""
 
     def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
         return self.stream_of(_SyncReplayStream, "SyncByteStream")(content, beyond)
@@ -504,21 +543,16 @@ class CaptureTransport(_Capture):
     def handle_request(self, request: Any) -> Any:
         exchange = self.exchange(request)
         if exchange is None:
-            return self._live(request)
+            return self.original.handle_request(request)
         if isinstance(exchange.session, ReplaySession):
             return self._replay(exchange, request)
         stream = self.stream_of(_SyncRecordingStream, "SyncByteStream")(self, exchange, request)
         try:
-            stream.response = self.original.send(request, stream=True)
+            stream.response = self.original.handle_request(request)
         except Exception as error:
             _record(self, exchange, None, request, [], "complete", error)
             raise
         return self.handed_on(stream.response, stream, request)
-
-    def _live(self, request: Any) -> Any:
-        response = self.original.send(request, stream=True)
-        stream = self.stream_of(_SyncLiveStream, "SyncByteStream")(response)
-        return self.handed_on(response, stream, request)
 
     def _replay(self, exchange: _Exchange, request: Any) -> Any:
         try:
@@ -531,7 +565,7 @@ class CaptureTransport(_Capture):
         return self.replayed_response(exchange, output, request, None)
 
     def close(self) -> None:
-        """Nothing to close: the original HTTP client belongs to the original SDK client."""
+        """Nothing to close: the original transport belongs to the original SDK client."""
 
 
 class AsyncCaptureTransport(_Capture):
@@ -543,12 +577,9 @@ class AsyncCaptureTransport(_Capture):
     async def handle_async_request(self, request: Any) -> Any:
         exchange = self.exchange(request)
         if exchange is None:
-            response = await self.original.send(request, stream=True)
-            return self.handed_on(
-                response, self.stream_of(_AsyncLiveStream, "AsyncByteStream")(response), request
-            )
+            return await self.original.handle_async_request(request)
         if isinstance(exchange.session, ReplaySession):
-            # Replay awaits nothing: no provider coroutine is ever created.
+            # Replay awaits nothing: no transport coroutine is ever created.
             try:
                 output = self.answer(exchange)
             except RecordedTransportError as recorded:
@@ -559,34 +590,11 @@ class AsyncCaptureTransport(_Capture):
             return self.replayed_response(exchange, output, request, None)
         stream = self.stream_of(_AsyncRecordingStream, "AsyncByteStream")(self, exchange, request)
         try:
-            stream.response = await self.original.send(request, stream=True)
+            stream.response = await self.original.handle_async_request(request)
         except Exception as error:
             _record(self, exchange, None, request, [], "complete", error)
             raise
         return self.handed_on(stream.response, stream, request)
 
     async def aclose(self) -> None:
-        """Nothing to close: the original HTTP client belongs to the original SDK client."""
-
-
-class _SyncLiveStream:
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self._response.iter_bytes()
-
-    def close(self) -> None:
-        self._response.close()
-
-
-class _AsyncLiveStream:
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._response.aiter_bytes():
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._response.aclose()
+        """Nothing to close: the original transport belongs to the original SDK client."""
