@@ -55,6 +55,8 @@ from examples.local_openai import (
     response_events,
 )
 from toolreplay.adapters.openai import instrument
+from toolreplay.adapters.openai.transport import _Capture  # pyright: ignore[reportPrivateUsage]
+from toolreplay.runtime.session import RecordSession
 
 __all__ = ["main"]
 
@@ -435,6 +437,95 @@ def floor_breakdown(workload: Workload, n: int, repeats: int) -> FloorBreakdown:
     return best
 
 
+RECORD_PHASES = (
+    ("request->inputs", _Capture, "exchange"),
+    ("body->output", _Capture, "recorded_output"),
+    ("begin", RecordSession, "begin"),
+    ("scan output", RecordSession, "_check_secrets"),
+    ("write", RecordSession, "_append"),
+)
+"""What `record_breakdown` times inside a recorded call: the capturing transport turning
+the request into inputs and the received body into the output; the session giving the
+call its identity (redacting, fingerprinting and scanning the inputs); scanning the
+output for secrets; encoding, hashing and writing the trace line."""
+
+
+@dataclass(slots=True)
+class RecordBreakdown:
+    """A recorded call against a bare one, in CPU seconds per call: the medians of the two
+    alternating call by call, and the means of the recorded call's phases."""
+
+    workload: str
+    floor: float
+    record: float
+    phases: dict[str, float]
+
+    @property
+    def rest(self) -> float:
+        """The gap the phases leave: the extra HTTP response layer, the session lookups."""
+        return self.record - self.floor - sum(self.phases.values())
+
+
+def record_breakdown(workload: Workload, n: int, directory: Path) -> RecordBreakdown:
+    """Where a recorded call's extra time goes, side by side with the bare call.
+
+    The bare and the recorded call alternate call by call, each timed in CPU time
+    (`time.process_time`), so that other processes' load, which moves wall-clock
+    figures by tens of percent on a shared machine, moves both alike; the medians are
+    reported. Inside the recorded calls each phase of `RECORD_PHASES` is timed by
+    wrapping the method that does it (the output's scan only: the inputs' is in
+    `begin`).
+    """
+    bodies = [workload.body(i) for i in range(n)]
+    live: list[Any] = []
+    bare = mock_client(bodies, workload, live)
+    recording = instrument(bare)
+    spent = dict.fromkeys((name for name, _, _ in RECORD_PHASES), 0.0)
+    clock = time.process_time
+
+    def timed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if name == "scan output" and kwargs.get("part") != "output":
+                return method(*args, **kwargs)
+            started = clock()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[name] += clock() - started
+
+        return run
+
+    floors: list[float] = []
+    records: list[float] = []
+    patches = [
+        patch.object(owner, attribute, timed(name, getattr(owner, attribute)))
+        for name, owner, attribute in RECORD_PHASES
+    ]
+    for active in patches:
+        active.start()
+    try:
+        trace = directory / f"breakdown-{workload.name}.trp"
+        with toolreplay.record(trace), measure.gc_paused():
+            for i in range(n):
+                started = clock()
+                workload.call(bare, i)
+                floors.append(clock() - started)
+                started = clock()
+                workload.call(recording, i)
+                records.append(clock() - started)
+    finally:
+        for active in reversed(patches):
+            active.stop()
+    floors.sort()
+    records.sort()
+    return RecordBreakdown(
+        workload.name,
+        floors[n // 2],
+        records[n // 2],
+        {name: seconds / n for name, seconds in spent.items()},
+    )
+
+
 # --- report ---------------------------------------------------------------------------
 
 
@@ -442,6 +533,7 @@ def report(
     results: Sequence[SizeResult],
     vcr_results: Sequence[VcrResult],
     breakdowns: Sequence[FloorBreakdown],
+    record_splits: Sequence[RecordBreakdown],
     elapsed: float,
 ) -> str:
     us = measure.us_unit()
@@ -509,6 +601,38 @@ def report(
                 ],
             )
         )
+    if record_splits:
+        out += [
+            "",
+            f"where a recorded call's extra time goes (N={BREAKDOWN_N} per workload; CPU time, "
+            "the bare and the recorded call alternating call by call: medians; phases: means "
+            "inside the recorded calls; rest: the gap the phases leave)",
+            "",
+        ]
+        phase_names = [name for name, _, _ in RECORD_PHASES]
+        out.extend(
+            measure.table(
+                [
+                    "workload",
+                    f"floor cpu {us}",
+                    f"record cpu {us}",
+                    "record/floor",
+                    *(f"{name} {us}" for name in phase_names),
+                    f"rest {us}",
+                ],
+                [
+                    [
+                        split.workload,
+                        f"{split.floor * 1e6:.1f}",
+                        f"{split.record * 1e6:.1f}",
+                        f"{split.record / split.floor:.3f}x",
+                        *(f"{split.phases[name] * 1e6:.1f}" for name in phase_names),
+                        f"{split.rest * 1e6:.1f}",
+                    ]
+                    for split in record_splits
+                ],
+            )
+        )
     tools = {r.n: r for r in results if r.workload == WORKLOADS[0].name}
     if vcr_results:
         out += [
@@ -516,8 +640,8 @@ def report(
             "vcrpy (responses+tools): one cassette of N interactions recorded off a local HTTP "
             "server, replayed by the N calls with record_mode=none; 'defaults' is vcrpy's "
             "match_on, '+body' adds the body (the adapter's matching); '+body matching' is "
-            "vcrpy per call minus the floor; '+body/floor' bounds what any replay that keeps "
-            "the SDK's own work can reach",
+            "vcrpy per call minus the floor; 'defaults/floor' and '+body/floor' (vcrpy per call "
+            "over the floor) bound what any replay that keeps the SDK's own work can reach",
             "",
         ]
         vcr_rows = []
@@ -526,13 +650,14 @@ def report(
             default_us, body_us = v.default_matchers / v.n * 1e6, v.body_matchers / v.n * 1e6
             row = [f"{v.n:,}", f"{default_us:,.1f}", f"{body_us:,.1f}"]
             if adapter is None:
-                row += ["-"] * 5
+                row += ["-"] * 6
             else:
                 floor_us, replay_us = adapter.us(adapter.floor), adapter.us(adapter.replay)
                 row += [
                     f"{replay_us:,.1f}",
                     f"{body_us - floor_us:,.1f}",
                     f"{v.default_matchers / adapter.replay:,.1f}x",
+                    f"{v.default_matchers / adapter.floor:,.1f}x",
                     f"{v.body_matchers / adapter.replay:,.1f}x",
                     f"{v.body_matchers / adapter.floor:,.1f}x",
                 ]
@@ -546,6 +671,7 @@ def report(
                     f"adapter replay {us}",
                     f"+body matching {us}",
                     "defaults/adapter",
+                    "defaults/floor",
                     "+body/adapter",
                     "+body/floor",
                 ],
@@ -635,6 +761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[SizeResult] = []
     vcr_results: list[VcrResult] = []
     breakdowns: list[FloorBreakdown] = []
+    record_splits: list[RecordBreakdown] = []
     with tempfile.TemporaryDirectory(prefix="toolreplay-bench-openai-") as temporary:
         directory = Path(temporary)
         warm = directory / "warm-up"
@@ -650,10 +777,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         breakdowns = [
             floor_breakdown(workload, BREAKDOWN_N, args.repeats) for workload in WORKLOADS
         ]
+        measure.progress("splitting the record overhead ...")
+        record_splits = [
+            record_breakdown(workload, BREAKDOWN_N, directory) for workload in WORKLOADS
+        ]
         for n in vcr_sizes:
             measure.progress(f"measuring vcrpy at N={n:,} ...")
             vcr_results.append(measure_vcr(n, directory))
-    print(report(results, vcr_results, breakdowns, time.perf_counter() - started))
+    print(report(results, vcr_results, breakdowns, record_splits, time.perf_counter() - started))
     return 0
 
 

@@ -36,8 +36,13 @@ def test_openai_benchmark_runs_and_prints_its_tables() -> None:
         "build+send",
         "vcrpy defaults",
         "vcrpy +body",
+        "defaults/adapter",
+        "defaults/floor",
         "+body/adapter",
         "+body/floor",
+        "record cpu",
+        "scan output",
+        "rest",
     ):
         assert column in result.stdout
     for workload in ("responses+tools", "chat", "stream50"):

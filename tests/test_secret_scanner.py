@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolreplay import BUILTIN_SECRET_RULES, RedactionKey, SecretScanError, SecretScanner
 from toolreplay.redaction import luhn_valid
+from toolreplay.redaction.scanner import (
+    _LOOSE,  # pyright: ignore[reportPrivateUsage]
+    _may_match_loose,  # pyright: ignore[reportPrivateUsage]
+)
 
 SCANNER = SecretScanner()
 A40 = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0"
@@ -143,3 +151,75 @@ def test_findings_are_reported_once_per_path_and_rule() -> None:
     findings = SCANNER.scan_value([text], part="output")
     assert [(f.path, f.rule) for f in findings] == [("$[0]", "openai-api-key")]
     assert findings[0].describe() == "output at $[0]: openai-api-key"
+
+
+# Pieces of every prefilter alternative, whole and cut short, and what sits around them
+# in JSON text, so that random joins of them hit each alternative's edges.
+PREFILTER_PIECES = [
+    *(text for _, text in TRUE_POSITIVES),
+    *NEAR_MISSES,
+    *(text[: len(text) // 2] for _, text in TRUE_POSITIVES),
+    "sk-",
+    "AKIA",
+    "ASIA",
+    "AGPA",
+    "AIDA",
+    "AROA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AIza",
+    "xox",
+    "xoxs-",
+    "hooks.slack.com",
+    "sk_live_",
+    "rk_test_",
+    "k_live_",
+    "PRIVATE KEY",
+    "eyJ",
+    "eyJabcde.",
+    "SeCrEt_AcCeSs_KeY",
+    "BEARER",
+    "bEaReR",
+    "0",
+    "1",
+    "2",
+    "5",
+    "9",
+    " ",
+    "-",
+    "0000000",
+    "4111",
+    "resp_000000000000000000000005",
+    "A",
+    "Z",
+    "a",
+    "_",
+    ".",
+    '"',
+    ",",
+    ":",
+    "\\",
+    "\\u0073",
+    "é",
+]
+
+
+@given(st.lists(st.sampled_from(PREFILTER_PIECES), max_size=12))
+def test_the_prefilter_decides_as_its_expression(pieces: list[str]) -> None:
+    text = "".join(pieces).encode()
+    assert _may_match_loose(text) == (_LOOSE.search(text) is not None)
+
+
+@pytest.mark.parametrize(("rule", "text"), TRUE_POSITIVES)
+def test_the_prefilter_passes_every_secret_in_json_text(rule: str, text: str) -> None:
+    assert SCANNER.may_hold_secret(json.dumps({"field": text}, ensure_ascii=False).encode())
+
+
+def test_the_prefilter_stops_clean_text_with_long_digit_runs() -> None:
+    # Ids padded with zeros and millisecond timestamps: 13+ digits, no card's shape.
+    clean = json.dumps({"id": "resp_" + "0" * 38 + "25", "created_ms": 1733011200000})
+    assert not SCANNER.may_hold_secret(clean.encode())

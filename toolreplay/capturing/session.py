@@ -126,11 +126,18 @@ class CaptureSession(RecordSession):
                 )
         return PendingCall(_UNRECORDED, {})
 
-    def complete(self, call: PendingCall, value: object, *, portable: bool = False) -> None:
+    def complete(
+        self,
+        call: PendingCall,
+        value: object,
+        *,
+        portable: bool = False,
+        encoded: bytes | None = None,
+    ) -> None:
         if self._skips(call):
             return
         try:
-            super().complete(call, value, portable=portable)
+            super().complete(call, value, portable=portable, encoded=encoded)
         except ToolReplayError as error:
             self._gave_up_on(call, error)
             return

@@ -170,13 +170,61 @@ BUILTIN_SECRET_RULES: tuple[SecretRule, ...] = (
 """The built-in rules, in the order they are tried (RFC 0007 §5.1)."""
 
 # A superset of every built-in rule's matches, searched over the JSON text of a value
-# (where escapes may sit right before a token, so no boundaries are required).
+# (where escapes may sit right before a token, so no boundaries are required). It is
+# the definition of the prefilter; `_may_match_loose` decides it without searching
+# with it where it can, since a search with it costs tens of nanoseconds a byte.
 _LOOSE = re.compile(
     rb"sk-[A-Za-z0-9_-]{20}|A(?:KIA|SIA|GPA|IDA|ROA)[A-Z0-9]{16}|(?i:secret_access_key)"
     rb"|gh[pousr]_[A-Za-z0-9]{36}|github_pat_|AIza|xox[bpoars]-|hooks\.slack\.com"
     rb"|[sr]k_(?:live|test)_|(?i:bearer)|PRIVATE KEY|eyJ[A-Za-z0-9_-]{5,}\."
     rb"|[2-6](?:[ -]?[0-9]){12,18}"
 )
+# `_LOOSE` split by alternative: one byte and a literal that every match of the
+# alternative contains, and the alternative itself to confirm them, or None when the
+# literal is the whole alternative. They are looked for with `in`: for one byte that is
+# `memchr`, a small fraction of a nanosecond a byte, and for a short literal about one
+# nanosecond a byte, so the byte, chosen rare in JSON, goes first. The case-insensitive
+# alternatives are looked for in the lowercased text.
+_LOOSE_LITERALS: tuple[tuple[bytes, bytes, re.Pattern[bytes] | None], ...] = (
+    (b"-", b"sk-", re.compile(rb"sk-[A-Za-z0-9_-]{20}")),
+    *(
+        (b"A", prefix, re.compile(prefix + rb"[A-Z0-9]{16}"))
+        for prefix in (b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA")
+    ),
+    (b"A", b"AIza", None),
+    (b"_", b"gh", re.compile(rb"gh[pousr]_[A-Za-z0-9]{36}")),
+    (b"_", b"github_pat_", None),
+    (b"x", b"xox", re.compile(rb"xox[bpoars]-")),
+    (b".", b"hooks.slack.com", None),
+    (b"_", b"k_", re.compile(rb"[sr]k_(?:live|test)_")),
+    (b"P", b"PRIVATE KEY", None),
+    (b"J", b"eyJ", re.compile(rb"eyJ[A-Za-z0-9_-]{5,}\.")),
+)
+_LOOSE_LOWERED = (b"secret_access_key", b"bearer")
+# The card alternative has no literal. Its matches are 13+ digits once spaces and dashes
+# are deleted, which `translate` and `in` find in one pass each; only then is it searched.
+_LOOSE_CARD = re.compile(rb"[2-6](?:[ -]?[0-9]){12,18}")
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_CARD_DIGITS = b"0" * 13
+
+
+def _may_match_loose(encoded: bytes) -> bool:
+    """Whether `_LOOSE` matches somewhere in `encoded`, mostly without searching with it."""
+    for byte, literal, confirm in _LOOSE_LITERALS:
+        if (
+            byte in encoded
+            and literal in encoded
+            and (confirm is None or confirm.search(encoded) is not None)
+        ):
+            return True
+    lowered = encoded.lower()
+    if any(literal in lowered for literal in _LOOSE_LOWERED):
+        return True
+    return (
+        _CARD_DIGITS in encoded.translate(_DIGITS_AS_ZERO, b" -")
+        and _LOOSE_CARD.search(encoded) is not None
+    )
+
 
 _MEMBER_SECRET = re.compile(r"(?i)(?:^|[_-])secret_access_key$")
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
@@ -229,7 +277,7 @@ class SecretScanner:
     scanner.scan_value({"note": "id 123-45-6789"}, part="inputs")
     """
 
-    __slots__ = ("_loose", "rules")
+    __slots__ = ("_prefiltered", "rules")
 
     def __init__(
         self, patterns: Mapping[str, str | re.Pattern[str]] | None = None, *, builtin: bool = True
@@ -261,7 +309,7 @@ class SecretScanner:
         self.rules: tuple[SecretRule, ...] = tuple(rules)
         # User patterns may be anchored to a whole string: their hits cannot be
         # prefiltered on JSON text, so with any of them every string is examined.
-        self._loose = _LOOSE if builtin and len(rules) == len(BUILTIN_SECRET_RULES) else None
+        self._prefiltered = builtin and len(rules) == len(BUILTIN_SECRET_RULES)
 
     # --- text -------------------------------------------------------------------------
 
@@ -288,7 +336,7 @@ class SecretScanner:
 
     def may_hold_secret(self, encoded: bytes) -> bool:
         """False only if the JSON text `encoded` certainly holds no secret (the prefilter)."""
-        return self._loose is None or self._loose.search(encoded) is not None
+        return not self._prefiltered or _may_match_loose(encoded)
 
     # --- values -----------------------------------------------------------------------
 
@@ -320,12 +368,13 @@ class SecretScanner:
         """Every finding in a portable value: strings, object keys and integers.
 
         `encoded` is the value's JSON text when the caller already has it (any
-        JSON encoding of it will do); it lets a clean value be passed in one search.
+        JSON encoding of it will do, or any text in which every prefilter match
+        of that text is found too); it lets a clean value be passed in one search.
         """
-        if self._loose is not None:
+        if self._prefiltered:
             if encoded is None:
                 encoded = canonical_json(value)
-            if self._loose.search(encoded) is None:
+            if not _may_match_loose(encoded):
                 return []
         findings: list[SecretFinding] = []
         seen: set[tuple[str, str]] = set()

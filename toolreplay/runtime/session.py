@@ -677,12 +677,21 @@ class RecordSession(Session):
         self._check_secrets(inputs, part="inputs", call=call, encoded=encoded)
         return call
 
-    def complete(self, call: PendingCall, value: object, *, portable: bool = False) -> None:
+    def complete(
+        self,
+        call: PendingCall,
+        value: object,
+        *,
+        portable: bool = False,
+        encoded: bytes | None = None,
+    ) -> None:
         """Record a call that returned `value` (which must be portable JSON).
 
         `portable=True` says the caller has established that already (see
         `portable.loads_checked`), so it is not checked again; it is still
-        redacted and scanned.
+        redacted and scanned. `encoded` is text the secret scan may search instead
+        of encoding `value` (see `SecretScanner.scan_value`); it is used only when
+        no redaction changes the value.
         """
         if self._abandoned is not None:  # nothing more is recorded, nothing is refused
             self.abort(call)
@@ -703,7 +712,8 @@ class RecordSession(Session):
                 raise unrecorded from None
         if call.redaction is not None:
             checked, _ = call.redaction.value(checked, call.known)
-        if self._check_secrets(checked, part="output", call=call):
+            encoded = None  # it holds the value before redaction
+        if self._check_secrets(checked, part="output", call=call, encoded=encoded):
             self._append(call, Returned(checked))
 
     def fail(self, call: PendingCall, error: Exception) -> None:
