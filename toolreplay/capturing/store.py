@@ -36,6 +36,7 @@ from toolreplay.capturing.settings import Retention
 
 __all__ = [
     "CAPTURE_NAME",
+    "METADATA_KEY",
     "PART_SUFFIX",
     "TRACE_SUFFIX",
     "captured_at",
@@ -48,6 +49,9 @@ __all__ = [
     "swept_after_keep",
     "time_stamp",
 ]
+
+METADATA_KEY = "capture"
+"""The header metadata key capture fills in: `{"name": ..., "started_at": ...}`."""
 
 TRACE_SUFFIX = ".trp"
 PART_SUFFIX = ".trp.part"
