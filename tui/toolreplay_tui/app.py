@@ -39,6 +39,7 @@ from toolreplay import (
     RedactedValueEditError,
     ToolReplayError,
 )
+from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.external_editor import edit_externally
@@ -887,7 +888,13 @@ class ToolReplayApp(App[None]):
             fork.result.return_value,
             portable=fork.result.return_value_portable,
         )
-        self.push_screen(PromoteScreen(fork.branch, self.path_label(fork.branch), defaults))
+        try:  # what `promote` refuses unless told otherwise, shown in the form first
+            findings = scan_file(fork.branch)
+        except ToolReplayError:
+            findings = []  # an unreadable branch: the promote command says why
+        self.push_screen(
+            PromoteScreen(fork.branch, self.path_label(fork.branch), defaults, findings)
+        )
 
     def action_promote_now(self) -> None:
         """`P`: promote the fork with the form's defaults, no questions; the run screen
@@ -920,7 +927,14 @@ class ToolReplayApp(App[None]):
             )
 
     def promote_request(
-        self, branch: Path, folder: Path, name: str, runner: str, expected: JsonValue
+        self,
+        branch: Path,
+        folder: Path,
+        name: str,
+        runner: str,
+        expected: JsonValue,
+        *,
+        allow_secret_findings: bool = False,
     ) -> RunRequest | None:
         """The promote command for the form, its expected value written to a new file."""
         try:
@@ -930,7 +944,14 @@ class ToolReplayApp(App[None]):
         except OSError as error:
             self._changed(f"cannot write the expected value: {error}", error=True)
             return None
-        return self.runs.promote(branch, folder, name=name, runner=runner, expect_file=expect_file)
+        return self.runs.promote(
+            branch,
+            folder,
+            name=name,
+            runner=runner,
+            expect_file=expect_file,
+            allow_secret_findings=allow_secret_findings,
+        )
 
     def on_promote_finished(self, message: PromoteFinished) -> None:
         result = message.result

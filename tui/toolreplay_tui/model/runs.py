@@ -114,10 +114,17 @@ class RunClient:
         )
 
     def promote(
-        self, trace: Path, output: Path, *, name: str, runner: str, expect_file: Path
+        self,
+        trace: Path,
+        output: Path,
+        *,
+        name: str,
+        runner: str,
+        expect_file: Path,
+        allow_secret_findings: bool = False,
     ) -> RunRequest:
-        """`toolreplay promote TRACE --output DIR --name N --runner R --expect-file F --format
-        json`."""
+        """`toolreplay promote TRACE --output DIR --name N --runner R --expect-file F
+        [--allow-secret-findings] --format json`."""
         return self._request(
             "promote",
             str(trace),
@@ -128,6 +135,7 @@ class RunClient:
             *_runner_option(runner),
             "--expect-file",
             str(expect_file),
+            *(("--allow-secret-findings",) if allow_secret_findings else ()),
         )
 
 
