@@ -39,6 +39,7 @@ from toolreplay.capturing.store import (
     stamp_of,
     stamp_time,
     time_stamp,
+    valid_stamp,
 )
 from toolreplay.errors import TraceSearchError
 from toolreplay.portable import JsonValue, canonical_json
@@ -73,6 +74,7 @@ Segment = str | int | None
 
 _Ordered = TypeVar("_Ordered", float, str)
 _BLOCK = 8 * 1024 * 1024  # bytes read at a time: whole typical traces, bounded memory
+_FIRST_READ = 64 * 1024  # larger than most traces of a request (one read suffices)
 _PARALLEL_MIN_FILES = 1000  # fewer files are scanned sooner than a child is forked
 _HEADER_START = b'{"kind":"header"'
 _FOOTER_START = b'{"kind":"footer"'
@@ -361,9 +363,10 @@ class TraceSearch:
     block_size: int = _BLOCK
     """Files at least this large are read in blocks of this size, cut at line ends."""
     processes: int | None = None
-    """At most this many processes scan (None: one per available core). A search over
-    many files on Linux, from a process without other threads, forks children that scan
-    the older files while this one scans the newest; results come in the same order."""
+    """How many processes scan. On Linux, from a process without other threads, the
+    search forks children that scan the older files while it scans the newest; results
+    come in the same order as from one process. None: one more per idle core (the
+    cores minus the load average) when there are at least 1,000 files, else one."""
     scanned: int = 0
     unreadable: list[tuple[Path, str]] = field(default_factory=lambda: list[tuple[Path, str]]())
 
@@ -410,7 +413,7 @@ class TraceSearch:
                         pending.append(entry.path)
                     elif name.endswith(TRACE_SUFFIX) and entry.is_file():
                         stamp = stamp_of(name)
-                        if stamp is None or stamp_time(stamp) is None:
+                        if stamp is None or not valid_stamp(stamp):
                             modified = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
                             stamp = time_stamp(modified)
                         found.append((stamp, name, entry.path))
@@ -436,16 +439,21 @@ class TraceSearch:
 
     def _processes(self, files: int) -> int:
         """How many processes scan: more than one only where forking is safe and pays."""
-        wanted = self.processes
-        if wanted is None:
-            wanted = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        if files < _PARALLEL_MIN_FILES or not sys.platform.startswith("linux"):
+        if not sys.platform.startswith("linux") or files < 2:
             return 1
         # A child forked from a process with other threads could inherit a lock one of
         # them holds; the search then stays in this process.
         if threading.active_count() > 1:
             return 1
-        return max(1, min(wanted, files // (_PARALLEL_MIN_FILES // 2)))
+        if self.processes is not None:
+            return max(1, min(self.processes, files))
+        if files < _PARALLEL_MIN_FILES:
+            return 1
+        # A second process pays only on a core nobody else is using: on a busy machine
+        # it would take turns with this one and add the fork's cost.
+        cores = len(os.sched_getaffinity(0))
+        idle = int(cores - os.getloadavg()[0])
+        return max(1, min(cores, idle + 1, files // (_PARALLEL_MIN_FILES // 2)))
 
     def _scan_shares(self, shares: list[list[tuple[str, str]]]) -> Iterator[FoundTrace]:
         """The newest share scanned here, each older one by a forked child meanwhile;
@@ -517,37 +525,40 @@ class TraceSearch:
                 yield match
 
     def _scan(self, descriptor: int, path: str, stamp: str) -> FoundTrace | None:
-        size = os.fstat(descriptor).st_size
-        if size < self.block_size:  # a typical trace: one read, newlines counted only for a match
-            data = os.read(descriptor, size + 1)
-            while len(data) != size:  # a short read, or a file growing as it is read
-                more = os.read(descriptor, self.block_size)
-                if not more:
-                    break
+        # Most traces are smaller than the first read: one `read`, no `fstat`.
+        first = min(_FIRST_READ, self.block_size)
+        data = os.read(descriptor, first)
+        if len(data) == first:  # perhaps more
+            size = os.fstat(descriptor).st_size
+            if size >= self.block_size:
+                os.lseek(descriptor, 0, os.SEEK_SET)
+                return self._scan_blocks(descriptor, path, stamp)
+            # Up to the end, also of a file growing as it is read.
+            while more := os.read(descriptor, max(size + 1 - len(data), first)):
                 data += more
-            if not data.startswith(_HEADER_START):
-                self.unreadable.append((Path(path), "it does not start with a trace header"))
+        # Newlines are counted only for a match.
+        if not data.startswith(_HEADER_START):
+            self.unreadable.append((Path(path), "it does not start with a trace header"))
+            return None
+        cut = data.rfind(b"\n") + 1
+        matching: list[int] = []
+        if self._scan_operations:
+            if data.find(self._needles[0], 0, cut) == -1:  # most files: one search, done
                 return None
-            cut = data.rfind(b"\n") + 1
-            matching: list[int] = []
-            if self._scan_operations:
-                if data.find(self._needles[0], 0, cut) == -1:  # most files: one search, done
-                    return None
-                matching = list(self._matching_operations(data, cut))
-                if not matching:
-                    return None
-            first_line = data[: data.find(b"\n")] if cut else data
-            last_line = data[cut:] or data[data.rfind(b"\n", 0, cut - 1) + 1 : cut - 1]
-            return self._summary(
-                path,
-                stamp,
-                first_line,
-                last_line,
-                lambda: data.count(b"\n", 0, cut),
-                len(data),
-                matching,
-            )
-        return self._scan_blocks(descriptor, path, stamp)
+            matching = list(self._matching_operations(data, cut))
+            if not matching:
+                return None
+        first_line = data[: data.find(b"\n")] if cut else data
+        last_line = data[cut:] or data[data.rfind(b"\n", 0, cut - 1) + 1 : cut - 1]
+        return self._summary(
+            path,
+            stamp,
+            first_line,
+            last_line,
+            lambda: data.count(b"\n", 0, cut),
+            len(data),
+            matching,
+        )
 
     def _scan_blocks(self, descriptor: int, path: str, stamp: str) -> FoundTrace | None:
         """A large trace, in bounded blocks cut at line ends."""
@@ -692,7 +703,7 @@ def find_traces(
       conditions must all hold for one operation (of `effect`, if given);
     - `since` / `until`: when the request started (a captured trace's name, else
       the file's modification time), a datetime or text for `parse_time`;
-    - `processes`: at most this many processes scan (`TraceSearch.processes`).
+    - `processes`: how many processes scan (`TraceSearch.processes`; None: chosen).
 
     Raises `TraceSearchError` for a malformed query or a folder that does not exist.
     """
