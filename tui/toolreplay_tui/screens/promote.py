@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
 from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN, SecretFinding
-from toolreplay.redaction.scanner import describe_findings
+from toolreplay.redaction import describe_findings
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
 from toolreplay_tui.model.jsontext import parse_portable
