@@ -460,14 +460,19 @@ class TraceSearch:
         matches in the order a single process finds them."""
         import pickle  # before forking: a child imports nothing
 
-        children = [self._fork_scan(share, pickle.dumps) for share in shares[1:]]
+        children: list[tuple[int, int]] = []  # (pid, pipe); pid 0: none, or collected
         try:
+            for share in shares[1:]:
+                try:
+                    children.append(self._fork_scan(share, pickle.dumps))
+                except OSError:  # no process to spare: that share is scanned here
+                    children.append((0, -1))
             yield from self._scan_files(shares[0])
             for index, share in enumerate(shares[1:]):
                 pid, reader = children[index]
                 children[index] = (0, -1)  # collected (or ended) by `_collect`
-                outcome = _collect(pid, reader)
-                if outcome is None:  # the child failed: its share is scanned here
+                outcome = _collect(pid, reader) if pid else None
+                if outcome is None:  # no child, or it failed: its share is scanned here
                     yield from self._scan_files(share)
                     continue
                 found, scanned, unreadable = cast(
@@ -488,7 +493,12 @@ class TraceSearch:
     ) -> tuple[int, int]:
         """A child process scanning `share`; its pid and the pipe its results come on."""
         reader, writer = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            raise
         if pid:
             os.close(writer)
             return pid, reader
