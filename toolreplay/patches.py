@@ -266,14 +266,7 @@ def replace_output(
     by parameter name, defaults included). Inputs and value must be portable
     JSON; the patch is checked against the source trace when a fork opens.
     """
-    namespace, _, name = effect.partition(".")
-    return OutputPatch(
-        namespace,
-        name,
-        cast(dict[str, JsonValue], inputs),
-        occurrence,
-        cast(JsonValue, value),
-    )
+    return _output_patch(effect, inputs, occurrence, value, "replace_output")
 
 
 def supply_output(
@@ -290,6 +283,16 @@ def supply_output(
     For the calls a patched run makes that the recording never saw. A fork
     refuses it when the source does hold the call (use `replace_output`).
     """
+    return _output_patch(effect, inputs, occurrence, value, "supply_output")
+
+
+def _output_patch(
+    effect: str,
+    inputs: Mapping[str, object],
+    occurrence: int,
+    value: object,
+    kind: Literal["replace_output", "supply_output"],
+) -> OutputPatch:
     namespace, _, name = effect.partition(".")
     return OutputPatch(
         namespace,
@@ -297,7 +300,7 @@ def supply_output(
         cast(dict[str, JsonValue], inputs),
         occurrence,
         cast(JsonValue, value),
-        "supply_output",
+        kind,
     )
 
 
@@ -334,23 +337,23 @@ def replace_error(
     portable args) or `ReplayedEffectError(type_name, message)` for any other
     type; the application sees exactly what a replayed failure of that type is.
     """
-    namespace, _, name = effect.partition(".")
-    raised = _failure_of(effect, error)
-    return ErrorPatch(
-        namespace,
-        name,
-        cast(dict[str, JsonValue], inputs),
-        occurrence,
-        raised.error_type,
-        raised.message,
-        raised.args,
-    )
+    return _error_patch(effect, inputs, occurrence, error, "replace_error")
 
 
 def supply_error(
     *, effect: str, inputs: Mapping[str, object], occurrence: int = 0, error: BaseException
 ) -> ErrorPatch:
     """A patch that makes a call the source never recorded raise `error` (see `replace_error`)."""
+    return _error_patch(effect, inputs, occurrence, error, "supply_error")
+
+
+def _error_patch(
+    effect: str,
+    inputs: Mapping[str, object],
+    occurrence: int,
+    error: BaseException,
+    kind: Literal["replace_error", "supply_error"],
+) -> ErrorPatch:
     namespace, _, name = effect.partition(".")
     raised = _failure_of(effect, error)
     return ErrorPatch(
@@ -361,7 +364,7 @@ def supply_error(
         raised.error_type,
         raised.message,
         raised.args,
-        "supply_error",
+        kind,
     )
 
 
