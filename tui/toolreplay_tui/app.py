@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
 from textual.timer import Timer
@@ -260,7 +261,22 @@ class ToolReplayApp(App[None]):
     # --- start-up --------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[None]:
+        # Its breakpoint classes now, before its widgets are styled: set on its first
+        # resize instead, they would restyle every widget once more before the first frame.
+        self.browse.add_class(*self.breakpoint_classes(self.size))
         return self.browse
+
+    def breakpoint_classes(self, size: Size) -> list[str]:
+        """The classes Textual gives a screen of `size` (`HORIZONTAL_BREAKPOINTS` and
+        `VERTICAL_BREAKPOINTS`: the last one reached in each dimension)."""
+        classes: list[str] = []
+        for dimension, breakpoints in (
+            (size.width, self.HORIZONTAL_BREAKPOINTS or []),
+            (size.height, self.VERTICAL_BREAKPOINTS or []),
+        ):
+            reached = [name for threshold, name in sorted(breakpoints) if dimension >= threshold]
+            classes.extend(reached[-1:])
+        return classes
 
     def on_mount(self) -> None:
         # The header and the first screen of operations are read here, at once (a few
@@ -278,10 +294,16 @@ class ToolReplayApp(App[None]):
         self.rows, self.effect_width = OperationRows(trace), max(6, longest)
         self.trace = trace  # last: watchers read the rows
         self.background = BackgroundState(len(trace), trace.indexed, trace.index_progress)
-        self._poll = self.set_interval(BACKGROUND_POLL, self._poll_background)
-        self._index_and_check(trace)
         self.refresh_bindings()
         self._warm_up()
+        # What the first frame does not show waits for it: the first rows come sooner.
+        self.call_after_refresh(self._start_background, trace)
+
+    def _start_background(self, trace: TraceFile) -> None:
+        """After the first frame: index and check the trace, and open the comparison
+        `--against` asked for."""
+        self._poll = self.set_interval(BACKGROUND_POLL, self._poll_background)
+        self._index_and_check(trace)
         if self.against is not None:
             self.action_diff()  # `--against`: the comparison is what was asked for
 
