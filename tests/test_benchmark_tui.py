@@ -18,8 +18,10 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
         assert column in out
     for column in ("first matches s", "whole scan s", "key during scan ms"):
         assert column in out
+    for column in ("cold, no bytecode s", "cold, bytecode s"):  # `toolreplay tui` in a pty
+        assert column in out
     rows = [line for line in out.splitlines() if line.lstrip().startswith(("1,000 |", "3,000 |"))]
-    assert len(rows) == 4  # one per size in each table
+    assert len(rows) == 6  # one per size in each table
     assert "first rows under 0.2 s at N=3,000" in out
     assert "peak RSS below the trace's size at N=3,000" in out
     assert "first filter matches under 0.3 s at N=3,000" in out
