@@ -273,7 +273,11 @@ class ProcessPhases:
     marks: dict[str, tuple[float, float]]
     call_seconds: float
     call_cpu_seconds: float
+    first_call_cpu_seconds: float
+    """CPU of the first item call alone: the runner's imports and first-use set-up."""
     calls: int
+    loop_threads: dict[str, tuple[float, float]]
+    """At "loop start" and "loop end": CPU of the main thread and of the other threads."""
     module_count: int
     modules_at_configure: list[str]
     modules_at_exit: list[str]
@@ -297,6 +301,32 @@ class ProcessPhases:
     def cpu(self) -> float:
         return self.marks["unconfigure"][1]
 
+    def parts(self) -> dict[str, float]:
+        """This process's CPU seconds, split as `ADDED_PARTS` names them."""
+        collect = self.span("collection start", "collection finish")
+        loop = self.span("loop start", "loop end")
+        start, collected = self.marks["configured"][1], collect[1] if collect else 0.0
+        looped = loop[1] if loop else 0.0
+        first = self.first_call_cpu_seconds
+        return {
+            "start-up": start,
+            "collection": collected,
+            "first case": first,
+            "other cases": self.call_cpu_seconds - first,
+            "per-test protocol": looped - self.call_cpu_seconds,
+            "the rest": self.cpu - start - collected - looped,
+        }
+
+    @property
+    def loop_threads_cpu(self) -> tuple[float, float] | None:
+        """CPU of the run loop in the main thread and in the other threads (for an xdist
+        controller, execnet's receiving threads); None when not recorded."""
+        if "loop start" not in self.loop_threads or "loop end" not in self.loop_threads:
+            return None
+        (main_start, others_start) = self.loop_threads["loop start"]
+        (main_end, others_end) = self.loop_threads["loop end"]
+        return main_end - main_start, others_end - others_start
+
 
 def read_phases(folder: Path) -> list[ProcessPhases]:
     processes: list[ProcessPhases] = []
@@ -309,7 +339,11 @@ def read_phases(folder: Path) -> list[ProcessPhases]:
                 marks={name: (wall, cpu) for name, (wall, cpu) in record["marks"].items()},
                 call_seconds=record["call_seconds"],
                 call_cpu_seconds=record["call_cpu_seconds"],
+                first_call_cpu_seconds=record["first_call_cpu_seconds"],
                 calls=record["calls"],
+                loop_threads={
+                    name: (main, others) for name, (main, others) in record["loop_threads"].items()
+                },
                 module_count=record["module_count_at_configure"],
                 modules_at_configure=record["modules_at_configure"],
                 modules_at_exit=record["modules_at_exit"],
@@ -513,6 +547,7 @@ def breakdown(suite: Suite) -> list[str]:
         "collect s",
         "run loop s",
         "item calls s",
+        "first call s",
         "items",
         "loop - calls ms/item",
         "finish s",
@@ -542,6 +577,7 @@ def breakdown(suite: Suite) -> list[str]:
                     "-"
                     if not process.calls
                     else f"{process.call_seconds:.2f} ({process.call_cpu_seconds:.2f})",
+                    "-" if not process.calls else f"({process.first_call_cpu_seconds:.2f})",
                     f"{process.calls:,}",
                     per_item,
                     _pair(process.span("loop end", "unconfigure")),
@@ -558,6 +594,67 @@ def breakdown(suite: Suite) -> list[str]:
         f"({parallel - serial:+.2f} s, {parallel / serial:.2f}x); on 2 cores the -n 2 run "
         f"cannot take less than {parallel / 2:.2f} s of wall, so the most -n 2 can gain on "
         f"two otherwise idle cores is {cpu_bound_speedup(suite):.2f}x"
+    )
+    return lines + speedup_floor(suite)
+
+
+ADDED_PARTS: tuple[str, ...] = (
+    "start-up",
+    "collection",
+    "first case",
+    "per-test protocol",
+    "other cases",
+    "the rest",
+)
+"""How the CPU of a run is split to say what -n 2 adds to a serial run."""
+FIXED_PARTS: tuple[str, ...] = ("start-up", "collection", "first case", "the rest")
+"""What each extra process adds once, however many cases the suite holds."""
+
+
+def added_by_workers(suite: Suite) -> dict[str, float]:
+    """CPU seconds the -n 2 run spends beyond the serial one, by `ADDED_PARTS`."""
+    added: dict[str, float] = dict.fromkeys(ADDED_PARTS, 0.0)
+    for mode, sign in ((PARALLEL, 1.0), (SERIAL, -1.0)):
+        for process in suite.best(mode).processes:
+            for name, seconds in process.parts().items():
+                added[name] += sign * seconds
+    return added
+
+
+def speedup_floor(suite: Suite) -> list[str]:
+    """What -n 2 adds, part by part, and how long a case must be for 1.7x on two cores."""
+    added = added_by_workers(suite)
+    serial = sum(p.cpu for p in suite.best(SERIAL).processes)
+    controller = [p for p in suite.best(PARALLEL).processes if p.role == "controller"]
+    lines = [
+        f"-n 2 adds {sum(added.values()):+.2f} s of CPU to the serial run: "
+        + ", ".join(f"{name} {seconds:+.2f}" for name, seconds in added.items())
+        + " (start-up: the controller and a second worker; collection: each worker "
+        "collects every case; first case: each worker imports the runner's modules; "
+        "per-test protocol: the controller's run loop and the workers' sending of "
+        "reports; other cases: the same cases run side by side on two cores)"
+    ]
+    if controller and (threads := controller[0].loop_threads_cpu) is not None:
+        main, receiving = threads
+        lines.append(
+            f"the controller's run loop: {(main + receiving) / suite.cases * 1e3:.2f} ms of "
+            f"CPU per test, {receiving / suite.cases * 1e3:.2f} ms in execnet's receiving "
+            "threads (reading and unpacking the six messages a test costs: logstart, three "
+            "reports, logfinish, protocol complete) and "
+            f"{main / suite.cases * 1e3:.2f} ms in its main thread (scheduling, report "
+            "hooks, terminal)"
+        )
+    fixed = sum(added[name] for name in FIXED_PARTS)
+    per_test = added["per-test protocol"] / suite.cases
+    # 2 * serial / (serial + added) >= target  <=>  serial >= target / (2 - target) * added
+    factor = SPEEDUP_TARGET / (2 - SPEEDUP_TARGET)
+    needed = factor * (fixed / suite.cases + per_test)
+    lines.append(
+        f"for {SPEEDUP_TARGET:g}x on two idle cores a serial run must take {factor:.2f}x the "
+        f"CPU -n 2 adds; leaving out the side-by-side slow-down, -n 2 adds {fixed:.2f} s "
+        f"once and {per_test * 1e3:.2f} ms per case, so at {suite.cases:,} cases a case "
+        f"needs at least {needed * 1e3:.1f} ms of CPU in a serial run (these take "
+        f"{serial / suite.cases * 1e3:.1f} ms)"
     )
     return lines
 
@@ -719,7 +816,9 @@ def report(
         "collect: pytest's collection of every case (each -n 2 worker collects all of them); "
         "run loop: pytest_runtestloop, for the controller the scheduling and every report "
         "the workers send (logstart, setup, call and teardown reports, logfinish, one message "
-        "each); item calls: inside pytest_runtest_call, i.e. verify_case; loop - calls: the "
+        "each); item calls: inside pytest_runtest_call, i.e. verify_case; first call: the "
+        "CPU of the first item call alone (it imports the runner's modules, for the triage "
+        "openai); loop - calls: the "
         "per-item cost of pytest's protocol, and with -n 2 of sending or receiving the "
         "reports; finish: loop end to unconfigure (for the controller: waiting for the "
         "workers to exit); modules: imported when configured, with any of the plugin's "

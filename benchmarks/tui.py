@@ -9,8 +9,9 @@ so that memory figures are that process's own:
 - `read_trace`: seconds to load the file with `toolreplay.read_trace`, and the
   child's peak RSS;
 - the debugger, `toolreplay_tui.app.ToolReplayApp` headless
-  (`App.run_test(size=(120, 40))`): first rows, from constructing the app to the
-  first frame in which the operation list drew its first row; indexed and
+  (`App.run_test(size=(120, 40))`, its own modules imported before): first rows,
+  from constructing the app to the first frame in which the operation list drew
+  its first row; indexed and
   checked, when the background index and the integrity check finished; the
   child's peak RSS at the end (after the filters below);
 - `G` after indexing: from posting the key to the frame showing the last row
@@ -38,14 +39,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import hashlib
+import importlib
 import inspect
 import json
+import os
+import pty
 import resource
+import select
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +95,8 @@ NEEDLE = "needle-at-the-end"
 """The last operation's key: a query for it matches once, after a scan of the whole trace."""
 KEYS = 4096
 """Distinct keys (`key-0000` ...) before they recur as later occurrences."""
+FIRST_ROW_TEXT = b"bench.kv"
+"""What the terminal receives once the first row is drawn (every operation's effect)."""
 
 
 # --- writing traces ---------------------------------------------------------------------
@@ -339,7 +349,14 @@ async def _measure_app(trace: Path, n: int, presses: int) -> dict[str, float]:
     }
 
 
+HARNESS_MODULES = ("textual.pilot", "textual.drivers.headless_driver")
+"""What `App.run_test` imports when it starts: the harness's, not the app's (a terminal
+start imports its own driver instead, which the cold figures time)."""
+
+
 def child_app(trace: Path, n: int, presses: int) -> dict[str, float]:
+    for module in HARNESS_MODULES:
+        importlib.import_module(module)  # before the clock
     with mock.patch.object(OperationList, "render_line", _noting_render_line):
         return asyncio.run(_measure_app(trace, n, presses))
 
@@ -350,6 +367,59 @@ def child_read(trace: Path) -> dict[str, float]:
     seconds = time.perf_counter() - started
     del loaded
     return {"read_trace": seconds, "peak_rss_mb": _peak_rss_mb()}
+
+
+def cold_first_rows(trace: Path, directory: Path, *, bytecode_cache: Path | None) -> float:
+    """Seconds from starting `python -m toolreplay tui TRACE` in a pseudo-terminal of
+    `SCREEN_SIZE` to its output holding the first row (`ctrl+q` then quits it).
+
+    Everything a user waits for: the interpreter, the imports, the app, the warm
+    runner starting beside it. `bytecode_cache`: a `PYTHONPYCACHEPREFIX` the child
+    may write compiled modules to (as an installed package has them); None keeps the
+    environment's setting (here `PYTHONDONTWRITEBYTECODE=1`: every module compiled anew).
+    """
+    environment = {**os.environ, "TERM": "xterm-256color"}
+    if bytecode_cache is not None:
+        environment.pop("PYTHONDONTWRITEBYTECODE", None)
+        environment["PYTHONPYCACHEPREFIX"] = str(bytecode_cache)
+    leader, follower = pty.openpty()
+    width, height = SCREEN_SIZE
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+    command = [sys.executable, "-m", "toolreplay", "tui", str(trace)]
+    command += ["--workdir", str(directory / "cold-workdir")]
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=directory,
+        env=environment,
+        start_new_session=True,
+    )
+    os.close(follower)
+    try:
+        seen = b""
+        while FIRST_ROW_TEXT not in seen:  # the first row's effect, as the terminal gets it
+            if select.select([leader], [], [], 0.5)[0]:
+                seen = seen[-4096:] + os.read(leader, 1 << 16)
+            if process.poll() is not None or time.perf_counter() - started > TIMEOUT:
+                raise RuntimeError(f"toolreplay tui showed no row: {seen[-2000:]!r}")
+        elapsed = time.perf_counter() - started
+        os.write(leader, b"\x11")  # ctrl+q
+        deadline = time.perf_counter() + 30
+        while process.poll() is None and time.perf_counter() < deadline:
+            if select.select([leader], [], [], 0.1)[0]:
+                try:
+                    os.read(leader, 1 << 16)  # drained, so the app never blocks writing
+                except OSError:
+                    break  # the terminal closed: the app has exited
+        return elapsed
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+            process.wait()
+        os.close(leader)
 
 
 def _in_child(*args: str) -> dict[str, float]:
@@ -380,14 +450,20 @@ class SizeResult:
 
 
 def measure_size(n: int, repeats: int, presses: int, directory: Path) -> SizeResult:
-    """`repeats` rounds of a read_trace child and an app child on one trace, interleaved."""
+    """`repeats` rounds of a read_trace child, an app child and the two cold starts of
+    `toolreplay tui` on one trace, interleaved."""
     trace = directory / f"kv-{n}.trp"
     write_kv_trace(trace, n)
+    bytecode = directory / "pycache"
+    if not bytecode.exists():
+        cold_first_rows(trace, directory, bytecode_cache=bytecode)  # compiles, untimed
     reads: list[dict[str, float]] = []
     apps: list[dict[str, float]] = []
     for _ in range(repeats):
         reads.append(_in_child("--child-read", str(trace)))
         apps.append(_in_child("--child-app", str(trace), str(n), "--presses", str(presses)))
+        apps[-1]["cold"] = cold_first_rows(trace, directory, bytecode_cache=None)
+        apps[-1]["cold_cached"] = cold_first_rows(trace, directory, bytecode_cache=bytecode)
     size = trace.stat().st_size
     trace.unlink()
 
@@ -466,6 +542,27 @@ def report(results: Sequence[SizeResult], repeats: int, presses: int, elapsed: f
             f"{r.app['filter_whole']:.3f}",
             f"{r.app['filter_whole'] / r.read['read_trace']:.2f}x",
             f"{r.app['keystroke'] * 1e3:.1f}",
+        ]
+        for r in results
+    ]
+    out.extend(measure.table(headers, rows))
+
+    out += [
+        "",
+        "from process start to first rows: `python -m toolreplay tui TRACE` in a "
+        f"{SCREEN_SIZE[0]}x{SCREEN_SIZE[1]} pseudo-terminal (interpreter, imports, app, warm "
+        "runner) until the terminal receives the first row; without a bytecode cache "
+        "(PYTHONDONTWRITEBYTECODE as set here: every module compiled) and with one (as an "
+        "installed package has)",
+        "",
+    ]
+    headers = ["N", "first rows s (in process)", "cold, no bytecode s", "cold, bytecode s"]
+    rows = [
+        [
+            f"{r.n:,}",
+            f"{r.app['first_rows']:.3f}",
+            f"{r.app['cold']:.3f}",
+            f"{r.app['cold_cached']:.3f}",
         ]
         for r in results
     ]

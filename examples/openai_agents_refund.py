@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
@@ -39,7 +39,11 @@ from examples.local_openai.scripted import ScriptedModel, ToolCall
 from toolreplay import JsonValue
 from toolreplay.adapters.openai import instrument
 
+if TYPE_CHECKING:
+    from agents import Agent, RunConfig
+
 ORDER_ID = 8812
+QUESTION = f"Please refund order {ORDER_ID}; it arrived broken."
 
 
 class Order(TypedDict):
@@ -89,20 +93,12 @@ def client_of(handler: Any) -> openai.AsyncOpenAI:
     )
 
 
-async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
-    """The application: an agent with two tools, then what the customer is told."""
-    from agents import (
-        Agent,
-        OpenAIResponsesModel,
-        RunConfig,
-        Runner,
-        StopAtTools,
-        function_tool,
-        set_tracing_disabled,
-    )
+def refund_agent(client: openai.AsyncOpenAI) -> Agent[Any]:
+    """The agent: two tools, and billing's receipt as its typed output."""
+    from agents import Agent, OpenAIResponsesModel, StopAtTools, function_tool, set_tracing_disabled
 
     set_tracing_disabled(True)  # the Agents SDK would export traces to OpenAI
-    agent = Agent(
+    return Agent(
         name="refunds",
         instructions="You settle refund requests: look the order up, then refund it.",
         tools=[function_tool(lookup_order), function_tool(issue_refund)],
@@ -111,13 +107,24 @@ async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
         tool_use_behavior=StopAtTools(stop_at_tool_names=["issue_refund"]),
         output_type=Receipt,
     )
-    # Without a group the SDK sends a random `prompt_cache_key` per run, so no two runs
-    # would send the same request; grouped runs send one derived from the group.
-    result = await Runner.run(
-        agent,
-        f"Please refund order {ORDER_ID}; it arrived broken.",
-        run_config=RunConfig(group_id=f"refund-{ORDER_ID}"),
-    )
+
+
+def grouped_run() -> RunConfig:
+    """The run's configuration: one group for every run of this request.
+
+    Without a group the SDK sends a random `prompt_cache_key` per run, so no two
+    runs would send the same request; grouped runs send one derived from the group.
+    """
+    from agents import RunConfig
+
+    return RunConfig(group_id=f"refund-{ORDER_ID}")
+
+
+async def settle_refund(client: openai.AsyncOpenAI) -> dict[str, JsonValue]:
+    """The application: the agent settles the request, then the customer is told."""
+    from agents import Runner
+
+    result = await Runner.run(refund_agent(client), QUESTION, run_config=grouped_run())
     receipt = result.final_output
     status = receipt["status"]
     message = "Your refund is on its way." if status == "issued" else "Your refund is in review."

@@ -41,6 +41,14 @@ def test_cases_benchmark_runs_and_prints_its_tables() -> None:
         assert f"{suite} suite: where each process of the best serial and -n 2 runs" in out
         for mode in ("serial", "-n 2"):
             assert f'[PASS] every {suite} {mode} run reports "6 passed"' in out
+    # What -n 2 adds is split part by part, the controller's loop by thread, and the case
+    # length that 1.7x needs is derived from them.
+    assert "first call s" in out
+    for part in ("-n 2 adds ", "per-test protocol ", "first case "):
+        assert part in out
+    assert "the controller's run loop: " in out
+    assert " in execnet's receiving threads" in out
+    assert "for 1.7x on two idle cores a serial run must take 5.67x the CPU -n 2 adds" in out
     # Every process of a run leaves its phases: the serial one, the controller, two workers.
     for role in (" serial | ", " controller | ", " gw0 | ", " gw1 | "):
         assert role in out

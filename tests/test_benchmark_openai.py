@@ -2,34 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.benchmarks import run_benchmark
 
 
 def test_openai_benchmark_runs_and_prints_its_tables() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.openai_replay",
-            "--sizes",
-            "10",
-            "20",
-            "--vcr-sizes",
-            "10",
-            "--repeats",
-            "1",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    out = run_benchmark(
+        "openai_replay", *("--sizes", "10", "20"), *("--vcr-sizes", "10"), *("--repeats", "1")
     )
-    assert result.returncode == 0, result.stderr
     for column in (
         "replay/floor",
         "record/floor",
@@ -44,8 +23,8 @@ def test_openai_benchmark_runs_and_prints_its_tables() -> None:
         "scan output",
         "rest",
     ):
-        assert column in result.stdout
+        assert column in out
     for workload in ("responses+tools", "chat", "stream50"):
-        assert workload in result.stdout
-    assert "targets" in result.stdout
-    assert "[SKIP] replay vs vcrpy replay at N=1,000" in result.stdout
+        assert workload in out
+    assert "targets" in out
+    assert "[SKIP] replay vs vcrpy replay at N=1,000" in out

@@ -2,38 +2,26 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.benchmarks import run_benchmark
 
 
 def test_tui_benchmark_runs_and_prints_its_tables() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.tui",
-            *("--sizes", "1000", "3000"),
-            *("--repeats", "1"),
-            *("--presses", "1"),
-            *("--forks", "1"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    out = run_benchmark(
+        "tui",
+        *("--sizes", "1000", "3000"),
+        *("--repeats", "1"),
+        *("--presses", "1"),
+        *("--forks", "1"),
         timeout=600,
-        check=False,
     )
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
     for column in ("read_trace s", "read_trace RSS MB", "first rows s", "RSS / file", "G ms"):
         assert column in out
     for column in ("first matches s", "whole scan s", "key during scan ms"):
         assert column in out
+    for column in ("cold, no bytecode s", "cold, bytecode s"):  # `toolreplay tui` in a pty
+        assert column in out
     rows = [line for line in out.splitlines() if line.lstrip().startswith(("1,000 |", "3,000 |"))]
-    assert len(rows) == 4  # one per size in each table
+    assert len(rows) == 6  # one per size in each table
     assert "first rows under 0.2 s at N=3,000" in out
     assert "peak RSS below the trace's size at N=3,000" in out
     assert "first filter matches under 0.3 s at N=3,000" in out

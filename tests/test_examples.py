@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.offline import offline_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if p.name != "__init__.py")
@@ -19,14 +20,10 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
 def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
-    # No credentials, and a proxy that goes nowhere: an example that tried the
-    # network would fail loudly instead of passing by luck.
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
     result = subprocess.run(
         [sys.executable, str(example)],
         cwd=tmp_path,
-        env=env,
+        env=offline_env(),
         capture_output=True,
         text=True,
         timeout=120,

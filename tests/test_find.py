@@ -249,6 +249,16 @@ def test_the_command_refuses_a_bad_query_or_folder(tmp_path: Path) -> None:
     when = run_find(str(tmp_path), "--since", "yesterday")
     assert when.returncode == 2
     assert "neither a date" in when.stderr
+    # Option values the command line converts itself (toolreplay.cli.coercion).
+    for option, value, words in [
+        ("--limit", "0", "0 is less than the minimum, 1"),
+        ("--limit", "many", "'many' is not a whole number"),
+        ("--format", "xml", "'xml' is not one of 'text', 'json'"),
+    ]:
+        refused = run_find(str(tmp_path), option, value)
+        assert refused.returncode == 2, refused.stderr
+        assert words in refused.stderr
+        assert option in refused.stderr
 
 
 def test_the_find_benchmark_runs_at_a_small_size() -> None:
@@ -319,7 +329,7 @@ def test_find_agrees_with_decoding_every_line(
 
 def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
     # The command line builds a command from its module only when it runs: `find` pays
-    # for neither the other commands, the runtime's run protocol, nor Rich (piped).
+    # for neither the other commands, the runtime, Rich (piped) nor pydantic.
     code = (
         "import sys\n"
         "import toolreplay.cli\n"
@@ -336,5 +346,68 @@ def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines()[-1] == "1", result.stderr  # nothing matched
     loaded = set(result.stdout.split())
     assert "toolreplay.cli.find" in loaded
-    unneeded = {"toolreplay.cli.run", "toolreplay.cli.cases", "toolreplay.cli.diff", "rich"}
-    assert not loaded & unneeded
+    unneeded = {
+        "toolreplay.cli.run",
+        "toolreplay.cli.cases",
+        "toolreplay.cli.diff",
+        "toolreplay.runtime",  # recording is capture's, not find's
+        "toolreplay.capturing.api",
+        "toolreplay.redaction",
+        "rich",
+        "pydantic",  # what Typer converts option values with, unless the command line does
+    }
+    assert sorted(loaded & unneeded) == []
+
+
+PARALLEL_PROBE = """
+import json, os, resource, sys
+import toolreplay
+
+folder = sys.argv[1]
+
+def listing(processes):
+    search = toolreplay.find_traces(folder, where=[sys.argv[2]], processes=processes)
+    found = [
+        [str(m.path), list(m.matching), m.operation_count, m.ending, m.metadata, m.size]
+        for m in search
+    ]
+    unreadable = [[str(path), reason] for path, reason in search.unreadable]
+    return {"found": found, "scanned": search.scanned, "unreadable": unreadable}
+
+serial = listing(1)
+children_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+parallel = listing(3)
+forked = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt > children_before
+
+# Stopped after the first match: the children still scanning are ended and reaped.
+iterator = iter(toolreplay.find_traces(folder, processes=3))
+next(iterator)
+iterator.close()
+try:
+    os.waitpid(-1, os.WNOHANG)
+    left = True
+except ChildProcessError:
+    left = False
+print(json.dumps({"serial": serial, "parallel": parallel, "forked": forked, "left": left}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the search forks only on Linux")
+@pytest.mark.parametrize("where", ["$.metadata.request_id exists", "$.outcome.status == error"])
+def test_several_processes_find_the_same_in_the_same_order(folder: Path, where: str) -> None:
+    # In a child process of its own: the search forks only from a process without threads.
+    result = subprocess.run(
+        [sys.executable, "-c", PARALLEL_PROBE, str(folder), where],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["forked"]  # the older files were scanned by children
+    assert report["parallel"] == report["serial"]
+    assert report["serial"]["found"]
+    assert report["serial"]["unreadable"]  # notes.trp, reported in its place by a child
+    assert not report["left"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 import toolreplay
+from tests.support.offline import offline_env
 
 openai = pytest.importorskip("openai")
 
@@ -23,14 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "examples" / "incident" / "refund.trp"
 BUNDLED_ARG = "examples/incident/refund.trp"  # as the README writes it, from the root
 MODEL_TEXT = "$.output.body.output[1].content[0].text"
-
-
-def offline_env() -> dict[str, str]:
-    # No credentials, and a proxy that goes nowhere: a request that escaped the
-    # incident's local transports would fail loudly instead of passing by luck.
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
-    return env
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

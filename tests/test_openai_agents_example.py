@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.adapters.real_clients import needs_openai_3
+from tests.support.offline import offline_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "openai_agents_refund.py"
@@ -16,14 +16,10 @@ pytestmark = needs_openai_3
 
 
 def test_the_agent_is_captured_replayed_forked_and_promoted_offline(tmp_path: Path) -> None:
-    # No credentials, and a proxy that goes nowhere: a request that escaped the
-    # example's local transports would fail loudly instead of passing by luck.
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
     result = subprocess.run(
         [sys.executable, str(EXAMPLE)],
         cwd=tmp_path,
-        env=env,
+        env=offline_env(),
         capture_output=True,
         text=True,
         timeout=300,

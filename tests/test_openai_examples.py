@@ -6,13 +6,14 @@ it must refuse before any client is built, so no test can reach a provider.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.offline import offline_env
 
 pytest.importorskip("openai")
 
@@ -27,15 +28,6 @@ FIRST_DIVERGENCE = re.compile(
     re.MULTILINE,
 )
 KEY_LOOKING = re.compile(r"sk-[A-Za-z0-9_-]{6,}")
-
-
-def offline_env() -> dict[str, str]:
-    # No credentials, and a proxy that goes nowhere: a request that escaped the
-    # examples' local transports would fail loudly instead of passing by luck.
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env.pop("OPENAI_MODEL", None)
-    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
-    return env
 
 
 def run(

@@ -16,26 +16,23 @@ written to a temporary sibling of the output and renamed into place.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
-from toolreplay.errors import TraceError, TraceExistsError, TraceFormatError
-from toolreplay.files import write_atomically
+from toolreplay.errors import TraceError, TraceFormatError
 from toolreplay.portable import JsonValue, fingerprint
 from toolreplay.runtime.matching import operation_location
-from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
     Outcome,
     Raised,
     Returned,
-    TraceFooter,
 )
 from toolreplay.trace.reader import read_trace
+from toolreplay.trace.writer import write_whole_trace
 
 __all__ = ["MigratedTrace", "migrate_trace"]
 
@@ -151,8 +148,9 @@ def migrate_trace(
     Raises `TraceError` when `source` holds nothing to convert or is incomplete
     (a migrated trace must not claim a completeness the source lacks),
     `TraceFormatError` naming the operation when one cannot be converted, and
-    `TraceExistsError` when `output` exists and `overwrite` is false. Nothing is
-    written unless every operation converts.
+    `TraceExistsError` when `output` exists and `overwrite` is false, and
+    `TraceError` when it cannot be written. Nothing is written unless every
+    operation converts.
     """
     source_path, output_path = Path(source), Path(output)
     trace = read_trace(source_path)
@@ -193,15 +191,12 @@ def migrate_trace(
             path=source_path,
         )
     metadata = {**trace.header.metadata, "migrated": "openai adapter 1 to 2"}
-    lines = [encode_header(replace(trace.header, metadata=metadata))]
-    lines += [encode_operation(operation) for operation in operations]
-    digest = hashlib.sha256(b"".join(lines)).hexdigest()
-    lines.append(encode_footer(TraceFooter(len(operations), digest, trace.footer.ending)))
-    try:
-        write_atomically(output_path, b"".join(lines), overwrite=overwrite)
-    except FileExistsError:
-        raise TraceExistsError(
-            f"{output_path} already exists; choose another --output, or pass --overwrite",
-            path=output_path,
-        ) from None
+    write_whole_trace(
+        output_path,
+        replace(trace.header, metadata=metadata),
+        operations,
+        trace.footer.ending,
+        overwrite=overwrite,
+        what="migrated trace",
+    )
     return MigratedTrace(output_path, converted, len(operations))

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from toolreplay.errors import (
     JsonTextError,
@@ -68,38 +68,95 @@ _ERROR_KEYS = _TARGET_KEYS | {"error"}
 _ERROR_DETAIL_KEYS = frozenset({"type", "message", "args"})
 
 
-def _check_target(patch: OutputPatch | ErrorPatch) -> dict[str, JsonValue]:
-    """Check the patch's effect, occurrence and inputs; the inputs, copied."""
-    problem = effect_name_problem(patch.namespace, patch.name)
-    if problem is not None:
-        raise PatchError(
-            f"patch effect {patch.effect!r}: {problem}; give the dotted name the trace "
-            "records, like 'crm.customer.get'"
-        )
-    effect = patch.effect
-    if type(patch.occurrence) is not int or patch.occurrence < 0:
-        raise PatchError(
-            f"patch for {effect}: occurrence must be a non-negative int, got {patch.occurrence!r}"
-        )
-    if not isinstance(cast(object, patch.inputs), Mapping):
-        raise NonPortableValueError(
-            f"patch inputs for {effect}: must be a dict of the call's arguments by "
-            f"parameter name, got {type(patch.inputs).__name__}",
-            path="$",
-        )
-    # Copies: the patch_id must keep describing the content, whatever the caller
-    # does with the objects it passed in.
-    inputs = ensure_portable(dict(patch.inputs), what=f"patch inputs for {effect}")
-    return cast(dict[str, JsonValue], copy_value(inputs))
+_KindT = TypeVar("_KindT", bound=str)
 
 
-def _content_id(patch: OutputPatch | ErrorPatch) -> str:
-    content = canonical_json(cast(JsonValue, patch.to_dict(with_id=False)))
-    return "p-" + hashlib.sha256(content).hexdigest()[:16]
+class _PatchTarget(Generic[_KindT]):
+    """What every patch has: the exact call it targets and its kind.
+
+    Not a dataclass itself: each patch class declares these fields in its own
+    place in its field order, and this base shares the behaviour over them.
+    """
+
+    __slots__ = ()
+
+    namespace: str
+    name: str
+    inputs: dict[str, JsonValue]
+    occurrence: int
+    kind: _KindT
+    patch_id: str
+
+    @property
+    def effect(self) -> str:
+        """The dotted name of the patched effect, `namespace.name`."""
+        return f"{self.namespace}.{self.name}"
+
+    @property
+    def identity(self) -> OperationIdentity:
+        """The identity of the call this patch targets."""
+        return OperationIdentity(
+            self.namespace, self.name, fingerprint(self.inputs), self.occurrence
+        )
+
+    @property
+    def supplies(self) -> bool:
+        """True for a call the source does not hold (`supply_*`), False for `replace_*`."""
+        return self.kind.startswith("supply_")
+
+    def _check_target(self, kinds: tuple[_KindT, _KindT], what: str) -> None:
+        """Check the kind, effect, occurrence and inputs; keep a copy of the inputs."""
+        if self.kind not in kinds:
+            raise PatchError(
+                f'{what} patch\'s kind is "{kinds[0]}" or "{kinds[1]}", not {self.kind!r}'
+            )
+        problem = effect_name_problem(self.namespace, self.name)
+        if problem is not None:
+            raise PatchError(
+                f"patch effect {self.effect!r}: {problem}; give the dotted name the trace "
+                "records, like 'crm.customer.get'"
+            )
+        effect = self.effect
+        if type(self.occurrence) is not int or self.occurrence < 0:
+            raise PatchError(
+                f"patch for {effect}: occurrence must be a non-negative int, "
+                f"got {self.occurrence!r}"
+            )
+        if not isinstance(cast(object, self.inputs), Mapping):
+            raise NonPortableValueError(
+                f"patch inputs for {effect}: must be a dict of the call's arguments by "
+                f"parameter name, got {type(self.inputs).__name__}",
+                path="$",
+            )
+        # Copies: the patch_id must keep describing the content, whatever the caller
+        # does with the objects it passed in.
+        inputs = ensure_portable(dict(self.inputs), what=f"patch inputs for {effect}")
+        object.__setattr__(self, "inputs", cast(dict[str, JsonValue], copy_value(inputs)))
+
+    def _set_content_id(self) -> None:
+        content = canonical_json(cast(JsonValue, self.to_dict(with_id=False)))
+        object.__setattr__(self, "patch_id", "p-" + hashlib.sha256(content).hexdigest()[:16])
+
+    def _change(self) -> dict[str, Any]:
+        """What the patch makes the call do, as the patch file stores it."""
+        raise NotImplementedError
+
+    def to_dict(self, *, with_id: bool = True) -> dict[str, Any]:
+        """The patch as a patch file stores it."""
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "effect": self.effect,
+            "inputs": self.inputs,
+            "occurrence": self.occurrence,
+            **self._change(),
+        }
+        if with_id:
+            data["patch_id"] = self.patch_id
+        return data
 
 
 @dataclass(frozen=True, slots=True)
-class OutputPatch:
+class OutputPatch(_PatchTarget[Literal["replace_output", "supply_output"]]):
     """Make one exact call return `value` in a fork.
 
     `kind` `replace_output` (what `replace_output()` builds) replaces the outcome
@@ -119,53 +176,22 @@ class OutputPatch:
     patch_id: str = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("replace_output", "supply_output"):
-            raise PatchError(
-                f'an output patch\'s kind is "replace_output" or "supply_output", not {self.kind!r}'
-            )
-        object.__setattr__(self, "inputs", _check_target(self))
+        self._check_target(("replace_output", "supply_output"), "an output")
         value = ensure_portable(self.value, what=f"patch value for {self.effect}")
         object.__setattr__(self, "value", copy_value(value))
-        object.__setattr__(self, "patch_id", _content_id(self))
-
-    @property
-    def effect(self) -> str:
-        """The dotted name of the patched effect, `namespace.name`."""
-        return f"{self.namespace}.{self.name}"
-
-    @property
-    def identity(self) -> OperationIdentity:
-        """The identity of the call this patch targets."""
-        return OperationIdentity(
-            self.namespace, self.name, fingerprint(self.inputs), self.occurrence
-        )
-
-    @property
-    def supplies(self) -> bool:
-        """True for a call the source does not hold (`supply_*`), False for `replace_*`."""
-        return self.kind == "supply_output"
+        self._set_content_id()
 
     @property
     def outcome(self) -> Returned:
         """What the patched call does in the fork: return `value`."""
         return Returned(self.value)
 
-    def to_dict(self, *, with_id: bool = True) -> dict[str, Any]:
-        """The patch as a patch file stores it."""
-        data: dict[str, Any] = {
-            "kind": self.kind,
-            "effect": self.effect,
-            "inputs": self.inputs,
-            "occurrence": self.occurrence,
-            "value": self.value,
-        }
-        if with_id:
-            data["patch_id"] = self.patch_id
-        return data
+    def _change(self) -> dict[str, Any]:
+        return {"value": self.value}
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorPatch:
+class ErrorPatch(_PatchTarget[Literal["replace_error", "supply_error"]]):
     """Make one exact call raise in a fork: `error_type` with `message` and `args`.
 
     The failure is raised as a recorded one is on replay: an allowlisted
@@ -187,11 +213,7 @@ class ErrorPatch:
     patch_id: str = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("replace_error", "supply_error"):
-            raise PatchError(
-                f'an error patch\'s kind is "replace_error" or "supply_error", not {self.kind!r}'
-            )
-        object.__setattr__(self, "inputs", _check_target(self))
+        self._check_target(("replace_error", "supply_error"), "an error")
         effect = self.effect
         if type(self.error_type) is not str or not self.error_type.strip():
             raise PatchError(
@@ -213,42 +235,15 @@ class ErrorPatch:
             args = ensure_portable(self.args, what=f"patch error args for {effect}")
             object.__setattr__(self, "args", copy_value(args))
         ensure_portable(self.message, what=f"patch error message for {effect}")
-        object.__setattr__(self, "patch_id", _content_id(self))
-
-    @property
-    def effect(self) -> str:
-        """The dotted name of the patched effect, `namespace.name`."""
-        return f"{self.namespace}.{self.name}"
-
-    @property
-    def identity(self) -> OperationIdentity:
-        """The identity of the call this patch targets."""
-        return OperationIdentity(
-            self.namespace, self.name, fingerprint(self.inputs), self.occurrence
-        )
-
-    @property
-    def supplies(self) -> bool:
-        """True for a call the source does not hold (`supply_*`), False for `replace_*`."""
-        return self.kind == "supply_error"
+        self._set_content_id()
 
     @property
     def outcome(self) -> Raised:
         """What the patched call does in the fork: raise this failure."""
         return Raised(self.error_type, self.message, self.args)
 
-    def to_dict(self, *, with_id: bool = True) -> dict[str, Any]:
-        """The patch as a patch file stores it."""
-        data: dict[str, Any] = {
-            "kind": self.kind,
-            "effect": self.effect,
-            "inputs": self.inputs,
-            "occurrence": self.occurrence,
-            "error": {"type": self.error_type, "message": self.message, "args": self.args},
-        }
-        if with_id:
-            data["patch_id"] = self.patch_id
-        return data
+    def _change(self) -> dict[str, Any]:
+        return {"error": {"type": self.error_type, "message": self.message, "args": self.args}}
 
 
 Patch = OutputPatch | ErrorPatch
@@ -271,14 +266,7 @@ def replace_output(
     by parameter name, defaults included). Inputs and value must be portable
     JSON; the patch is checked against the source trace when a fork opens.
     """
-    namespace, _, name = effect.partition(".")
-    return OutputPatch(
-        namespace,
-        name,
-        cast(dict[str, JsonValue], inputs),
-        occurrence,
-        cast(JsonValue, value),
-    )
+    return _output_patch(effect, inputs, occurrence, value, "replace_output")
 
 
 def supply_output(
@@ -295,6 +283,16 @@ def supply_output(
     For the calls a patched run makes that the recording never saw. A fork
     refuses it when the source does hold the call (use `replace_output`).
     """
+    return _output_patch(effect, inputs, occurrence, value, "supply_output")
+
+
+def _output_patch(
+    effect: str,
+    inputs: Mapping[str, object],
+    occurrence: int,
+    value: object,
+    kind: Literal["replace_output", "supply_output"],
+) -> OutputPatch:
     namespace, _, name = effect.partition(".")
     return OutputPatch(
         namespace,
@@ -302,7 +300,7 @@ def supply_output(
         cast(dict[str, JsonValue], inputs),
         occurrence,
         cast(JsonValue, value),
-        "supply_output",
+        kind,
     )
 
 
@@ -339,23 +337,23 @@ def replace_error(
     portable args) or `ReplayedEffectError(type_name, message)` for any other
     type; the application sees exactly what a replayed failure of that type is.
     """
-    namespace, _, name = effect.partition(".")
-    raised = _failure_of(effect, error)
-    return ErrorPatch(
-        namespace,
-        name,
-        cast(dict[str, JsonValue], inputs),
-        occurrence,
-        raised.error_type,
-        raised.message,
-        raised.args,
-    )
+    return _error_patch(effect, inputs, occurrence, error, "replace_error")
 
 
 def supply_error(
     *, effect: str, inputs: Mapping[str, object], occurrence: int = 0, error: BaseException
 ) -> ErrorPatch:
     """A patch that makes a call the source never recorded raise `error` (see `replace_error`)."""
+    return _error_patch(effect, inputs, occurrence, error, "supply_error")
+
+
+def _error_patch(
+    effect: str,
+    inputs: Mapping[str, object],
+    occurrence: int,
+    error: BaseException,
+    kind: Literal["replace_error", "supply_error"],
+) -> ErrorPatch:
     namespace, _, name = effect.partition(".")
     raised = _failure_of(effect, error)
     return ErrorPatch(
@@ -366,7 +364,7 @@ def supply_error(
         raised.error_type,
         raised.message,
         raised.args,
-        "supply_error",
+        kind,
     )
 
 

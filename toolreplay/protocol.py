@@ -16,11 +16,24 @@ in the RFC.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar, cast, get_args
+from types import UnionType
+from typing import (
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from toolreplay.errors import (
     AmbiguousReplayMatch,
@@ -218,6 +231,64 @@ def _load(text: str, document: str) -> object:
         ) from None
 
 
+_MAY_BE_ABSENT: Mapping[str, bool] = {"may_be_absent": True}
+"""Field metadata: the document leaves the key out when the value is None."""
+
+_FieldReader = Callable[[_Fields, str], Any]
+
+
+def _read_object(cls: type[_T], fields: _Fields) -> _T:
+    """An object of a document as the dataclass `cls`, each field read by its declared type.
+
+    One reader for every object, so a field is read the moment it is declared and
+    the checks (and their messages) are the same wherever a type appears.
+    """
+    return cls(**{key: read(fields, key) for key, read in _field_readers(cls).items()})
+
+
+@functools.cache
+def _field_readers(cls: type) -> dict[str, _FieldReader]:
+    hints = get_type_hints(cls)
+    return {
+        item.name: _reader_of(
+            hints[item.name], may_be_absent=bool(item.metadata.get("may_be_absent"))
+        )
+        for item in dataclasses.fields(cls)
+    }
+
+
+def _reader_of(hint: Any, *, may_be_absent: bool) -> _FieldReader:
+    """How a field of type `hint` is read; a type no document uses is a programming error."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint in (str, int, bool):
+        return {str: _Fields.text, int: _Fields.integer, bool: _Fields.flag}[hint]
+    if origin is Literal:
+        return lambda fields, key: fields.choice(key, args)
+    if origin is tuple and args[0] is str:
+        return _Fields.texts
+    if origin is tuple:
+        item = cast(type[Any], args[0])
+        return lambda fields, key: fields.objects(key, functools.partial(_read_object, item))
+    if origin is dict:
+        values = set(get_args(args[1]) or (args[1],))
+        nullable = type(None) in values
+        kinds = (values - {type(None)}).pop()
+        expected = {str: "strings", int: "integers"}[kinds] + (" or nulls" if nullable else "")
+        return lambda fields, key: fields.mapping(key, kinds, expected, nullable=nullable)
+    if origin in (Union, UnionType) and set(args) >= {bool, int, float, str, type(None)}:
+        return _Fields.value  # JsonValue: any JSON value, null included
+    if origin in (Union, UnionType) and len(args) == 2 and type(None) in args:
+        inner = args[0] if args[1] is type(None) else args[1]
+        if inner is str:
+            return lambda fields, key: fields.optional_text(key, may_be_absent=may_be_absent)
+        if inner is int:
+            return lambda fields, key: fields.optional_integer(key, may_be_absent=may_be_absent)
+        return lambda fields, key: fields.optional_object(
+            key, functools.partial(_read_object, cast(type[Any], inner))
+        )
+    raise TypeError(f"protocol: no reader for a field of type {hint!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class CallIdentity:
     """The identity of a call (RFC 0002): `identity` of the error object."""
@@ -240,16 +311,6 @@ class CallIdentity:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _read_identity(fields: _Fields) -> CallIdentity:
-    return CallIdentity(
-        effect=fields.text("effect"),
-        namespace=fields.text("namespace"),
-        name=fields.text("name"),
-        fingerprint=fields.text("fingerprint"),
-        occurrence=fields.integer("occurrence"),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,20 +360,6 @@ class ReportedOperation:
         }
 
 
-def _read_operation(fields: _Fields) -> ReportedOperation:
-    return ReportedOperation(
-        logical_id=fields.integer("logical_id"),
-        line=fields.optional_integer("line"),
-        effect=fields.text("effect"),
-        namespace=fields.text("namespace"),
-        name=fields.text("name"),
-        fingerprint=fields.text("fingerprint"),
-        occurrence=fields.integer("occurrence"),
-        inputs=fields.value("inputs"),
-        outcome=fields.value("outcome"),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class ErrorReport:
     """The error object of a `RunDocument` (RFC 0004 §4.6).
@@ -329,8 +376,8 @@ class ErrorReport:
     candidates: tuple[ReportedOperation, ...] = ()
     operations: tuple[ReportedOperation, ...] = ()
     patch_ids: tuple[str, ...] = ()
-    exit_code: int | None = None
-    traceback: str | None = None
+    exit_code: int | None = field(default=None, metadata=_MAY_BE_ABSENT)
+    traceback: str | None = field(default=None, metadata=_MAY_BE_ABSENT)
 
     @property
     def short_type(self) -> str:
@@ -394,21 +441,6 @@ class ErrorReport:
         return data
 
 
-def _read_error_report(fields: _Fields) -> ErrorReport:
-    return ErrorReport(
-        type=fields.text("type"),
-        message=fields.text("message"),
-        notes=fields.texts("notes"),
-        identity=fields.optional_object("identity", _read_identity),
-        inputs=fields.value("inputs"),
-        candidates=fields.objects("candidates", _read_operation),
-        operations=fields.objects("operations", _read_operation),
-        patch_ids=fields.texts("patch_ids"),
-        exit_code=fields.optional_integer("exit_code", may_be_absent=True),
-        traceback=fields.optional_text("traceback", may_be_absent=True),
-    )
-
-
 @dataclass(slots=True)
 class RunDocument:
     """What `toolreplay record | replay | fork --format json` prints (RFC 0004 §4.5).
@@ -439,16 +471,7 @@ class RunDocument:
                 f"{_shown(fields.data.get('protocol'))}"
             )
         _check_version(fields, "protocol_version", RUN_PROTOCOL_VERSION, cls.DOCUMENT)
-        return cls(
-            command=cast(RunCommand, fields.choice("command", get_args(RunCommand))),
-            outcome=cast(RunOutcome, fields.choice("outcome", get_args(RunOutcome))),
-            runner=fields.optional_text("runner"),
-            return_value=fields.value("return_value"),
-            return_value_portable=fields.flag("return_value_portable"),
-            error=fields.optional_object("error", _read_error_report),
-            paths=fields.mapping("paths", str, "strings or nulls", nullable=True),
-            counts=fields.mapping("counts", int, "integers", nullable=False),
-        )
+        return _read_object(cls, fields)
 
     @classmethod
     def from_json(cls, text: str) -> RunDocument:
@@ -492,10 +515,6 @@ class ErrorSummary:
         return asdict(self)
 
 
-def _read_error_summary(fields: _Fields) -> ErrorSummary:
-    return ErrorSummary(type=fields.text("type"), message=fields.text("message"))
-
-
 @dataclass(frozen=True, slots=True)
 class PublishedCase:
     """The case folder `toolreplay promote` published (paths as the command saw them)."""
@@ -508,16 +527,6 @@ class PublishedCase:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _read_case(fields: _Fields) -> PublishedCase:
-    return PublishedCase(
-        directory=fields.text("directory"),
-        name=fields.text("name"),
-        trace_path=fields.text("trace_path"),
-        trace_sha256=fields.text("trace_sha256"),
-        test_path=fields.text("test_path"),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,11 +543,7 @@ class PromoteDocument:
     def from_dict(cls, data: object) -> PromoteDocument:
         fields = _Fields(data, "$", cls.DOCUMENT)
         _check_version(fields, "format_version", PROMOTE_FORMAT_VERSION, cls.DOCUMENT)
-        return cls(
-            outcome=cast(PromoteOutcome, fields.choice("outcome", get_args(PromoteOutcome))),
-            case=fields.optional_object("case", _read_case),
-            error=fields.optional_object("error", _read_error_summary),
-        )
+        return _read_object(cls, fields)
 
     @classmethod
     def from_json(cls, text: str) -> PromoteDocument:
@@ -570,15 +575,6 @@ class CaseVerification:
         return asdict(self)
 
 
-def _read_verification(fields: _Fields) -> CaseVerification:
-    return CaseVerification(
-        path=fields.text("path"),
-        name=fields.text("name"),
-        outcome=cast(VerifyOutcome, fields.choice("outcome", get_args(VerifyOutcome))),
-        error=fields.optional_object("error", _read_error_summary),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class VerifyDocument:
     """What `toolreplay verify --format json` prints (RFC 0005 §4.2).
@@ -604,10 +600,7 @@ class VerifyDocument:
     def from_dict(cls, data: object) -> VerifyDocument:
         fields = _Fields(data, "$", cls.DOCUMENT)
         _check_version(fields, "format_version", VERIFY_FORMAT_VERSION, cls.DOCUMENT)
-        document = cls(
-            cases=fields.objects("cases", _read_verification),
-            error=fields.optional_text("error"),
-        )
+        document = _read_object(cls, fields)
         for key, count in (("passed", document.passed), ("failed", document.failed)):
             if fields.integer(key) != count:
                 raise fields.bad(key, f"{count}, the number of cases that {key}")

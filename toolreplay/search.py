@@ -24,14 +24,23 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
-from toolreplay.capturing.api import METADATA_KEY
-from toolreplay.capturing.store import TRACE_SUFFIX, stamp_of, stamp_time, time_stamp
+from toolreplay.capturing.store import (
+    METADATA_KEY,
+    TRACE_SUFFIX,
+    stamp_of,
+    stamp_time,
+    time_stamp,
+    valid_stamp,
+)
 from toolreplay.errors import TraceSearchError
 from toolreplay.portable import JsonValue, canonical_json
 from toolreplay.trace.model import effect_name_problem
@@ -65,6 +74,8 @@ Segment = str | int | None
 
 _Ordered = TypeVar("_Ordered", float, str)
 _BLOCK = 8 * 1024 * 1024  # bytes read at a time: whole typical traces, bounded memory
+_FIRST_READ = 64 * 1024  # larger than most traces of a request (one read suffices)
+_PARALLEL_MIN_FILES = 1000  # fewer files are scanned sooner than a child is forked
 _HEADER_START = b'{"kind":"header"'
 _FOOTER_START = b'{"kind":"footer"'
 _KEY = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*|\*)|\[(\*|[0-9]+|\"(?:[^\"\\]|\\.)*\")\]")
@@ -351,6 +362,11 @@ class TraceSearch:
     until: datetime | None = None
     block_size: int = _BLOCK
     """Files at least this large are read in blocks of this size, cut at line ends."""
+    processes: int | None = None
+    """How many processes scan. On Linux, from a process without other threads, the
+    search forks children that scan the older files while it scans the newest; results
+    come in the same order as from one process. None: one more per idle core (the
+    cores minus the load average) when there are at least 1,000 files, else one."""
     scanned: int = 0
     unreadable: list[tuple[Path, str]] = field(default_factory=lambda: list[tuple[Path, str]]())
 
@@ -397,7 +413,7 @@ class TraceSearch:
                         pending.append(entry.path)
                     elif name.endswith(TRACE_SUFFIX) and entry.is_file():
                         stamp = stamp_of(name)
-                        if stamp is None or stamp_time(stamp) is None:
+                        if stamp is None or not valid_stamp(stamp):
                             modified = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
                             stamp = time_stamp(modified)
                         found.append((stamp, name, entry.path))
@@ -405,14 +421,103 @@ class TraceSearch:
         return found
 
     def __iter__(self) -> Iterator[FoundTrace]:
-        flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
         since = None if self.since is None else time_stamp(self.since)
         until = None if self.until is None else time_stamp(self.until)
-        for stamp, _, path in self.files():
-            if since is not None and stamp < since:
-                continue
-            if until is not None and stamp >= until:
-                continue
+        selected = [
+            (stamp, path)
+            for stamp, _, path in self.files()
+            if (since is None or stamp >= since) and (until is None or stamp < until)
+        ]
+        processes = self._processes(len(selected))
+        if processes == 1:
+            yield from self._scan_files(selected)
+            return
+        share = -(-len(selected) // processes)
+        yield from self._scan_shares(
+            [selected[start : start + share] for start in range(0, len(selected), share)]
+        )
+
+    def _processes(self, files: int) -> int:
+        """How many processes scan: more than one only where forking is safe and pays."""
+        if not sys.platform.startswith("linux") or files < 2:
+            return 1
+        # A child forked from a process with other threads could inherit a lock one of
+        # them holds; the search then stays in this process.
+        if threading.active_count() > 1:
+            return 1
+        if self.processes is not None:
+            return max(1, min(self.processes, files))
+        if files < _PARALLEL_MIN_FILES:
+            return 1
+        # A second process pays only on a core nobody else is using: on a busy machine
+        # it would take turns with this one and add the fork's cost.
+        cores = len(os.sched_getaffinity(0))
+        idle = int(cores - os.getloadavg()[0])
+        return max(1, min(cores, idle + 1, files // (_PARALLEL_MIN_FILES // 2)))
+
+    def _scan_shares(self, shares: list[list[tuple[str, str]]]) -> Iterator[FoundTrace]:
+        """The newest share scanned here, each older one by a forked child meanwhile;
+        matches in the order a single process finds them."""
+        import pickle  # before forking: a child imports nothing
+
+        children: list[tuple[int, int]] = []  # (pid, pipe); pid 0: none, or collected
+        try:
+            for share in shares[1:]:
+                try:
+                    children.append(self._fork_scan(share, pickle.dumps))
+                except OSError:  # no process to spare: that share is scanned here
+                    children.append((0, -1))
+            yield from self._scan_files(shares[0])
+            for index, share in enumerate(shares[1:]):
+                pid, reader = children[index]
+                children[index] = (0, -1)  # collected (or ended) by `_collect`
+                outcome = _collect(pid, reader) if pid else None
+                if outcome is None:  # no child, or it failed: its share is scanned here
+                    yield from self._scan_files(share)
+                    continue
+                found, scanned, unreadable = cast(
+                    tuple[list[FoundTrace], int, list[tuple[Path, str]]], pickle.loads(outcome)
+                )
+                self.scanned += scanned
+                self.unreadable.extend(unreadable)
+                yield from found
+        finally:  # stopped early (a limit, an error): children still scanning are ended
+            for pid, reader in children:
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+                    os.close(reader)
+                    os.waitpid(pid, 0)
+
+    def _fork_scan(
+        self, share: list[tuple[str, str]], dumps: Callable[[object], bytes]
+    ) -> tuple[int, int]:
+        """A child process scanning `share`; its pid and the pipe its results come on."""
+        reader, writer = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            raise
+        if pid:
+            os.close(writer)
+            return pid, reader
+        status = 1
+        try:  # the child: never returns into the caller's code
+            os.close(reader)
+            self.scanned = 0
+            self.unreadable = []
+            found = list(self._scan_files(share))
+            payload = memoryview(dumps((found, self.scanned, self.unreadable)))
+            while payload:
+                payload = payload[os.write(writer, payload) :]
+            status = 0
+        finally:
+            os._exit(status)
+
+    def _scan_files(self, files: list[tuple[str, str]]) -> Iterator[FoundTrace]:
+        flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+        for stamp, path in files:
             try:
                 descriptor = os.open(path, flags)
             except OSError as error:
@@ -430,33 +535,40 @@ class TraceSearch:
                 yield match
 
     def _scan(self, descriptor: int, path: str, stamp: str) -> FoundTrace | None:
-        size = os.fstat(descriptor).st_size
-        if size < self.block_size:  # a typical trace: one read, newlines counted only for a match
-            data = os.read(descriptor, size + 1)
-            while len(data) != size:  # a short read, or a file growing as it is read
-                more = os.read(descriptor, self.block_size)
-                if not more:
-                    break
+        # Most traces are smaller than the first read: one `read`, no `fstat`.
+        first = min(_FIRST_READ, self.block_size)
+        data = os.read(descriptor, first)
+        if len(data) == first:  # perhaps more
+            size = os.fstat(descriptor).st_size
+            if size >= self.block_size:
+                os.lseek(descriptor, 0, os.SEEK_SET)
+                return self._scan_blocks(descriptor, path, stamp)
+            # Up to the end, also of a file growing as it is read.
+            while more := os.read(descriptor, max(size + 1 - len(data), first)):
                 data += more
-            if not data.startswith(_HEADER_START):
-                self.unreadable.append((Path(path), "it does not start with a trace header"))
+        # Newlines are counted only for a match.
+        if not data.startswith(_HEADER_START):
+            self.unreadable.append((Path(path), "it does not start with a trace header"))
+            return None
+        cut = data.rfind(b"\n") + 1
+        matching: list[int] = []
+        if self._scan_operations:
+            if data.find(self._needles[0], 0, cut) == -1:  # most files: one search, done
                 return None
-            cut = data.rfind(b"\n") + 1
-            matching = list(self._matching_operations(data, cut)) if self._scan_operations else []
-            if self._scan_operations and not matching:
+            matching = list(self._matching_operations(data, cut))
+            if not matching:
                 return None
-            first_line = data[: data.find(b"\n")] if cut else data
-            last_line = data[cut:] or data[data.rfind(b"\n", 0, cut - 1) + 1 : cut - 1]
-            return self._summary(
-                path,
-                stamp,
-                first_line,
-                last_line,
-                lambda: data.count(b"\n", 0, cut),
-                len(data),
-                matching,
-            )
-        return self._scan_blocks(descriptor, path, stamp)
+        first_line = data[: data.find(b"\n")] if cut else data
+        last_line = data[cut:] or data[data.rfind(b"\n", 0, cut - 1) + 1 : cut - 1]
+        return self._summary(
+            path,
+            stamp,
+            first_line,
+            last_line,
+            lambda: data.count(b"\n", 0, cut),
+            len(data),
+            matching,
+        )
 
     def _scan_blocks(self, descriptor: int, path: str, stamp: str) -> FoundTrace | None:
         """A large trace, in bounded blocks cut at line ends."""
@@ -592,6 +704,7 @@ def find_traces(
     where: Sequence[str | Condition] = (),
     since: datetime | str | None = None,
     until: datetime | str | None = None,
+    processes: int | None = None,
 ) -> TraceSearch:
     """Search the traces below `directory`; iterate the result for matches, newest first.
 
@@ -599,7 +712,8 @@ def find_traces(
     - `where`: conditions `PATH OP VALUE` (see `parse_condition`); operation
       conditions must all hold for one operation (of `effect`, if given);
     - `since` / `until`: when the request started (a captured trace's name, else
-      the file's modification time), a datetime or text for `parse_time`.
+      the file's modification time), a datetime or text for `parse_time`;
+    - `processes`: how many processes scan (`TraceSearch.processes`; None: chosen).
 
     Raises `TraceSearchError` for a malformed query or a folder that does not exist.
     """
@@ -612,4 +726,21 @@ def find_traces(
         conditions=conditions,
         since=parse_time(since) if isinstance(since, str) else since,
         until=parse_time(until) if isinstance(until, str) else until,
+        processes=processes,
     )
+
+
+def _collect(pid: int, reader: int) -> bytes | None:
+    """What a scanning child wrote, once it has exited; None if it failed."""
+    chunks: list[bytes] = []
+    read_all = False
+    try:
+        while chunk := os.read(reader, 1 << 20):
+            chunks.append(chunk)
+        read_all = True
+    finally:
+        os.close(reader)
+        if not read_all:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None

@@ -142,3 +142,11 @@ def test_the_migrate_command_writes_a_new_trace_and_refuses_to_overwrite(tmp_pat
     assert nothing.returncode == 2
     assert "nothing to migrate" in nothing.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_migrating_into_a_missing_folder_is_a_trace_error_naming_it(tmp_path: Path) -> None:
+    output = tmp_path / "missing" / "refund.trp"
+    with pytest.raises(toolreplay.TraceError, match="cannot write the migrated trace") as raised:
+        toolreplay.migrate_trace(LEGACY, output)
+    assert raised.value.path == output
+    assert not output.parent.exists()

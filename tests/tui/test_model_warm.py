@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import replace
 
 import pytest
 from toolreplay_tui.model.runs import RunClient, RunHandle, RunResult, WarmRunner
@@ -84,3 +87,37 @@ def test_a_changed_application_is_imported_again(project: Project, warm: WarmRun
     assert isinstance(result.return_value, dict)
     assert result.return_value["outcome"] == "approved (v2)"
     assert warm.starts == 2
+
+
+def test_a_timeout_or_a_cancel_does_not_wait_for_the_warm_child_to_start(
+    project: Project,
+) -> None:
+    # This warm child's import probe replays the trace with the hanging runner: it
+    # would take two minutes to start, and the run would then hang as long again.
+    slow = WarmRunner(
+        cwd=project.root, env=child_env(), runner="tuiapp:sleepy", trace=project.trace
+    )
+    request = client(project, slow, timeout=3.0).replay(project.trace, runner="tuiapp:sleepy")
+    try:
+        timed = RunHandle(request)
+        assert waiting(timed).result(timeout=90).outcome == "timed_out"
+        assert slow.starts == 1
+        assert timed.pid is None  # nothing was forked, so nothing is left to kill
+
+        cancelled = RunHandle(replace(request, timeout=300.0))
+        result = waiting(cancelled)
+        deadline = time.monotonic() + 60
+        while slow.starts < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the second warm child is starting for this run
+        assert slow.starts == 2
+        cancelled.cancel()
+        assert result.result(timeout=90).outcome == "cancelled"
+    finally:
+        slow.close()
+
+
+def waiting(handle: RunHandle) -> Future[RunResult]:
+    """`handle.wait()` in a daemon thread: a run that hangs fails the test, not hangs it."""
+    future: Future[RunResult] = Future()
+    threading.Thread(target=lambda: future.set_result(handle.wait()), daemon=True).start()
+    return future

@@ -17,9 +17,10 @@ import toolreplay
 TUI_SOURCE = Path(__file__).resolve().parents[2] / "tui" / "toolreplay_tui"
 
 # Documented submodules whose own `__all__` is their public surface: the run protocol
-# (RFC 0004 §4.5) is imported as `toolreplay.protocol`, and privacy (RFC 0007) as
-# `toolreplay.redaction`, not everything re-exported at the top.
-PUBLIC_NAMESPACES = {"toolreplay.protocol", "toolreplay.redaction"}
+# (RFC 0004 §4.5) is imported as `toolreplay.protocol`, privacy (RFC 0007) as
+# `toolreplay.redaction`, and scanning files as the command does (RFC 0007 §5.2) as
+# `toolreplay.redaction.files`, not everything re-exported at the top.
+PUBLIC_NAMESPACES = {"toolreplay.protocol", "toolreplay.redaction", "toolreplay.redaction.files"}
 
 
 def core_imports(source: str, where: str) -> list[tuple[str, str, str]]:

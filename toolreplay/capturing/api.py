@@ -49,6 +49,7 @@ from toolreplay.capturing.settings import (
     check_sample,
 )
 from toolreplay.capturing.store import (
+    METADATA_KEY,
     PART_SUFFIX,
     TRACE_SUFFIX,
     log_once,
@@ -66,13 +67,10 @@ from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
 from toolreplay.runtime.session import session_var
 
-__all__ = ["METADATA_KEY", "Capture", "CapturedRequest", "capture"]
+__all__ = ["Capture", "CapturedRequest", "capture"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-METADATA_KEY = "capture"
-"""The header metadata key capture fills in: `{"name": ..., "started_at": ...}`."""
 
 Metadata = Mapping[str, JsonValue] | Callable[..., Mapping[str, JsonValue]] | None
 

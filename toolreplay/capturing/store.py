@@ -24,6 +24,7 @@ recorded value or metadata.
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 import threading
@@ -36,6 +37,7 @@ from toolreplay.capturing.settings import Retention
 
 __all__ = [
     "CAPTURE_NAME",
+    "METADATA_KEY",
     "PART_SUFFIX",
     "TRACE_SUFFIX",
     "captured_at",
@@ -47,7 +49,11 @@ __all__ = [
     "sweep",
     "swept_after_keep",
     "time_stamp",
+    "valid_stamp",
 ]
+
+METADATA_KEY = "capture"
+"""The header metadata key capture fills in: `{"name": ..., "started_at": ...}`."""
 
 TRACE_SUFFIX = ".trp"
 PART_SUFFIX = ".trp.part"
@@ -99,6 +105,23 @@ def stamp_time(stamp: str) -> datetime | None:
         )
     except ValueError:  # digits in the right places, but no such moment (month 13)
         return None
+
+
+def valid_stamp(stamp: str) -> bool:
+    """Whether `stamp_time(stamp)` is a moment, for a stamp from `stamp_of`: what `find`
+    asks of every file in a folder, so it compares text and checks each day once."""
+    return (
+        stamp[9:11] < "24" and stamp[11:13] < "60" and stamp[13:15] < "60" and _real_day(stamp[:8])
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _real_day(digits: str) -> bool:
+    try:
+        datetime(int(digits[0:4]), int(digits[4:6]), int(digits[6:8]))
+    except ValueError:  # month 13, February 30, year 0
+        return False
+    return True
 
 
 @dataclass

@@ -10,9 +10,10 @@ import typer
 
 # Typer vendors click and names its types only there: the override must use them.
 from typer import _click as click  # pyright: ignore[reportPrivateUsage]
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from toolreplay._version import __version__
+from toolreplay.cli.coercion import convert_without_pydantic
 
 # Each command's module, imported only when that command runs (or `--help` lists them
 # all): a command pays for its own imports and nobody else's (`toolreplay find` never
@@ -41,7 +42,7 @@ def _command(name: str) -> click.Command | None:
         return None
     function = getattr(importlib.import_module(module), name)
     single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    single.command(name=name)(function)
+    single.command(name=name, cls=_Command)(function)
     return typer.main.get_command(single)
 
 
@@ -51,8 +52,22 @@ def load_commands() -> None:
         _command(name)
 
 
+class _Command(TyperCommand):
+    """A command whose options convert their values without pydantic (`coercion`)."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)  # `--help` too, which is made on first use
+        convert_without_pydantic(params)
+        return params
+
+
 class _LazyCommands(TyperGroup):
     """The command group: builds a command from its module when click asks for it."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        convert_without_pydantic(params)
+        return params
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(_COMMANDS)

@@ -29,6 +29,7 @@ from toolreplay.redaction.scanner import (
     SecretPart,
     SecretRule,
     SecretScanner,
+    describe_findings,
     luhn_valid,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "SecretScanner",
     "check_redacted_edit",
     "current_redaction",
+    "describe_findings",
     "is_placeholder",
     "luhn_valid",
     "parse_path",

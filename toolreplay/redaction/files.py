@@ -16,23 +16,22 @@ from pathlib import Path
 from typing import Any, cast
 
 from toolreplay._version import __version__
-from toolreplay.errors import RedactionError, RedactionKeyError, TraceError, TraceExistsError
-from toolreplay.files import UnreadableFileError, read_regular_file, write_atomically
+from toolreplay.errors import RedactionError, RedactionKeyError, TraceError
+from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import JsonValue, fingerprint, same_value
 from toolreplay.redaction.keys import KEY_ENVIRONMENT_VARIABLE, key_from_environment
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import DEFAULT_SCANNER, SecretFinding, SecretScanner
 from toolreplay.runtime.matching import operation_location
-from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
     Raised,
     Returned,
     SessionEnding,
-    TraceFooter,
 )
 from toolreplay.trace.reader import read_trace
+from toolreplay.trace.writer import write_whole_trace
 
 __all__ = [
     "RedactedTrace",
@@ -240,25 +239,12 @@ def redact_trace(
         library_version=__version__,
         metadata={**trace.header.metadata, METADATA_KEY: entry},
     )
-    lines = [encode_header(header)] + [encode_operation(op) for op in operations]
-    if trace.footer is not None:
-        ending = trace.footer.ending
-        if ending.message is not None:
-            ending = SessionEnding(ending.status, ending.error_type, session.text(ending.message))
-        digest = hashlib.sha256(b"".join(lines)).hexdigest()
-        lines.append(encode_footer(TraceFooter(len(operations), digest, ending)))
-    try:
-        write_atomically(output_path, b"".join(lines), overwrite=overwrite)
-    except FileExistsError:
-        raise TraceExistsError(
-            f"{output_path} already exists; choose another output, or pass --overwrite",
-            path=output_path,
-        ) from None
-    except OSError as error:
-        raise TraceError(
-            f"{output_path}: cannot write the redacted trace: {error.strerror or error}",
-            path=output_path,
-        ) from None
+    ending = None if trace.footer is None else trace.footer.ending
+    if ending is not None and ending.message is not None:
+        ending = SessionEnding(ending.status, ending.error_type, session.text(ending.message))
+    write_whole_trace(
+        output_path, header, operations, ending, overwrite=overwrite, what="redacted trace"
+    )
     findings = tuple(scan_file(output_path, scanner))
     return RedactedTrace(output_path, len(operations), changed, key.key_id, findings)
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from toolreplay.errors import TraceError, TraceExistsError, TraceWriteError
-from toolreplay.files import PRIVATE_FILE_MODE, make_private
+from toolreplay.files import PRIVATE_FILE_MODE, make_private, write_atomically
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -30,7 +31,7 @@ from toolreplay.trace.model import (
     UnobservedOperation,
 )
 
-__all__ = ["TraceWriter", "check_new_trace_path"]
+__all__ = ["TraceWriter", "check_new_trace_path", "write_whole_trace"]
 
 
 class TraceWriter:
@@ -220,3 +221,35 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
             f"{path}: cannot make the trace private to its owner: {error.strerror}", path=path
         ) from None
     return descriptor
+
+
+def write_whole_trace(
+    path: Path,
+    header: TraceHeader,
+    operations: Sequence[Operation],
+    ending: SessionEnding | None,
+    *,
+    overwrite: bool,
+    what: str,
+) -> None:
+    """Write a trace made all at once (a migration, a redaction) atomically.
+
+    The header, the operations, and a footer with their count and digest when
+    `ending` is given (a copy of a trace that had no footer has none either).
+    `what` names the trace in errors: `TraceExistsError` when `path` exists and
+    `overwrite` is false, `TraceError` for any other failure to write.
+    """
+    lines = [encode_header(header), *map(encode_operation, operations)]
+    if ending is not None:
+        digest = hashlib.sha256(b"".join(lines)).hexdigest()
+        lines.append(encode_footer(TraceFooter(len(operations), digest, ending)))
+    try:
+        write_atomically(path, b"".join(lines), overwrite=overwrite)
+    except FileExistsError:
+        raise TraceExistsError(
+            f"{path} already exists; choose another output, or pass --overwrite", path=path
+        ) from None
+    except OSError as error:
+        raise TraceError(
+            f"{path}: cannot write the {what}: {error.strerror or error}", path=path
+        ) from None

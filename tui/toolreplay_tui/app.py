@@ -9,6 +9,7 @@ line (`toolreplay_tui.model.runs`), comparisons through `toolreplay.diff`.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -21,6 +22,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
 from textual.timer import Timer
@@ -39,6 +41,7 @@ from toolreplay import (
     RedactedValueEditError,
     ToolReplayError,
 )
+from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.external_editor import edit_externally
@@ -111,6 +114,10 @@ CRASH_EXIT_CODE = 1
 """The exit status after the UI crashed (Textual's own; the traceback is saved to a file)."""
 BACKGROUND_POLL = 0.1
 """Seconds between looks at the background work on the trace (progress in the header)."""
+START_GC_THRESHOLD = 100_000
+"""Objects allocated between collections of the youngest generation until the first frame
+(Python's default is 700): the start allocates a few hundred thousand that all live on,
+and collecting them fifty times over took a tenth of the time to the first rows."""
 
 
 def _error_problem(value: str) -> str | None:
@@ -207,6 +214,8 @@ class ToolReplayApp(App[None]):
     ) -> None:
         """`notification_timeout`: seconds a message stays on screen (errors twice
         that); every message stays in the message log (`m`)."""
+        self._gc_thresholds: tuple[int, int, int] | None = gc.get_threshold()
+        gc.set_threshold(START_GC_THRESHOLD, *self._gc_thresholds[1:])
         super().__init__()
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.trace_file = self._absolute(Path(trace))
@@ -260,7 +269,22 @@ class ToolReplayApp(App[None]):
     # --- start-up --------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[None]:
+        # Its breakpoint classes now, before its widgets are styled: set on its first
+        # resize instead, they would restyle every widget once more before the first frame.
+        self.browse.add_class(*self.breakpoint_classes(self.size))
         return self.browse
+
+    def breakpoint_classes(self, size: Size) -> list[str]:
+        """The classes Textual gives a screen of `size` (`HORIZONTAL_BREAKPOINTS` and
+        `VERTICAL_BREAKPOINTS`: the last one reached in each dimension)."""
+        classes: list[str] = []
+        for dimension, breakpoints in (
+            (size.width, self.HORIZONTAL_BREAKPOINTS or []),
+            (size.height, self.VERTICAL_BREAKPOINTS or []),
+        ):
+            reached = [name for threshold, name in sorted(breakpoints) if dimension >= threshold]
+            classes.extend(reached[-1:])
+        return classes
 
     def on_mount(self) -> None:
         # The header and the first screen of operations are read here, at once (a few
@@ -278,14 +302,28 @@ class ToolReplayApp(App[None]):
         self.rows, self.effect_width = OperationRows(trace), max(6, longest)
         self.trace = trace  # last: watchers read the rows
         self.background = BackgroundState(len(trace), trace.indexed, trace.index_progress)
-        self._poll = self.set_interval(BACKGROUND_POLL, self._poll_background)
-        self._index_and_check(trace)
         self.refresh_bindings()
         self._warm_up()
+        # What the first frame does not show waits for it: the first rows come sooner.
+        self.call_after_refresh(self._start_background, trace)
+
+    def _restore_gc(self) -> None:
+        """Collect garbage as usual again, once the first frame is drawn (or cannot be)."""
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
+
+    def _start_background(self, trace: TraceFile) -> None:
+        """After the first frame: collect garbage as usual, index and check the trace,
+        and open the comparison `--against` asked for."""
+        self._restore_gc()
+        self._poll = self.set_interval(BACKGROUND_POLL, self._poll_background)
+        self._index_and_check(trace)
         if self.against is not None:
             self.action_diff()  # `--against`: the comparison is what was asked for
 
     def _load_failed(self, message: str) -> None:
+        self._restore_gc()
         self.load_error = message
         self.tell(
             f"cannot open {self.trace_label}: {message} (q quits, exit status "
@@ -887,7 +925,13 @@ class ToolReplayApp(App[None]):
             fork.result.return_value,
             portable=fork.result.return_value_portable,
         )
-        self.push_screen(PromoteScreen(fork.branch, self.path_label(fork.branch), defaults))
+        try:  # what `promote` refuses unless told otherwise, shown in the form first
+            findings = scan_file(fork.branch)
+        except ToolReplayError:
+            findings = []  # an unreadable branch: the promote command says why
+        self.push_screen(
+            PromoteScreen(fork.branch, self.path_label(fork.branch), defaults, findings)
+        )
 
     def action_promote_now(self) -> None:
         """`P`: promote the fork with the form's defaults, no questions; the run screen
@@ -920,7 +964,14 @@ class ToolReplayApp(App[None]):
             )
 
     def promote_request(
-        self, branch: Path, folder: Path, name: str, runner: str, expected: JsonValue
+        self,
+        branch: Path,
+        folder: Path,
+        name: str,
+        runner: str,
+        expected: JsonValue,
+        *,
+        allow_secret_findings: bool = False,
     ) -> RunRequest | None:
         """The promote command for the form, its expected value written to a new file."""
         try:
@@ -930,7 +981,14 @@ class ToolReplayApp(App[None]):
         except OSError as error:
             self._changed(f"cannot write the expected value: {error}", error=True)
             return None
-        return self.runs.promote(branch, folder, name=name, runner=runner, expect_file=expect_file)
+        return self.runs.promote(
+            branch,
+            folder,
+            name=name,
+            runner=runner,
+            expect_file=expect_file,
+            allow_secret_findings=allow_secret_findings,
+        )
 
     def on_promote_finished(self, message: PromoteFinished) -> None:
         result = message.result

@@ -114,10 +114,17 @@ class RunClient:
         )
 
     def promote(
-        self, trace: Path, output: Path, *, name: str, runner: str, expect_file: Path
+        self,
+        trace: Path,
+        output: Path,
+        *,
+        name: str,
+        runner: str,
+        expect_file: Path,
+        allow_secret_findings: bool = False,
     ) -> RunRequest:
-        """`toolreplay promote TRACE --output DIR --name N --runner R --expect-file F --format
-        json`."""
+        """`toolreplay promote TRACE --output DIR --name N --runner R --expect-file F
+        [--allow-secret-findings] --format json`."""
         return self._request(
             "promote",
             str(trace),
@@ -128,6 +135,7 @@ class RunClient:
             *_runner_option(runner),
             "--expect-file",
             str(expect_file),
+            *(("--allow-secret-findings",) if allow_secret_findings else ()),
         )
 
 
@@ -296,6 +304,13 @@ class WarmRunner:
             if self._process is None or self._process.poll() is not None:
                 self.start()
 
+    def interrupt(self) -> None:
+        """Kill the warm child from any thread, leaving it to the run in progress to
+        clean up: a run waiting for it to start (or to answer) gets None at once."""
+        process = self._process
+        if process is not None:
+            _kill_group(process)
+
     def close(self) -> None:
         """Stop the warm child (its runs have their own process groups)."""
         process, self._process = self._process, None
@@ -386,6 +401,7 @@ class RunHandle:
         self._finished = threading.Event()
         self._lock = threading.Lock()
         self._warm_pid: int | None = None
+        self._warming: WarmRunner | None = None  # the warm runner this run waits for
         self.started_at: float | None = None
 
     @property
@@ -431,11 +447,13 @@ class RunHandle:
         """Stop the run: the child's process group is killed (if it started)."""
         with self._lock:
             self._cancelled.set()
-            process, warm_pid = self._process, self._warm_pid
+            process, warm_pid, warming = self._process, self._warm_pid, self._warming
         if process is not None:
             _kill_group(process)
         if warm_pid is not None:
             _kill_pid_group(warm_pid)
+        elif warming is not None:
+            warming.interrupt()  # still starting: do not wait for it
 
     def wait(self) -> RunResult:
         """Run to the end and read the result. Never raises for a failed run."""
@@ -453,49 +471,67 @@ class RunHandle:
         def started(pid: int) -> None:
             with self._lock:
                 self._warm_pid = pid
-            if self._cancelled.is_set():
+                stopped = self._cancelled.is_set() or timed_out.is_set()
+            if stopped:
                 _kill_pid_group(pid)
 
         def expire() -> None:
-            pid = self._warm_pid
-            if pid is not None:
+            with self._lock:
                 timed_out.set()
+                pid = self._warm_pid
+            if pid is not None:
                 _kill_pid_group(pid)
+            else:
+                warm.interrupt()  # the timeout covers the warm child's start too
 
         timer = threading.Timer(request.timeout, expire)
         timer.daemon = True
+        with self._lock:
+            self._warming = warm
         timer.start()
         try:
             ran = warm.run(request.argv[3:], started)
         finally:
             timer.cancel()
+            with self._lock:
+                self._warming = None
         if ran is None:
+            with self._lock:
+                forked, self._warm_pid = self._warm_pid, None
+            if forked is not None:  # its warm parent died mid-run: never two runs at once
+                _kill_pid_group(forked)
+            if timed_out.is_set() and not self.cancelled:
+                return self._killed(timed_out=True, exit_code=None, stderr="")
             return None
         exit_code, stdout, stderr = ran
-        elapsed = self.elapsed()
         if timed_out.is_set() or self.cancelled:
-            outcome = "timed_out" if timed_out.is_set() and not self.cancelled else "cancelled"
-            message = (
-                f"timed out after {request.timeout:g} s: the child process was killed"
-                if outcome == "timed_out"
-                else "cancelled: the child process was killed"
-            )
-            return RunResult(
-                request.command,
-                outcome,
-                exit_code,
-                argv=request.argv,
-                stderr=stderr,
-                elapsed=elapsed,
-                message=message,
-            )
+            return self._killed(timed_out=timed_out.is_set(), exit_code=exit_code, stderr=stderr)
         return parse_document(
             request.command,
             stdout,
             exit_code=exit_code,
             stderr=stderr,
             argv=request.argv,
-            elapsed=elapsed,
+            elapsed=self.elapsed(),
+        )
+
+    def _killed(self, *, timed_out: bool, exit_code: int | None, stderr: str) -> RunResult:
+        """The result of a run killed at its timeout or cancelled (a cancel wins)."""
+        request = self.request
+        outcome: ClientOutcome = "timed_out" if timed_out and not self.cancelled else "cancelled"
+        message = (
+            f"timed out after {request.timeout:g} s: the child process was killed"
+            if outcome == "timed_out"
+            else "cancelled: the child process was killed"
+        )
+        return RunResult(
+            request.command,
+            outcome,
+            exit_code,
+            argv=request.argv,
+            stderr=stderr,
+            elapsed=self.elapsed(),
+            message=message,
         )
 
     def _wait(self) -> RunResult:
@@ -526,29 +562,14 @@ class RunHandle:
             timed_out = True
             _kill_group(process)
             stdout, stderr = process.communicate()
-        elapsed = self.elapsed()
         exit_code = process.returncode
         if timed_out or self.cancelled:
-            outcome = "timed_out" if timed_out and not self.cancelled else "cancelled"
-            message = (
-                f"timed out after {request.timeout:g} s: the child process was killed"
-                if outcome == "timed_out"
-                else "cancelled: the child process was killed"
-            )
-            return RunResult(
-                request.command,
-                outcome,
-                exit_code,
-                argv=request.argv,
-                stderr=stderr or "",
-                elapsed=elapsed,
-                message=message,
-            )
+            return self._killed(timed_out=timed_out, exit_code=exit_code, stderr=stderr or "")
         return parse_document(
             request.command,
             stdout or "",
             exit_code=exit_code,
             stderr=stderr or "",
             argv=request.argv,
-            elapsed=elapsed,
+            elapsed=self.elapsed(),
         )

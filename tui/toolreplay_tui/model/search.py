@@ -21,9 +21,11 @@ the digits the file holds.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from toolreplay import Operation, Returned, TraceFormatError
 from toolreplay_tui.model.trace_file import Cancelled, TraceFile
@@ -31,9 +33,12 @@ from toolreplay_tui.model.trace_file import Cancelled, TraceFile
 __all__ = [
     "EFFECT_PREFIX",
     "SEPARATORS",
+    "EffectMatch",
     "first_match",
     "matches",
+    "nearest_effects",
     "query_words",
+    "resolve_effect",
     "scan_matches",
 ]
 
@@ -97,18 +102,21 @@ def _candidate_lines(data: bytes, words: list[bytes]) -> Iterator[tuple[int, int
             start = end + 1
         return
     first, rest = words[0], words[1:]
-    hits = [lowered.find(first), lowered.find(_ESCAPE)]
-    while True:
-        found = min((hit for hit in hits if hit >= 0), default=-1)
-        if found < 0:
-            return
+    # The next occurrence of each, looked for again only once passed: looking past every
+    # line for a `\u` the data does not hold would read the rest of it once per match.
+    word_at, escape_at = lowered.find(first), lowered.find(_ESCAPE)
+    while word_at >= 0 or escape_at >= 0:
+        found = min(hit for hit in (word_at, escape_at) if hit >= 0)
         start = lowered.rfind(b"\n", 0, found) + 1
         end = lowered.find(b"\n", found)
         end = len(lowered) if end < 0 else end
         line = lowered[start:end]
         if _ESCAPE in line or all(word in line for word in rest):
             yield start, end
-        hits = [lowered.find(first, end), lowered.find(_ESCAPE, end)]
+        if 0 <= word_at < end:
+            word_at = lowered.find(first, end)
+        if 0 <= escape_at < end:
+            escape_at = lowered.find(_ESCAPE, end)
 
 
 def _confirmed(trace: TraceFile, line: bytes, index: int, query: str) -> bool:
@@ -176,3 +184,56 @@ def first_match(trace: TraceFile, query: str, start: int, *, forward: bool = Tru
             return found[-1]
         stop = begin
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class EffectMatch:
+    """What `:effect NAME` stands for among a trace's effect names."""
+
+    names: tuple[str, ...]
+    """The effects NAME names (empty: none; several: all of them, or a choice to make)."""
+    query: str | None
+    """The filter that shows exactly those effects' operations (None: no filter does)."""
+    first: int | None
+    """The index of the first operation that filter keeps."""
+
+
+def _names(effect: str, wanted: str, rank: int) -> bool:
+    """Whether the lowercase `effect` is named by `wanted` at `rank` (0 best, 3 loosest)."""
+    if rank == 0:
+        return effect == wanted
+    if rank == 1:
+        return effect.startswith(wanted + ".") or effect.endswith("." + wanted)
+    return effect.startswith(wanted) if rank == 2 else wanted in effect
+
+
+def resolve_effect(name: str, effects: Mapping[str, int]) -> EffectMatch:
+    """The effects `name` names, among `effects` (name -> index of its first operation).
+
+    The exact name first; else, ignoring case, the first of these that matches any:
+    the same name, a dotted part (`crm` for `crm.customer.get`, its namespace, or
+    `customer.get`, the name without it), a prefix, a part of the name. The filter
+    (`effect:TEXT`, which keeps effect names containing TEXT) is the one name's, or
+    `name` itself when the names it keeps are exactly those found.
+    """
+    wanted = name.strip()
+    lowered = wanted.lower()
+    names: list[str] = [wanted] if wanted in effects else []
+    for rank in range(4 if not names else 0):
+        names = [effect for effect in effects if _names(effect.lower(), lowered, rank)]
+        if names:
+            break
+    if not names or not lowered:
+        return EffectMatch((), None, None)
+    text = names[0] if len(names) == 1 else wanted
+    kept = [effect for effect in effects if text.lower() in effect.lower()]
+    if len(names) > 1 and set(kept) != set(names):
+        return EffectMatch(tuple(names), None, None)  # no filter shows just them
+    return EffectMatch(tuple(names), f"{EFFECT_PREFIX}{text}", min(effects[e] for e in kept))
+
+
+def nearest_effects(name: str, effects: Mapping[str, int], count: int = 3) -> list[str]:
+    """The effect names most like `name` (misspelt: `crm.custmer.get`), nearest first."""
+    by_lowered = {effect.lower(): effect for effect in effects}
+    close = difflib.get_close_matches(name.strip().lower(), list(by_lowered), n=count, cutoff=0.6)
+    return [by_lowered[effect] for effect in close]

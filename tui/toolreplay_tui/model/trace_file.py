@@ -62,6 +62,13 @@ PAGE_LINES = 64
 CACHED_PAGES = 64
 
 
+_EFFECT = re.compile(
+    rb',"namespace":"((?:[^"\\\n]|\\.)*)","name":"((?:[^"\\\n]|\\.)*)","fingerprint":"'
+)
+"""An operation line's namespace and name, as the writer writes them (before the inputs)."""
+COUNTED_EFFECTS = 4
+"""Up to this many effects known, indexing counts their lines before looking for new ones."""
+
 _LANE = re.compile(rb',"lane":"((?:[^"\\\n]|\\.)*)","start_ns":\d+,"end_ns":\d+}\r?$', re.M)
 """An operation line's lane, as the writer ends every line of a format 4 trace."""
 
@@ -92,6 +99,11 @@ def _tail_line(handle: BinaryIO, size: int) -> tuple[int, bytes, bool]:
         if newline >= 0 or start == 0:
             return start + newline + 1, body[newline + 1 :], terminated
         window *= 4
+
+
+def _json_string(raw: bytes) -> str:
+    """The string a JSON string's raw bytes (without quotes) stand for."""
+    return json.loads(b'"' + raw + b'"')
 
 
 class TraceFile:
@@ -134,6 +146,9 @@ class TraceFile:
         self._handle: BinaryIO = path.open("rb")
         self._pages: OrderedDict[int, list[Operation | TraceFormatError]] = OrderedDict()
         self._lanes: dict[bytes, str] = {}
+        # Each effect's first operation, found by indexing (raw namespace and name -> effect).
+        self._effects: dict[str, int] = {}
+        self._effect_lines: dict[bytes, str] = {}
         self.operations = TraceOperations(self)
 
     # --- opening -----------------------------------------------------------------------
@@ -251,6 +266,7 @@ class TraceFile:
                 self._note_lanes(chunk[:cut], len(lines))
                 lengths = map((1).__add__, map(len, lines))
                 starts = array("q", islice(accumulate(lengths, initial=position), 1, None))
+                self._note_effects(chunk[:cut], position, lines, starts, len(self._starts) - 1)
                 self._scanned = starts[-1]
                 if starts[-1] >= self._body_end:
                     starts.pop()
@@ -268,7 +284,57 @@ class TraceFile:
                 return  # the common case: every call on the one lane seen so far
         for raw in dict.fromkeys(_LANE.findall(data)):
             if raw not in self._lanes:
-                self._lanes[raw] = json.loads(b'"' + raw + b'"')
+                self._lanes[raw] = _json_string(raw)
+
+    def _note_effects(
+        self, data: bytes, position: int, lines: list[bytes], starts: array[int], first: int
+    ) -> None:
+        """Note the effects first seen in `lines` (`data`, from byte `position` of the
+        file: operations `first`, `first + 1`, ...; `starts[k]` is where line `k + 1`
+        starts), with the index of each one's first operation.
+
+        One regular-expression pass over the run of lines, skipped when the few effects
+        known already account for every line (the common case); a line the writer did
+        not write (another key order) is decoded.
+        """
+        known = self._effect_lines
+        if 0 < len(known) <= COUNTED_EFFECTS and sum(map(data.count, known)) == len(lines):
+            return
+        identities = _EFFECT.findall(data)
+        if len(identities) == len(lines):  # one each: every line as the writer writes it
+            for namespace, name in dict.fromkeys(identities):
+                key = self._effect_key(namespace, name)
+                if key not in known:
+                    at = position + data.find(key)
+                    self._add_effect(key, namespace, name, first + bisect_right(starts, at))
+            return
+        for number, line in enumerate(lines):  # the identity is the first match of a line
+            found = _EFFECT.search(line)
+            if found is not None:
+                key = self._effect_key(found[1], found[2])
+                if key not in known:
+                    self._add_effect(key, found[1], found[2], first + number)
+                continue
+            try:
+                effect = self.decode_line(line, first + number).effect
+            except TraceFormatError:
+                continue  # shown as unreadable in the list; the check reports it
+            self._effects.setdefault(effect, first + number)
+
+    @staticmethod
+    def _effect_key(namespace: bytes, name: bytes) -> bytes:
+        return b',"namespace":"' + namespace + b'","name":"' + name + b'","fingerprint":"'
+
+    def _add_effect(self, key: bytes, namespace: bytes, name: bytes, index: int) -> None:
+        effect = f"{_json_string(namespace)}.{_json_string(name)}"
+        self._effect_lines[key] = effect
+        self._effects.setdefault(effect, index)
+
+    @property
+    def effects(self) -> dict[str, int]:
+        """The effect names of the operations indexed so far, each with the index of its
+        first operation, in order of first appearance (complete once `indexed`)."""
+        return dict(self._effects)
 
     @property
     def lanes(self) -> tuple[str, ...]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from rich.text import Text
@@ -25,7 +25,12 @@ from toolreplay_tui.messages import (
     PatchRemovalRequested,
 )
 from toolreplay_tui.model.jsonpaths import PathError, get_at, set_at
-from toolreplay_tui.model.search import EFFECT_PREFIX, scan_matches
+from toolreplay_tui.model.search import (
+    EffectMatch,
+    nearest_effects,
+    resolve_effect,
+    scan_matches,
+)
 from toolreplay_tui.model.trace_file import TraceFile
 from toolreplay_tui.screens.full_value import (
     FullValueScreen,
@@ -45,8 +50,8 @@ __all__ = ["BrowseScreen"]
 
 FILTER_BATCH_SECONDS = 0.05
 """A filter's scan hands its matches to the list at most this often (the first at once)."""
-EFFECT_HINT_CANDIDATES = 1000
-"""`:effect NAME` suggests nearest names among at most this many effects containing NAME."""
+EFFECTS_LISTED = 12
+"""An unknown `:effect` name with no near one lists the trace's effects when this few."""
 JUMP_WAIT_SECONDS = 0.05
 """How often a jump beyond the index looks whether indexing has reached it."""
 
@@ -346,16 +351,18 @@ class BrowseScreen(Screen[None]):
         if rows is not None and rows.query != self._query_before:
             self._apply_filter(self._query_before)
 
-    def _apply_filter(self, query: str) -> None:
-        """Show what matches `query` as a background scan finds it (the previous scan stops)."""
+    def _apply_filter(self, query: str, *, start: int = 0, anchor: int | None = None) -> None:
+        """Show what matches `query` as a background scan finds it (the previous scan
+        stops), reading from operation `start` (nothing before it matches); the cursor
+        goes to the first match from `anchor` (by default, where it is)."""
         app = debugger(self)
         rows, trace = app.rows, app.trace
         if rows is None or trace is None:
             return
         listing = self.operations
-        if rows.filtered and self._filter_anchor is not None:
+        if anchor is None and rows.filtered and self._filter_anchor is not None:
             anchor = self._filter_anchor  # typing on: keep the operation the filter started on
-        else:
+        elif anchor is None:
             anchor = listing.current_index
         if not query:
             self._filter_anchor = None
@@ -369,18 +376,19 @@ class BrowseScreen(Screen[None]):
         listing.rows_changed(cursor=0)
         self.show_status(f"filter {query!r}: scanning…")
         self._scans += 1
-        self._scan(trace, rows.query, self._scans)
+        self._scan(trace, rows.query, self._scans, start)
 
     @work(thread=True, group="filter")
-    def _scan(self, trace: TraceFile, query: str, number: int) -> None:
-        """Scan for `query`, posting matches, until the next filter (or quitting) stops it."""
+    def _scan(self, trace: TraceFile, query: str, number: int, start: int) -> None:
+        """Scan for `query` from operation `start`, posting matches, until the next
+        filter (or quitting) stops it."""
 
         def cancelled() -> bool:
             return self._scans != number
 
         found: list[int] = []
         posted = 0.0
-        for batch in scan_matches(trace, query, cancelled):
+        for batch in scan_matches(trace, query, cancelled, start=start):
             found.extend(batch)
             now = time.monotonic()
             # The first matches at once, then batches: the list repaints a few times a second.
@@ -418,47 +426,45 @@ class BrowseScreen(Screen[None]):
             self.show_status(f"filter {rows.query!r}: {len(rows)} so far, scanning…")
 
     def filter_effect(self, name: str) -> None:
-        """`:effect NAME`: keep the operations of effect `name` (refused, with the
-        nearest names, when no operation has that effect).
+        """`:effect NAME`: keep the operations of the effect NAME names, the cursor on
+        the first (refused, with the nearest names, when no effect matches).
 
-        Whether one has is found by a scan of the trace (following its indexing).
+        Resolved against the effect names indexing collects: an exact name at once;
+        anything else once the index is complete (every name known), so a partial
+        name (`crm.customer`, a namespace `crm`, `customer.get`) finds all it names.
         """
-        trace = debugger(self).trace
+        app = debugger(self)
+        trace = app.trace
         if trace is None:
             return
         self.operations.focus()
-        self.show_status(f"effect {name!r}: looking through the trace…")
-        self._find_effect(trace, name)
+        effects = trace.effects
+        if name.strip() not in effects and not trace.indexed:
+            self.show_status(f"effect {name!r}: waits for indexing ({app.check_progress_text()})")
+            self._effect_when_indexed(trace, name)
+            return
+        found = resolve_effect(name, effects)
+        if found.query is None or found.first is None:
+            self.show_status()
+            self._problem(_effect_refusal(name, found, effects))
+            return
+        if found.names != (name.strip(),):
+            app.tell(
+                f"effect {name!r}: {found.names[0]}"
+                if len(found.names) == 1
+                else f"effect {name!r}: {len(found.names)} effects, {', '.join(found.names)}"
+            )
+        # Nothing before its first operation matches: the scan starts there.
+        self._apply_filter(found.query, start=found.first, anchor=found.first)
 
     @work(thread=True, exclusive=True, group="effect")
-    def _find_effect(self, trace: TraceFile, name: str) -> None:
-        """Scan for an operation of effect `name`, stopping at the first; note the other
-        effect names that contain it, for the refusal's hint."""
-        found: list[int] = []  # the first operation of that effect, once seen
-        similar: set[str] = set()
-        for batch in scan_matches(trace, f"{EFFECT_PREFIX}{name}", lambda: bool(found)):
-            for index in batch:
-                # Decoded apart from the pages the list shows (those live on the event loop).
-                effect = trace.decode_line(
-                    trace.read_lines(index, index + 1)[1].rstrip(b"\n"), index
-                ).effect
-                if effect == name:
-                    found.append(index)
-                    break
-                if len(similar) < EFFECT_HINT_CANDIDATES:
-                    similar.add(effect)
-        if trace.closed:
-            return
-        debugger(self).call_from_thread(self._found_effect, name, bool(found), sorted(similar))
-
-    def _found_effect(self, name: str, found: bool, similar: list[str]) -> None:
-        if found:
-            self._apply_filter(f"{EFFECT_PREFIX}{name}")
-            return
-        self.show_status()
-        close = difflib.get_close_matches(name, similar, n=3, cutoff=0.4)
-        hint = f"; nearest: {', '.join(close)}" if close else ""
-        self._problem(f"no operation of effect {name!r} in this trace{hint}")
+    def _effect_when_indexed(self, trace: TraceFile, name: str) -> None:
+        """Wait until indexing has seen effect `name` or is complete."""
+        while not trace.indexed and name.strip() not in trace.effects:
+            if trace.closed:
+                return
+            time.sleep(JUMP_WAIT_SECONDS)
+        debugger(self).call_from_thread(self.filter_effect, name)
 
     def jump_to(self, logical_id: int) -> None:
         """`:123`: move to the operation numbered `logical_id`, clearing a filter that
@@ -657,3 +663,20 @@ def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
     runner = app.runner_spec()
     text.append(runner or "(none: f will ask)", style="bold" if runner else "dim")
     return text
+
+
+def _effect_refusal(name: str, found: EffectMatch, effects: Mapping[str, int]) -> str:
+    """Why `:effect NAME` filters nothing: no such effect (with the nearest names), or
+    several that no one filter keeps apart from the others."""
+    if found.names:
+        return (
+            f"effect {name!r} names {len(found.names)} effects: {', '.join(found.names)}; "
+            "give one of them"
+        )
+    refusal = f"no operation of effect {name!r} in this trace"
+    nearest = nearest_effects(name, effects)
+    if nearest:
+        return f"{refusal}; nearest: {', '.join(nearest)}"
+    if 0 < len(effects) <= EFFECTS_LISTED:
+        return f"{refusal}; its effects: {', '.join(effects)}"
+    return refusal

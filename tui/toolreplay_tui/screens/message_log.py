@@ -6,18 +6,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import RichLog, Static
+from textual.widgets import Static
 
 from toolreplay_tui.widgets.key_footer import KeyFooter
 
+if TYPE_CHECKING:
+    from textual.widgets import RichLog
+
 __all__ = ["LoggedMessage", "MessageLogScreen"]
+
+
+def _rich_log() -> type[RichLog]:
+    """`RichLog`, imported when the log is first shown: it brings `rich.pretty`, which
+    nothing on the way to the first frame needs."""
+    from textual.widgets import RichLog
+
+    return RichLog
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +60,11 @@ class MessageLogScreen(ModalScreen[None]):
                 ),
                 id="messages-title",
             )
-            yield RichLog(id="messages-log", wrap=True, auto_scroll=True)
+            yield _rich_log()(id="messages-log", wrap=True, auto_scroll=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        log = self.query_one(RichLog)
+        log = self.query_one(_rich_log())
         if not self.messages:
             log.write(Text("no message yet", style="dim"))
         for message in self.messages:

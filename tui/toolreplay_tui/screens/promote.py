@@ -1,8 +1,14 @@
 """The promote form: prefilled from the fork; `enter` promotes through the command line,
-from every field (the expected value's box too: `ctrl+j` starts a new line there)."""
+from every field (the expected value's box too: `ctrl+j` starts a new line there).
+
+A branch the secret scanner flags is refused, as `toolreplay promote` refuses it: the
+form lists the findings (effect, part, JSON path and rule; never the value) and offers
+an unchecked box that promotes anyway (`--allow-secret-findings`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -11,9 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Input, Label, Static, TextArea
+from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
-from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN
+from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN, SecretFinding
+from toolreplay.redaction import describe_findings
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
 from toolreplay_tui.model.jsontext import parse_portable
@@ -53,11 +60,19 @@ class PromoteScreen(Screen[None]):
         Binding("escape", "close", "Back / cancel", id="promote.close"),
     ]
 
-    def __init__(self, branch: Path, branch_label: str, defaults: PromoteDefaults) -> None:
+    def __init__(
+        self,
+        branch: Path,
+        branch_label: str,
+        defaults: PromoteDefaults,
+        findings: Sequence[SecretFinding] = (),
+    ) -> None:
         super().__init__()
         self.branch = branch
         self.branch_label = branch_label
         self.defaults = defaults
+        self.findings = tuple(findings)
+        """What the secret scanner flags in the branch (promote refuses it by default)."""
         self._last_name = defaults.name
 
     def compose(self) -> ComposeResult:
@@ -84,9 +99,38 @@ class PromoteScreen(Screen[None]):
                 yield ExpectedValueBox(
                     self.defaults.expected, language=None, soft_wrap=True, id="promote-expected"
                 )
+                if self.findings:
+                    yield Static(self._findings_text(), id="promote-findings")
+                    yield Checkbox(
+                        "promote anyway: these are not real secrets (--allow-secret-findings)",
+                        value=False,
+                        id="promote-allow-secrets",
+                    )
             yield Static(id="promote-problem", classes="hidden")
             yield RunPanel(id="promote-run")
         yield KeyFooter()
+
+    def _findings_text(self) -> Text:
+        count = len(self.findings)
+        values = (
+            "a value that matches a secret rule"
+            if count == 1
+            else f"{count} values that match secret rules"
+        )
+        # The branch's path is on the line above: each finding names where, not the file.
+        where = describe_findings([replace(finding, file=None) for finding in self.findings])
+        return Text.assemble(
+            (f"The secret scanner flags this trace: it holds {values} (not shown).\n", "bold"),
+            where,
+            "\nA case is meant to be committed: promote refuses this trace unless the box "
+            "below is checked. Better, redact it first (toolreplay redact).",
+        )
+
+    @property
+    def allow_secret_findings(self) -> bool:
+        """Whether the user checked "promote anyway" (only offered when there are findings)."""
+        boxes = self.query("#promote-allow-secrets").results(Checkbox)
+        return any(box.value for box in boxes)
 
     @property
     def panel(self) -> RunPanel:
@@ -150,12 +194,14 @@ class PromoteScreen(Screen[None]):
             self._problem(f"expected value: {where.describe()}")
             return
         self._problem(None)
+        allow = self.allow_secret_findings
         request = debugger(self).promote_request(
-            self.branch, Path(folder), name, runner, parsed.value
+            self.branch, Path(folder), name, runner, parsed.value, allow_secret_findings=allow
         )
         if request is None:
             return
-        self.panel.start(request, f"promote to {folder}")
+        despite = " despite the secret findings" if allow else ""
+        self.panel.start(request, f"promote to {folder}{despite}")
 
     def on_run_panel_finished(self, event: RunPanel.Finished) -> None:
         event.stop()
