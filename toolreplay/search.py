@@ -24,9 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -75,7 +72,6 @@ Segment = str | int | None
 _Ordered = TypeVar("_Ordered", float, str)
 _BLOCK = 8 * 1024 * 1024  # bytes read at a time: whole typical traces, bounded memory
 _FIRST_READ = 64 * 1024  # larger than most traces of a request (one read suffices)
-_PARALLEL_MIN_FILES = 1000  # fewer files are scanned sooner than a child is forked
 _HEADER_START = b'{"kind":"header"'
 _FOOTER_START = b'{"kind":"footer"'
 _KEY = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*|\*)|\[(\*|[0-9]+|\"(?:[^\"\\]|\\.)*\")\]")
@@ -362,11 +358,6 @@ class TraceSearch:
     until: datetime | None = None
     block_size: int = _BLOCK
     """Files at least this large are read in blocks of this size, cut at line ends."""
-    processes: int | None = None
-    """How many processes scan. On Linux, from a process without other threads, the
-    search forks children that scan the older files while it scans the newest; results
-    come in the same order as from one process. None: one more per idle core (the
-    cores minus the load average) when there are at least 1,000 files, else one."""
     scanned: int = 0
     unreadable: list[tuple[Path, str]] = field(default_factory=lambda: list[tuple[Path, str]]())
 
@@ -428,92 +419,7 @@ class TraceSearch:
             for stamp, _, path in self.files()
             if (since is None or stamp >= since) and (until is None or stamp < until)
         ]
-        processes = self._processes(len(selected))
-        if processes == 1:
-            yield from self._scan_files(selected)
-            return
-        share = -(-len(selected) // processes)
-        yield from self._scan_shares(
-            [selected[start : start + share] for start in range(0, len(selected), share)]
-        )
-
-    def _processes(self, files: int) -> int:
-        """How many processes scan: more than one only where forking is safe and pays."""
-        if not sys.platform.startswith("linux") or files < 2:
-            return 1
-        # A child forked from a process with other threads could inherit a lock one of
-        # them holds; the search then stays in this process.
-        if threading.active_count() > 1:
-            return 1
-        if self.processes is not None:
-            return max(1, min(self.processes, files))
-        if files < _PARALLEL_MIN_FILES:
-            return 1
-        # A second process pays only on a core nobody else is using: on a busy machine
-        # it would take turns with this one and add the fork's cost.
-        cores = len(os.sched_getaffinity(0))
-        idle = int(cores - os.getloadavg()[0])
-        return max(1, min(cores, idle + 1, files // (_PARALLEL_MIN_FILES // 2)))
-
-    def _scan_shares(self, shares: list[list[tuple[str, str]]]) -> Iterator[FoundTrace]:
-        """The newest share scanned here, each older one by a forked child meanwhile;
-        matches in the order a single process finds them."""
-        import pickle  # before forking: a child imports nothing
-
-        children: list[tuple[int, int]] = []  # (pid, pipe); pid 0: none, or collected
-        try:
-            for share in shares[1:]:
-                try:
-                    children.append(self._fork_scan(share, pickle.dumps))
-                except OSError:  # no process to spare: that share is scanned here
-                    children.append((0, -1))
-            yield from self._scan_files(shares[0])
-            for index, share in enumerate(shares[1:]):
-                pid, reader = children[index]
-                children[index] = (0, -1)  # collected (or ended) by `_collect`
-                outcome = _collect(pid, reader) if pid else None
-                if outcome is None:  # no child, or it failed: its share is scanned here
-                    yield from self._scan_files(share)
-                    continue
-                found, scanned, unreadable = cast(
-                    tuple[list[FoundTrace], int, list[tuple[Path, str]]], pickle.loads(outcome)
-                )
-                self.scanned += scanned
-                self.unreadable.extend(unreadable)
-                yield from found
-        finally:  # stopped early (a limit, an error): children still scanning are ended
-            for pid, reader in children:
-                if pid:
-                    os.kill(pid, signal.SIGKILL)
-                    os.close(reader)
-                    os.waitpid(pid, 0)
-
-    def _fork_scan(
-        self, share: list[tuple[str, str]], dumps: Callable[[object], bytes]
-    ) -> tuple[int, int]:
-        """A child process scanning `share`; its pid and the pipe its results come on."""
-        reader, writer = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(reader)
-            os.close(writer)
-            raise
-        if pid:
-            os.close(writer)
-            return pid, reader
-        status = 1
-        try:  # the child: never returns into the caller's code
-            os.close(reader)
-            self.scanned = 0
-            self.unreadable = []
-            found = list(self._scan_files(share))
-            payload = memoryview(dumps((found, self.scanned, self.unreadable)))
-            while payload:
-                payload = payload[os.write(writer, payload) :]
-            status = 0
-        finally:
-            os._exit(status)
+        yield from self._scan_files(selected)
 
     def _scan_files(self, files: list[tuple[str, str]]) -> Iterator[FoundTrace]:
         flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
@@ -704,7 +610,6 @@ def find_traces(
     where: Sequence[str | Condition] = (),
     since: datetime | str | None = None,
     until: datetime | str | None = None,
-    processes: int | None = None,
 ) -> TraceSearch:
     """Search the traces below `directory`; iterate the result for matches, newest first.
 
@@ -712,8 +617,7 @@ def find_traces(
     - `where`: conditions `PATH OP VALUE` (see `parse_condition`); operation
       conditions must all hold for one operation (of `effect`, if given);
     - `since` / `until`: when the request started (a captured trace's name, else
-      the file's modification time), a datetime or text for `parse_time`;
-    - `processes`: how many processes scan (`TraceSearch.processes`; None: chosen).
+      the file's modification time), a datetime or text for `parse_time`.
 
     Raises `TraceSearchError` for a malformed query or a folder that does not exist.
     """
@@ -726,21 +630,4 @@ def find_traces(
         conditions=conditions,
         since=parse_time(since) if isinstance(since, str) else since,
         until=parse_time(until) if isinstance(until, str) else until,
-        processes=processes,
     )
-
-
-def _collect(pid: int, reader: int) -> bytes | None:
-    """What a scanning child wrote, once it has exited; None if it failed."""
-    chunks: list[bytes] = []
-    read_all = False
-    try:
-        while chunk := os.read(reader, 1 << 20):
-            chunks.append(chunk)
-        read_all = True
-    finally:
-        os.close(reader)
-        if not read_all:
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
