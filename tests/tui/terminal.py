@@ -86,7 +86,7 @@ class TmuxTerminal:
             screen = self.screen()
             if all(text in screen for text in texts):
                 return screen
-            time.sleep(0.1)
+            time.sleep(0.1)  # poll the pane: tmux has no way to wait for a change
         raise AssertionError(f"the terminal never showed {texts!r}; it shows:\n{screen}")
 
     def wait_until_gone(self, text: str, timeout: float = 30.0) -> str:
@@ -97,7 +97,7 @@ class TmuxTerminal:
             screen = self.screen()
             if text not in screen:
                 return screen
-            time.sleep(0.1)
+            time.sleep(0.1)  # poll the pane: tmux has no way to wait for a change
         raise AssertionError(f"the terminal kept showing {text!r}:\n{screen}")
 
     def close(self) -> None:

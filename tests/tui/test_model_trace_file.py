@@ -79,7 +79,7 @@ def test_closing_stops_a_background_check(tmp_path: Path) -> None:
     trace = TraceFile.open(path)
     worker = threading.Thread(target=trace.check)
     worker.start()
-    time.sleep(0.05)
+    time.sleep(0.05)  # let the check get under way, so close() has to stop it mid-scan
     started = time.perf_counter()
     trace.close()
     worker.join(timeout=10)

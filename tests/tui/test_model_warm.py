@@ -78,7 +78,7 @@ def test_a_crash_a_hang_and_a_cancel_stay_in_their_own_process(
 
 def test_a_changed_application_is_imported_again(project: Project, warm: WarmRunner) -> None:
     source = project.root / "tuiapp.py"
-    time.sleep(0.01)
+    time.sleep(0.01)  # a later modification time than the one the warm child imported
     source.write_text(
         source.read_text().replace('"approved" if', '"approved (v2)" if'), encoding="utf-8"
     )
