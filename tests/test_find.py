@@ -354,7 +354,5 @@ def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
         "toolreplay.redaction",
         "rich",
         "pydantic",
-        "typer",
-        "click",
     }
     assert sorted(loaded & unneeded) == []
