@@ -68,6 +68,9 @@ def test_each_command_has_help_with_its_exit_statuses(command: str) -> None:
     result = run_cli(command, "--help")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"usage: toolreplay {command} [-h]")
+    summary = result.stdout.split("\n\n")[1]
+    assert "\n" not in summary
+    assert len(summary) <= 79  # one line of a narrow terminal, as `Command.summary` says
     assert "Exit" in result.stdout
     assert result.stderr == ""
 

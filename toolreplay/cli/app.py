@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
 import sys
-import textwrap
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -54,6 +52,9 @@ class _RootParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         # Only the help needs every command's summary, and so every command's module.
+        import shutil  # here, as in argparse, so that only the help pays for these imports
+        import textwrap
+
         width = max(shutil.get_terminal_size().columns - 2, 40)
         column = max(map(len, _COMMANDS)) + 4
         lines = ["commands:"]

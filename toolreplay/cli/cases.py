@@ -167,7 +167,7 @@ def promote(
 
 PROMOTE = Command(
     name="promote",
-    summary="Turn a trace into a self-contained pytest case, verified before it is published.",
+    summary="Turn a trace into a self-contained pytest case, verified before publishing.",
     description="""
         Give the expected return value with exactly one of --expect-json and
         --expect-file. Exit 0 on success, 1 when the case does not hold (nothing is

@@ -7,7 +7,7 @@ them and imports a command's module only when that command runs.
 from __future__ import annotations
 
 import argparse
-import textwrap
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,10 +37,10 @@ class Command:
 
     name: str
     summary: str
-    """One line, listed by `toolreplay --help`."""
+    """One line of at most 79 characters, listed by `toolreplay --help`."""
     description: str
-    """Paragraphs printed by `toolreplay NAME --help` as written (dedented), exit statuses
-    included."""
+    """Paragraphs printed by `toolreplay NAME --help` as written (dedented as a docstring),
+    exit statuses included."""
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[..., int]
 
@@ -48,8 +48,7 @@ class Command:
         """The command's parser (`prog` is `toolreplay NAME`)."""
         parser = argparse.ArgumentParser(
             prog=f"toolreplay {self.name}",
-            description=f"{textwrap.fill(self.summary, 79)}\n\n"
-            f"{textwrap.dedent(self.description).strip()}",
+            description=f"{self.summary}\n\n{inspect.cleandoc(self.description)}",
             # The description's paragraphs and lists as written; the options' help wrapped.
             formatter_class=argparse.RawDescriptionHelpFormatter,
             # An abbreviation accepted today would break when a longer option is added.

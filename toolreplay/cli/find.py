@@ -137,11 +137,11 @@ def find(
 
 FIND = Command(
     name="find",
-    summary="List the traces in DIRECTORY that match, newest first (captured traces by "
-    "their name).",
+    summary="List the traces in DIRECTORY that match, newest first.",
     description="""
-        Exit 0 when something matched, 1 when nothing did, 2 when the query or the
-        folder is refused.
+        Newest first: by the start time a captured trace's name holds, else by the
+        file's modification time. Exit 0 when something matched, 1 when nothing did,
+        2 when the query or the folder is refused.
     """,
     add_arguments=_add_arguments,
     run=find,

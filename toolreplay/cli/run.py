@@ -427,9 +427,10 @@ def fork(
 
 FORK = Command(
     name="fork",
-    summary="Replay a trace with patches applied (replaced or supplied outcomes), writing "
-    "a branch.",
+    summary="Replay a trace with patches applied, writing a branch.",
     description="""
+        A patch replaces an outcome the trace recorded or supplies one it lacks.
+
         Exit 0 when the run succeeded and every patch was applied; 1 when the
         application ran and failed (a call nothing answers, an unapplied patch, its
         own error or exit, a session error) or the branch could not be written (a
