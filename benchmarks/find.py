@@ -46,7 +46,7 @@ from benchmarks.measure import (
     time_action,
     total_run_time,
 )
-from toolreplay.capturing.store import new_trace_name
+from toolreplay.capturing.names import new_trace_name
 
 OPERATIONS = 100
 DISTINCT_REQUESTS = 20

@@ -25,7 +25,8 @@ import pytest
 
 import toolreplay
 from toolreplay.capturing import ENVIRONMENT_VARIABLES, captured_at
-from toolreplay.capturing.store import CAPTURE_NAME, new_trace_name, sweep
+from toolreplay.capturing.names import CAPTURE_NAME, new_trace_name
+from toolreplay.capturing.store import sweep
 
 CANARY = "canary-7f3a9c2e-do-not-log"
 LIVE_CALLS: list[int] = []

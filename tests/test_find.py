@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolreplay
-from toolreplay.capturing.store import new_trace_name
+from toolreplay.capturing.names import new_trace_name
 from toolreplay.search import TraceSearch, parse_condition, parse_time
 
 ROOT = Path(__file__).resolve().parent.parent

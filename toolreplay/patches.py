@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
+from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     JsonTextError,
     NonPortableValueError,
@@ -32,7 +33,7 @@ from toolreplay.portable import (
     fingerprint,
     parse_json_text,
 )
-from toolreplay.trace.model import OperationIdentity, Raised, Returned, effect_name_problem
+from toolreplay.trace.model import OperationIdentity, Raised, Returned
 
 __all__ = [
     "PATCH_FILE_FORMAT",

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
-from toolreplay.capturing.store import (
+from toolreplay.capturing.names import (
     METADATA_KEY,
     TRACE_SUFFIX,
     stamp_of,
@@ -38,9 +38,9 @@ from toolreplay.capturing.store import (
     time_stamp,
     valid_stamp,
 )
+from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import TraceSearchError
 from toolreplay.portable import JsonValue, canonical_json
-from toolreplay.trace.model import effect_name_problem
 
 __all__ = [
     "OPERATORS",

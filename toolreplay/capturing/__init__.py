@@ -28,12 +28,12 @@ __getattr__, __dir__ = lazy_exports(
         "toolreplay.capturing.api": ("Capture", "CapturedRequest", "capture"),
         "toolreplay.capturing.session": ("CaptureSession",),
         "toolreplay.capturing.settings": ("ENVIRONMENT_VARIABLES", "Retention"),
-        "toolreplay.capturing.store": ("METADATA_KEY", "captured_at"),
+        "toolreplay.capturing.names": ("METADATA_KEY", "captured_at"),
     },
 )
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from toolreplay.capturing.api import Capture, CapturedRequest, capture
+    from toolreplay.capturing.names import METADATA_KEY, captured_at
     from toolreplay.capturing.session import CaptureSession
     from toolreplay.capturing.settings import ENVIRONMENT_VARIABLES, Retention
-    from toolreplay.capturing.store import METADATA_KEY, captured_at

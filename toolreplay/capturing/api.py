@@ -9,8 +9,8 @@
         request.result = answer(...)
 
 Each request is a record session (RFC 0001) of its own, writing to a
-`CaptureSession` in the capture folder (names, temporary siblings and retention:
-`toolreplay.capturing.store`). What is decided where:
+`CaptureSession` in the capture folder (names: `toolreplay.capturing.names`;
+temporary siblings and retention: `toolreplay.capturing.store`). What is decided where:
 
 - at the start: the environment (`toolreplay.capturing.settings`), whether a
   session is already open here (then capture steps aside: the open session sees
@@ -37,6 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
+from toolreplay.capturing.names import METADATA_KEY, PART_SUFFIX, TRACE_SUFFIX, new_trace_name
 from toolreplay.capturing.session import CaptureSession
 from toolreplay.capturing.settings import (
     CaptureSettings,
@@ -48,15 +49,7 @@ from toolreplay.capturing.settings import (
     check_retention,
     check_sample,
 )
-from toolreplay.capturing.store import (
-    METADATA_KEY,
-    PART_SUFFIX,
-    TRACE_SUFFIX,
-    log_once,
-    new_trace_name,
-    storage_recovered,
-    swept_after_keep,
-)
+from toolreplay.capturing.store import log_once, storage_recovered, swept_after_keep
 from toolreplay.errors import (
     CaptureConfigError,
     NonPortableValueError,

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, cast
 
+from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import EffectDefinitionError, NonPortableValueError, RedactionRuleError
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction.paths import JsonPath, parse_path
@@ -17,7 +18,6 @@ from toolreplay.runtime.session import (
     offline_guard,
     session_var,
 )
-from toolreplay.trace.model import effect_name_problem
 
 __all__ = ["EffectSpec", "declared_effects", "effect"]
 

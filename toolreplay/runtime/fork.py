@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from toolreplay._version import __version__
+from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     ForkOptionError,
     PatchTargetError,
@@ -60,7 +61,6 @@ from toolreplay.trace.model import (
     Returned,
     TraceHeader,
     UnobservedOperation,
-    effect_name_problem,
 )
 from toolreplay.trace.reader import Trace
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path

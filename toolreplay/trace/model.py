@@ -6,14 +6,12 @@ These are plain frozen values. Reading and writing them is the codec's job
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from toolreplay.portable import JsonValue
 
 __all__ = [
-    "EFFECT_NAME_RULE",
     "READABLE_FORMAT_VERSIONS",
     "TRACE_FORMAT",
     "TRACE_FORMAT_VERSION",
@@ -29,7 +27,6 @@ __all__ = [
     "TraceHeader",
     "TraceMode",
     "UnobservedOperation",
-    "effect_name_problem",
 ]
 
 TRACE_FORMAT = "toolreplay.trace"
@@ -40,23 +37,6 @@ supplied or live origins, no unobserved or attempted footer fields) and 5 (the o
 written)."""
 
 TraceMode = Literal["record", "fork"]
-
-_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
-EFFECT_NAME_RULE = (
-    "use letters, digits, '_' and '-', with dots between the parts of the name "
-    "(crm.customer.get: namespace 'crm', name 'customer.get')"
-)
-
-
-def effect_name_problem(namespace: str, name: str) -> str | None:
-    """What is wrong with an effect's namespace and name, or None if they are valid."""
-    if not namespace or not name:
-        return "an effect needs both a namespace and a name"
-    if not _NAMESPACE.fullmatch(namespace) or not _NAME.fullmatch(name):
-        return f"{namespace}.{name} is not a valid effect name: {EFFECT_NAME_RULE}"
-    return None
-
 
 Origin = Literal["recorded", "patched", "supplied", "live"]
 

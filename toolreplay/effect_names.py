@@ -1,0 +1,27 @@
+"""What an effect's name may be: a namespace and a dotted name (`crm.customer.get`).
+
+Its own module because `toolreplay find` checks `--effect` against the rule without
+loading the trace model.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["EFFECT_NAME_RULE", "effect_name_problem"]
+
+_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
+EFFECT_NAME_RULE = (
+    "use letters, digits, '_' and '-', with dots between the parts of the name "
+    "(crm.customer.get: namespace 'crm', name 'customer.get')"
+)
+
+
+def effect_name_problem(namespace: str, name: str) -> str | None:
+    """What is wrong with an effect's namespace and name, or None if they are valid."""
+    if not namespace or not name:
+        return "an effect needs both a namespace and a name"
+    if not _NAMESPACE.fullmatch(namespace) or not _NAME.fullmatch(name):
+        return f"{namespace}.{name} is not a valid effect name: {EFFECT_NAME_RULE}"
+    return None
