@@ -16,10 +16,10 @@ import toolreplay
 import toolreplay.capturing
 
 
-def test_import_pulls_in_neither_typer_textual_nor_openai() -> None:
+def test_import_pulls_in_neither_the_command_line_textual_nor_openai() -> None:
     probe = (
         "import sys, toolreplay; "
-        "print(sorted(m for m in ('typer', 'click', 'rich', 'textual', 'openai', 'pydantic') "
+        "print(sorted(m for m in ('toolreplay.cli', 'rich', 'textual', 'openai', 'pydantic') "
         "if m in sys.modules))"
     )
     result = subprocess.run(

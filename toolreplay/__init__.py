@@ -11,8 +11,8 @@
     with toolreplay.replay("incident.trp"):
         handle_refund(42)          # no body runs; recorded outcomes are returned
 
-Importing this package imports neither typer, textual nor openai, nor any of its own
-modules: each public name is imported when first used (PEP 562).
+Importing this package imports neither the command line, textual nor openai, nor any of
+its own modules: each public name is imported when first used (PEP 562).
 """
 
 from typing import TYPE_CHECKING

@@ -1,5 +1,5 @@
-"""The `toolreplay` command line (typer). Imported only by the CLI entry points."""
+"""The `toolreplay` command line (argparse). Imported only by the CLI entry points."""
 
-from toolreplay.cli.app import app, main
+from toolreplay.cli.app import main
 
-__all__ = ["app", "main"]
+__all__ = ["main"]

@@ -1,19 +1,17 @@
-"""The command tree. Each command lives in its own module; this one only names them."""
+"""The command line (argparse). Each command lives in its own module; this one names them."""
 
 from __future__ import annotations
 
-import functools
+import argparse
 import importlib
-from typing import Annotated
-
-import typer
-
-# Typer vendors click and names its types only there: the override must use them.
-from typer import _click as click  # pyright: ignore[reportPrivateUsage]
-from typer.core import TyperCommand, TyperGroup
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
 from toolreplay._version import __version__
-from toolreplay.cli.coercion import convert_without_pydantic
+from toolreplay.cli.command import Command, UsageError
+
+__all__ = ["load_commands", "main"]
 
 # Each command's module, imported only when that command runs (or `--help` lists them
 # all): a command pays for its own imports and nobody else's (`toolreplay find` never
@@ -33,77 +31,88 @@ _COMMANDS: dict[str, str] = {
     "redact": "toolreplay.cli.privacy",
 }
 
+_SUMMARY = "Record, replay, fork and compare what an AI application's effects did."
 
-@functools.cache
-def _command(name: str) -> click.Command | None:
-    """The command `name`, built from its module's function once per process."""
-    module = _COMMANDS.get(name)
-    if module is None:
-        return None
-    function = getattr(importlib.import_module(module), name)
-    single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    single.command(name=name, cls=_Command)(function)
-    return typer.main.get_command(single)
+
+def _command(name: str) -> Command:
+    """The command `name`, from its module's `COMMANDS`."""
+    commands: tuple[Command, ...] = importlib.import_module(_COMMANDS[name]).COMMANDS
+    return next(command for command in commands if command.name == name)
 
 
 def load_commands() -> None:
-    """Build every command now: the warm runner pays for it once, before it forks runs."""
-    for name in _COMMANDS:
-        _command(name)
+    """Import every command's module now: the warm runner pays for it once, before it
+    forks runs."""
+    for module in dict.fromkeys(_COMMANDS.values()):
+        importlib.import_module(module)
 
 
-class _Command(TyperCommand):
-    """A command whose options convert their values without pydantic (`coercion`)."""
+class _RootParser(argparse.ArgumentParser):
+    """`toolreplay` itself: `--version`, and `--help` listing every command."""
 
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        params = super().get_params(ctx)  # `--help` too, which is made on first use
-        convert_without_pydantic(params)
-        return params
+    def format_help(self) -> str:
+        # Only the help needs every command's summary, and so every command's module.
+        import shutil  # here, as in argparse, so that only the help pays for these imports
+        import textwrap
 
-
-class _LazyCommands(TyperGroup):
-    """The command group: builds a command from its module when click asks for it."""
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        params = super().get_params(ctx)
-        convert_without_pydantic(params)
-        return params
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(_COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return _command(cmd_name)
-
-
-app = typer.Typer(
-    cls=_LazyCommands,
-    name="toolreplay",
-    help="Record, replay, fork and compare what an AI application's effects did.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+        width = max(shutil.get_terminal_size().columns - 2, 40)
+        column = max(map(len, _COMMANDS)) + 4
+        lines = ["commands:"]
+        for name in _COMMANDS:
+            lines += textwrap.wrap(
+                _command(name).summary,
+                width,
+                initial_indent=f"  {name}".ljust(column),
+                subsequent_indent=" " * column,
+            )
+        lines += [
+            "",
+            "Run `toolreplay COMMAND --help` for a command's arguments and exit statuses.",
+        ]
+        self.epilog = "\n".join(lines)
+        return super().format_help()
 
 
-def _print_version(value: bool) -> None:
-    if value:
-        typer.echo(f"toolreplay {__version__}")
-        raise typer.Exit()
+def _root_parser() -> argparse.ArgumentParser:
+    parser = _RootParser(
+        prog="toolreplay",
+        usage="%(prog)s [-h] [--version] COMMAND [ARGUMENTS ...]",
+        description=_SUMMARY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"toolreplay {__version__}",
+        help="Print the version and exit.",
+    )
+    parser.add_argument(
+        "command", metavar="COMMAND", choices=list(_COMMANDS), help="One of the commands below."
+    )
+    return parser
 
 
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
-        ),
-    ] = False,
-) -> None:
-    """Record, replay and inspect what an AI application's effects did."""
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Run `toolreplay ARGV` (by default `sys.argv[1:]`) and exit with its status.
 
-
-def main() -> None:
-    """Entry point of the `toolreplay` script and of `python -m toolreplay`."""
-    app()
+    The entry point of the `toolreplay` script, of `python -m toolreplay` and of the
+    warm runner's forked runs. Usage errors exit 2, after argparse's message.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments:
+        _root_parser().print_help()
+        sys.exit(2)
+    if arguments[0] not in _COMMANDS:
+        # `--help`, `--version` or a usage error, each of which exits, or a command after
+        # `--`: the command's own arguments are left to its parser.
+        parsed, rest = _root_parser().parse_known_args(arguments)
+        arguments = [parsed.command, *rest]
+    command = _command(arguments[0])
+    parser = command.parser()
+    values = vars(parser.parse_args(arguments[1:]))
+    try:
+        status = command.run(**values)
+    except UsageError as error:
+        parser.error(str(error))
+    sys.exit(status)

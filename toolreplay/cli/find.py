@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import sys
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from toolreplay.cli.output import FormatOption, Output, OutputFormat
+from toolreplay.cli.command import Command, whole_number
+from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import TraceSearchError
 from toolreplay.search import FoundTrace, find_traces
 
-__all__ = ["FIND_FORMAT_VERSION", "find"]
+__all__ = ["COMMANDS", "FIND", "FIND_FORMAT_VERSION", "find"]
 
 FIND_FORMAT_VERSION = 1
 
@@ -48,56 +48,61 @@ def _line(match: FoundTrace, root: Path) -> str:
     return "  ".join(cell for cell in cells if cell)
 
 
-def find(
-    directory: Annotated[
-        Path, typer.Argument(metavar="DIRECTORY", help="The folder of the traces (searched below).")
-    ],
-    effect: Annotated[
-        str | None,
-        typer.Option("--effect", "-e", metavar="NAME", help="Only traces that called this effect."),
-    ] = None,
-    where: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--where",
-            "-w",
-            metavar="'PATH OP VALUE'",
-            help=(
-                "A condition, repeatable: PATH is a JSON path into an operation "
-                "($.inputs.customer_id, $.outcome.status, $.outcome.error.type), the header "
-                "($.metadata.request_id) or the footer ($.ending.status); OP is ==, !=, <, <=, "
-                ">, >=, contains, matches (a regular expression) or exists (no VALUE); VALUE "
-                'is JSON (42, true, "text") or plain text. Operation conditions must hold '
-                "for one operation."
-            ),
+def _add_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "directory",
+        type=Path,
+        metavar="DIRECTORY",
+        help="The folder of the traces (searched below).",
+    )
+    parser.add_argument(
+        "--effect", "-e", metavar="NAME", help="Only traces that called this effect."
+    )
+    parser.add_argument(
+        "--where",
+        "-w",
+        action="append",
+        metavar="'PATH OP VALUE'",
+        help=(
+            "A condition, repeatable: PATH is a JSON path into an operation "
+            "($.inputs.customer_id, $.outcome.status, $.outcome.error.type), the header "
+            "($.metadata.request_id) or the footer ($.ending.status); OP is ==, !=, <, <=, "
+            ">, >=, contains, matches (a regular expression) or exists (no VALUE); VALUE "
+            'is JSON (42, true, "text") or plain text. Operation conditions must hold '
+            "for one operation."
         ),
-    ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            metavar="WHEN",
-            help="Only requests that started at or after WHEN: 2026-12-01, 2026-12-01T08:30, "
-            "or an age ago (90s, 30m, 2h, 7d).",
-        ),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option(metavar="WHEN", help="Only requests that started before WHEN (as --since)."),
-    ] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Stop after this many matches.")] = None,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """List the traces in DIRECTORY that match, newest first (captured traces by their name).
+    )
+    parser.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="Only requests that started at or after WHEN: 2026-12-01, 2026-12-01T08:30, "
+        "or an age ago (90s, 30m, 2h, 7d).",
+    )
+    parser.add_argument(
+        "--until", metavar="WHEN", help="Only requests that started before WHEN (as --since)."
+    )
+    parser.add_argument(
+        "--limit", type=whole_number(1), metavar="N", help="Stop after this many matches."
+    )
+    add_format_option(parser)
 
-    Exit 0 when something matched, 1 when nothing did, 2 when the query or the folder
-    is refused.
-    """
+
+def find(
+    directory: Path,
+    effect: str | None,
+    where: list[str] | None,
+    since: str | None,
+    until: str | None,
+    limit: int | None,
+    output_format: OutputFormat,
+) -> int:
+    """Run `toolreplay find` (`FIND`); return the exit status."""
     out = Output()
     try:
         search = find_traces(directory, effect=effect, where=where or (), since=since, until=until)
     except TraceSearchError as error:
         out.error(str(error))
-        raise typer.Exit(2) from None
+        return 2
     found: list[FoundTrace] = []
     for match in search:
         found.append(match)
@@ -127,5 +132,18 @@ def find(
     else:
         noun = "trace" if search.scanned == 1 else "traces"
         out.line(f"{len(found)} of {search.scanned} {noun} scanned matched")
-    if not found:
-        raise typer.Exit(1)
+    return 0 if found else 1
+
+
+FIND = Command(
+    name="find",
+    summary="List the traces in DIRECTORY that match, newest first.",
+    description="""
+        Newest first: by the start time a captured trace's name holds, else by the
+        file's modification time. Exit 0 when something matched, 1 when nothing did,
+        2 when the query or the folder is refused.
+    """,
+    add_arguments=_add_arguments,
+    run=find,
+)
+COMMANDS = (FIND,)

@@ -4,39 +4,40 @@ from __future__ import annotations
 
 import json
 import sys
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from toolreplay.cli.output import FormatOption, OutputFormat
+from toolreplay.cli.command import Command
+from toolreplay.cli.output import OutputFormat, add_format_option
 from toolreplay.errors import TraceError
 from toolreplay.migrate import migrate_trace
 
-__all__ = ["migrate"]
+__all__ = ["COMMANDS", "MIGRATE", "migrate"]
 
 
-def migrate(
-    source: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to convert.")],
-    output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where to write the converted trace.")
-    ],
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing file at --output.")
-    ] = False,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """Convert the operations an earlier adapter recorded (the first OpenAI adapter's
-    `openai.responses.create`) into what today's adapter records, into a new trace.
+def _add_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("source", type=Path, metavar="TRACE", help="The trace to convert.")
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="Where to write the converted trace.",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace an existing file at --output."
+    )
+    add_format_option(parser)
 
-    The source is never changed. Exit 0 when the new trace was written, 2 when
-    nothing could be converted or written.
-    """
+
+def migrate(source: Path, output: Path, overwrite: bool, output_format: OutputFormat) -> int:
+    """Run `toolreplay migrate` (`MIGRATE`); return the exit status."""
     try:
         migrated = migrate_trace(source, output, overwrite=overwrite)
     except TraceError as error:
         sys.stderr.write(f"error: {error}\n")
-        raise typer.Exit(2) from None
+        return 2
     if output_format is OutputFormat.json:
         document = {
             "output": str(migrated.path),
@@ -49,3 +50,18 @@ def migrate(
             f"converted {migrated.converted} of {migrated.operations} operations; "
             f"wrote {migrated.path}\n"
         )
+    return 0
+
+
+MIGRATE = Command(
+    name="migrate",
+    summary="Convert a trace an earlier adapter recorded into what today's adapter records.",
+    description="""
+        Converts the operations of the first OpenAI adapter (`openai.responses.create`)
+        into a new trace. The source is never changed. Exit 0 when the new trace was
+        written, 2 when nothing could be converted or written.
+    """,
+    add_arguments=_add_arguments,
+    run=migrate,
+)
+COMMANDS = (MIGRATE,)

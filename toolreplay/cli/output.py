@@ -11,14 +11,16 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+from toolreplay.cli.command import choice_of
 
 if TYPE_CHECKING:
+    from argparse import ArgumentParser
+
     from rich.console import Console
 
-__all__ = ["FormatOption", "Output", "OutputFormat", "application_output_to_stderr"]
+__all__ = ["Output", "OutputFormat", "add_format_option", "application_output_to_stderr"]
 
 
 class OutputFormat(StrEnum):
@@ -28,11 +30,17 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-FormatOption = Annotated[
-    OutputFormat,
-    typer.Option("--format", "-f", help="text for people and logs, json for programs."),
-]
-"""The `--format/-f` option, declared once for every command."""
+def add_format_option(parser: ArgumentParser) -> None:
+    """The `--format/-f` option (keyword `output_format`), declared once for every command."""
+    parser.add_argument(
+        "--format",
+        "-f",
+        dest="output_format",
+        type=choice_of(OutputFormat),
+        default=OutputFormat.text,
+        metavar="{" + ",".join(OutputFormat) + "}",
+        help="text for people and logs, json for programs (default: %(default)s).",
+    )
 
 
 class Output:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from toolreplay.cli.output import FormatOption, OutputFormat
+from toolreplay.cli.command import Command
+from toolreplay.cli.output import OutputFormat, add_format_option
 from toolreplay.errors import ToolReplayError
 from toolreplay.redaction.files import redact_trace, scan_paths
 from toolreplay.redaction.policy import RedactionPolicy
@@ -20,35 +20,47 @@ from toolreplay.redaction.scanner import (
     describe_findings,
 )
 
-__all__ = ["redact", "scan", "secret_scanner"]
-
-PatternOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--pattern",
-        metavar="NAME=REGEX",
-        help="An extra secret rule, such as national-id='\\b\\d{3}-\\d{2}-\\d{4}\\b' (repeatable).",
-    ),
+__all__ = [
+    "COMMANDS",
+    "REDACT",
+    "SCAN",
+    "add_secret_pattern_option",
+    "redact",
+    "scan",
+    "secret_scanner",
 ]
 
 
-def secret_scanner(patterns: list[str] | None) -> SecretScanner | None:
-    """The built-in rules plus `--pattern NAME=REGEX` rules (None when there are none)."""
-    rules: dict[str, str] = {}
-    for given in patterns or []:
-        name, equals, regex = given.partition("=")
-        if not equals or not name or not regex:
-            raise typer.BadParameter(
-                f"{given!r}: write NAME=REGEX, such as national-id='\\d{{3}}-\\d{{2}}-\\d{{4}}'",
-                param_hint="--pattern",
-            )
-        rules[name] = regex
-    return SecretScanner(rules) if rules else None
+def _secret_rule(text: str) -> tuple[str, str]:
+    """A `--pattern NAME=REGEX` value as (name, regex)."""
+    name, equals, regex = text.partition("=")
+    if not equals or not name or not regex:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write NAME=REGEX, such as national-id='\\d{{3}}-\\d{{2}}-\\d{{4}}'"
+        )
+    return name, regex
 
 
-def _fail(error: ToolReplayError) -> typer.Exit:
+def add_secret_pattern_option(parser: ArgumentParser, *, help_text: str) -> None:
+    """`--pattern NAME=REGEX` (keyword `patterns`): extra secret rules, repeatable."""
+    parser.add_argument(
+        "--pattern",
+        dest="patterns",
+        action="append",
+        type=_secret_rule,
+        metavar="NAME=REGEX",
+        help=help_text,
+    )
+
+
+def secret_scanner(patterns: list[tuple[str, str]] | None) -> SecretScanner | None:
+    """The built-in rules plus the `--pattern NAME=REGEX` rules (None when there are none)."""
+    return SecretScanner(dict(patterns)) if patterns else None
+
+
+def _fail(error: ToolReplayError) -> int:
     sys.stderr.write(f"error: {error}\n")
-    return typer.Exit(2)
+    return 2
 
 
 def _findings_document(findings: tuple[SecretFinding, ...], files: int) -> str:
@@ -56,25 +68,30 @@ def _findings_document(findings: tuple[SecretFinding, ...], files: int) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def scan(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(metavar="PATH...", help="Traces, patch files, case folders, folders."),
-    ],
-    patterns: PatternOption = None,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """Scan files for secrets: API keys, tokens, private keys, JWTs, card numbers.
+def _add_scan_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        type=Path,
+        nargs="+",
+        metavar="PATH",
+        help="Traces, patch files, case folders, folders.",
+    )
+    add_secret_pattern_option(
+        parser,
+        help_text="An extra secret rule, such as national-id='\\b\\d{3}-\\d{2}-\\d{4}\\b' "
+        "(repeatable).",
+    )
+    add_format_option(parser)
 
-    Folders are scanned recursively (*.trp, *.json, *.jsonl). Each finding names
-    the file, line, effect, part (inputs, output, error, ...), JSON path and
-    rule, never the value. Exit 0 when nothing was found, 1 with findings, 2
-    when a path cannot be read or an option is malformed.
-    """
+
+def scan(
+    paths: list[Path], patterns: list[tuple[str, str]] | None, output_format: OutputFormat
+) -> int:
+    """Run `toolreplay scan` (`SCAN`); return the exit status."""
     try:
         scanned = scan_paths(paths, secret_scanner(patterns) or DEFAULT_SCANNER)
     except ToolReplayError as error:
-        raise _fail(error) from None
+        return _fail(error)
     if output_format is OutputFormat.json:
         sys.stdout.write(_findings_document(scanned.findings, scanned.files_scanned))
     elif scanned.findings:
@@ -88,73 +105,94 @@ def scan(
         )
     else:
         sys.stdout.write(f"no secrets found in {scanned.files_scanned} file(s)\n")
-    raise typer.Exit(1 if scanned.findings else 0)
+    return 1 if scanned.findings else 0
 
 
-def _policy(rules: list[str], patterns: list[str], redact_secrets: bool) -> RedactionPolicy:
+SCAN = Command(
+    name="scan",
+    summary="Scan files for secrets: API keys, tokens, private keys, JWTs, card numbers.",
+    description="""
+        Folders are scanned recursively (*.trp, *.json, *.jsonl). Each finding names
+        the file, line, effect, part (inputs, output, error, ...), JSON path and
+        rule, never the value. Exit 0 when nothing was found, 1 with findings, 2
+        when a path cannot be read or an option is malformed.
+    """,
+    add_arguments=_add_scan_arguments,
+    run=scan,
+)
+
+
+def _redaction_rule(text: str) -> tuple[str | None, str]:
+    """A `--rule [EFFECT:]PATH` value as (effect glob or None for every effect, JSON path)."""
+    if text.startswith("$"):
+        return None, text
+    glob, separator, path = text.partition(":$")
+    if not separator or not glob:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a JSON path ('$..email') or EFFECT:PATH "
+            "('crm.customer.get:$.card.number')"
+        )
+    return glob, "$" + path
+
+
+def _policy(
+    rules: list[tuple[str | None, str]], patterns: list[str], redact_secrets: bool
+) -> RedactionPolicy:
     paths: list[str] = []
     effects: dict[str, list[str]] = {}
-    for rule in rules:
-        if rule.startswith("$"):
-            paths.append(rule)
-            continue
-        glob, separator, path = rule.partition(":$")
-        if not separator or not glob:
-            raise typer.BadParameter(
-                f"{rule!r}: write a JSON path ('$..email') or EFFECT:PATH "
-                "('crm.customer.get:$.card.number')",
-                param_hint="--rule",
-            )
-        effects.setdefault(glob, []).append("$" + path)
+    for glob, path in rules:
+        if glob is None:
+            paths.append(path)
+        else:
+            effects.setdefault(glob, []).append(path)
     return RedactionPolicy(
         paths=paths, effects=effects, patterns=patterns, redact_secrets=redact_secrets
     )
 
 
-def redact(
-    source: Annotated[Path, typer.Argument(metavar="IN", help="The trace to redact (only read).")],
-    output: Annotated[Path, typer.Argument(metavar="OUT", help="The new, redacted trace.")],
-    rules: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--rule",
-            metavar="[EFFECT:]PATH",
-            help="A JSON path to redact in every effect ('$..email') or in effects matching a "
-            "glob ('crm.*:$.card.number'); repeatable.",
-        ),
-    ] = None,
-    patterns: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--pattern",
-            metavar="REGEX",
-            help="Redact every match inside every string (group 1 if it has groups); repeatable.",
-        ),
-    ] = None,
-    redact_secrets: Annotated[
-        bool,
-        typer.Option(
-            "--redact-secrets", help="Also redact whatever the secret scanner's rules match."
-        ),
-    ] = False,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing file at OUT.")
-    ] = False,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """Write a redacted copy of a trace: placeholders instead of the selected values.
+def _add_redact_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("source", type=Path, metavar="IN", help="The trace to redact (only read).")
+    parser.add_argument("output", type=Path, metavar="OUT", help="The new, redacted trace.")
+    parser.add_argument(
+        "--rule",
+        dest="rules",
+        action="append",
+        type=_redaction_rule,
+        metavar="[EFFECT:]PATH",
+        help="A JSON path to redact in every effect ('$..email') or in effects matching a "
+        "glob ('crm.*:$.card.number'); repeatable.",
+    )
+    parser.add_argument(
+        "--pattern",
+        dest="patterns",
+        action="append",
+        metavar="REGEX",
+        help="Redact every match inside every string (group 1 if it has groups); repeatable.",
+    )
+    parser.add_argument(
+        "--redact-secrets",
+        action="store_true",
+        help="Also redact whatever the secret scanner's rules match.",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="Replace an existing file at OUT.")
+    add_format_option(parser)
 
-    The key comes from TOOLREPLAY_REDACTION_KEY (never from a flag); replaying
-    the new trace needs the same key. IN is never changed; OUT is written
-    atomically and private (0600). Exit 0 when OUT was written and holds no
-    secret finding, 1 when it still has findings (listed, values not shown), 2
-    when nothing was written.
-    """
+
+def redact(
+    source: Path,
+    output: Path,
+    rules: list[tuple[str | None, str]] | None,
+    patterns: list[str] | None,
+    redact_secrets: bool,
+    overwrite: bool,
+    output_format: OutputFormat,
+) -> int:
+    """Run `toolreplay redact` (`REDACT`); return the exit status."""
     try:
         policy = _policy(rules or [], patterns or [], redact_secrets)
         result = redact_trace(source, output, policy, overwrite=overwrite)
     except ToolReplayError as error:
-        raise _fail(error) from None
+        return _fail(error)
     if output_format is OutputFormat.json:
         document = {
             "output": str(result.path),
@@ -175,4 +213,20 @@ def redact(
                 f"{len(result.findings)} secret finding(s) remain (values are not shown):\n"
                 f"{describe_findings(result.findings)}\n"
             )
-    raise typer.Exit(1 if result.findings else 0)
+    return 1 if result.findings else 0
+
+
+REDACT = Command(
+    name="redact",
+    summary="Write a redacted copy of a trace: placeholders instead of the selected values.",
+    description="""
+        The key comes from TOOLREPLAY_REDACTION_KEY (never from a flag); replaying
+        the new trace needs the same key. IN is never changed; OUT is written
+        atomically and private (0600). Exit 0 when OUT was written and holds no
+        secret finding, 1 when it still has findings (listed, values not shown), 2
+        when nothing was written.
+    """,
+    add_arguments=_add_redact_arguments,
+    run=redact,
+)
+COMMANDS = (SCAN, REDACT)

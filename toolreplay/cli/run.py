@@ -17,16 +17,15 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from argparse import ArgumentParser
 from collections.abc import Generator
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from toolreplay.cli.output import FormatOption, OutputFormat, application_output_to_stderr
-from toolreplay.cli.privacy import secret_scanner
+from toolreplay.cli.command import Command, choice_of
+from toolreplay.cli.output import OutputFormat, add_format_option, application_output_to_stderr
+from toolreplay.cli.privacy import add_secret_pattern_option, secret_scanner
 from toolreplay.errors import (
     ForkOptionError,
     NonPortableValueError,
@@ -49,7 +48,7 @@ from toolreplay.runtime.fork import ForkSession
 from toolreplay.runtime.session import RecordSession, ReplaySession
 from toolreplay.trace.reader import Trace, read_trace
 
-__all__ = ["fork", "record", "replay"]
+__all__ = ["COMMANDS", "FORK", "RECORD", "REPLAY", "fork", "record", "replay"]
 
 
 class SecretModeChoice(StrEnum):
@@ -146,7 +145,8 @@ def _kept(report: RunDocument) -> str | None:
     return None
 
 
-def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) -> None:
+def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) -> int:
+    """Print the report; return the exit status."""
     if output_format is OutputFormat.json:
         sys.stdout.write(report.to_json() + "\n")
     elif report.outcome == "ok":
@@ -171,15 +171,14 @@ def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) 
             if kept is not None:
                 sys.stderr.write(kept + "\n")
     sys.stdout.flush()
-    status = {"ok": 0, "invalid_arguments": 2}.get(report.outcome, 1)
-    raise typer.Exit(status)
+    return {"ok": 0, "invalid_arguments": 2}.get(report.outcome, 1)
 
 
-def _refuse(report: RunDocument, error: BaseException, output_format: OutputFormat) -> None:
+def _refuse(report: RunDocument, error: BaseException, output_format: OutputFormat) -> int:
     # A trace that cannot be created for lack of space is no bad argument.
     report.outcome = "storage_error" if isinstance(error, TraceWriteError) else "invalid_arguments"
     report.error = ErrorReport.from_exception(error)
-    _emit(report, output_format, [])
+    return _emit(report, output_format, [])
 
 
 def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
@@ -193,56 +192,60 @@ def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
     return load_runner(spec)
 
 
-RunnerOption = Annotated[
-    str | None,
-    typer.Option(
+def _add_runner_option(parser: ArgumentParser) -> None:
+    """`--runner/-r`, optional: the trace records one."""
+    parser.add_argument(
         "--runner",
         "-r",
         metavar="MODULE:CALLABLE",
         help="The application entry point, called with no arguments (default: the trace's).",
-    ),
-]
+    )
+
+
+def _add_record_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--runner",
+        "-r",
+        required=True,
+        metavar="MODULE:CALLABLE",
+        help="The application entry point.",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="The trace file to create.",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace an existing trace at --output."
+    )
+    parser.add_argument(
+        "--secrets",
+        type=choice_of(SecretModeChoice),
+        metavar="{" + ",".join(SecretModeChoice) + "}",
+        help="What a value matching a secret rule does: error (the default, or "
+        "TOOLREPLAY_SECRETS) fails the effect call, warn writes it with a warning, "
+        "abandon removes the trace, off does not scan.",
+    )
+    add_secret_pattern_option(
+        parser,
+        help_text="An extra secret rule for the scan, such as national-id='NID-\\d{9}' "
+        "(repeatable).",
+    )
+    add_format_option(parser)
 
 
 def record(
-    runner: Annotated[
-        str,
-        typer.Option(
-            "--runner", "-r", metavar="MODULE:CALLABLE", help="The application entry point."
-        ),
-    ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The trace file to create.")],
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing trace at --output.")
-    ] = False,
-    secrets: Annotated[
-        SecretModeChoice | None,
-        typer.Option(
-            "--secrets",
-            help="What a value matching a secret rule does: error (the default, or "
-            "TOOLREPLAY_SECRETS) fails the effect call, warn writes it with a warning, "
-            "abandon removes the trace, off does not scan.",
-        ),
-    ] = None,
-    patterns: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--pattern",
-            metavar="NAME=REGEX",
-            help="An extra secret rule for the scan, such as national-id='NID-\\d{9}' "
-            "(repeatable).",
-        ),
-    ] = None,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """Run an application and record every effect it calls to a new trace.
-
-    Exit 0 when the run succeeded; 1 when the application ran and failed (its
-    error or exit, a session error) or the trace could not be written (a full
-    disk: storage_error), the trace recorded up to the failure being kept; 2
-    when the command was refused before the application ran (bad runner or
-    output path), nothing being written.
-    """
+    runner: str,
+    output: Path,
+    overwrite: bool,
+    secrets: SecretModeChoice | None,
+    patterns: list[tuple[str, str]] | None,
+    output_format: OutputFormat,
+) -> int:
+    """Run `toolreplay record` (`RECORD`); return the exit status."""
     report = RunDocument("record", runner=runner, paths={"trace": str(output)})
     try:
         session = RecordSession(
@@ -257,28 +260,40 @@ def record(
             resolved = _resolve_runner(runner, None)
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError, SecretScanError) as refusal:
-        _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
-        return
+        return _refuse(
+            report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
+        )
     report.counts = {"operations_recorded": session.operation_count}
-    _emit(
+    return _emit(
         report,
         output_format,
         [f"recorded {runner} to {output}: {session.operation_count} operations"],
     )
 
 
-def replay(
-    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to replay.")],
-    runner: RunnerOption = None,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """Run an application against a trace, strictly: no effect body runs.
+RECORD = Command(
+    name="record",
+    summary="Run an application and record every effect it calls to a new trace.",
+    description="""
+        Exit 0 when the run succeeded; 1 when the application ran and failed (its
+        error or exit, a session error) or the trace could not be written (a full
+        disk: storage_error), the trace recorded up to the failure being kept; 2
+        when the command was refused before the application ran (bad runner or
+        output path), nothing being written.
+    """,
+    add_arguments=_add_record_arguments,
+    run=record,
+)
 
-    Exit 0 when the run succeeded; 1 when the application ran and failed (a
-    replay miss or other contract error, its own error or exit, a session
-    error); 2 when the command was refused before the application ran (bad
-    trace or runner). Replay never writes a file.
-    """
+
+def _add_replay_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("trace_path", type=Path, metavar="TRACE", help="The trace to replay.")
+    _add_runner_option(parser)
+    add_format_option(parser)
+
+
+def replay(trace_path: Path, runner: str | None, output_format: OutputFormat) -> int:
+    """Run `toolreplay replay` (`REPLAY`); return the exit status."""
     report = RunDocument("replay", runner=runner, paths={"trace": str(trace_path)})
     try:
         trace = read_trace(trace_path)
@@ -288,13 +303,14 @@ def replay(
         session = ReplaySession(trace)
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError) as refusal:
-        _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
-        return
+        return _refuse(
+            report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
+        )
     report.counts = {
         "operations_in_trace": len(trace),
         "operations_consumed": session.consumed_count,
     }
-    _emit(
+    return _emit(
         report,
         output_format,
         [
@@ -304,42 +320,66 @@ def replay(
     )
 
 
-def fork(
-    source_path: Annotated[Path, typer.Argument(metavar="SOURCE", help="The trace to fork.")],
-    patches_path: Annotated[
-        Path, typer.Option("--patches", "-p", help="A patch file (toolreplay.patches).")
-    ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The branch trace to create.")],
-    runner: RunnerOption = None,
-    live: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--live",
-            metavar="EFFECT",
-            help="Let this effect (or namespace.*) run its real body for calls the source "
-            "does not hold; repeatable. Off by default.",
-        ),
-    ] = None,
-    allow_unobserved: Annotated[
-        bool,
-        typer.Option(
-            "--allow-unobserved",
-            help="Complete even if the application no longer calls some source operations; "
-            "the branch footer lists them.",
-        ),
-    ] = False,
-    output_format: FormatOption = OutputFormat.text,
-) -> None:
-    """Replay a trace with patches applied (replaced or supplied outcomes), writing a branch.
+REPLAY = Command(
+    name="replay",
+    summary="Run an application against a trace, strictly: no effect body runs.",
+    description="""
+        Exit 0 when the run succeeded; 1 when the application ran and failed (a
+        replay miss or other contract error, its own error or exit, a session
+        error); 2 when the command was refused before the application ran (bad
+        trace or runner). Replay never writes a file.
+    """,
+    add_arguments=_add_replay_arguments,
+    run=replay,
+)
 
-    Exit 0 when the run succeeded and every patch was applied; 1 when the
-    application ran and failed (a call nothing answers, an unapplied patch, its
-    own error or exit, a session error) or the branch could not be written (a
-    full disk: storage_error), the branch holding what it observed up to the
-    failure being kept; 2 when the command was refused before the application
-    ran (bad trace, patch file, runner, --live or output path, or a supply patch
-    for an effect the application does not declare), nothing being written.
-    """
+
+def _add_fork_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("source_path", type=Path, metavar="SOURCE", help="The trace to fork.")
+    parser.add_argument(
+        "--patches",
+        "-p",
+        dest="patches_path",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="A patch file (toolreplay.patches).",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="The branch trace to create.",
+    )
+    _add_runner_option(parser)
+    parser.add_argument(
+        "--live",
+        action="append",
+        metavar="EFFECT",
+        help="Let this effect (or namespace.*) run its real body for calls the source "
+        "does not hold; repeatable. Off by default.",
+    )
+    parser.add_argument(
+        "--allow-unobserved",
+        action="store_true",
+        help="Complete even if the application no longer calls some source operations; "
+        "the branch footer lists them.",
+    )
+    add_format_option(parser)
+
+
+def fork(
+    source_path: Path,
+    patches_path: Path,
+    output: Path,
+    runner: str | None,
+    live: list[str] | None,
+    allow_unobserved: bool,
+    output_format: OutputFormat,
+) -> int:
+    """Run `toolreplay fork` (`FORK`); return the exit status."""
     report = RunDocument(
         "fork",
         runner=runner,
@@ -361,8 +401,9 @@ def fork(
         report.runner = resolved.spec
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError, PatchError, ForkOptionError) as refusal:
-        _refuse(report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format)
-        return
+        return _refuse(
+            report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
+        )
     report.paths["branch"] = str(output)
     report.counts = {
         "operations_in_trace": len(trace),
@@ -372,7 +413,7 @@ def fork(
         "operations_unobserved": len(trace) - session.consumed_count,
         "patches": len(patches),
     }
-    _emit(
+    return _emit(
         report,
         output_format,
         [
@@ -382,3 +423,23 @@ def fork(
             f"compare: toolreplay diff {source_path} {output}",
         ],
     )
+
+
+FORK = Command(
+    name="fork",
+    summary="Replay a trace with patches applied, writing a branch.",
+    description="""
+        A patch replaces an outcome the trace recorded or supplies one it lacks.
+
+        Exit 0 when the run succeeded and every patch was applied; 1 when the
+        application ran and failed (a call nothing answers, an unapplied patch, its
+        own error or exit, a session error) or the branch could not be written (a
+        full disk: storage_error), the branch holding what it observed up to the
+        failure being kept; 2 when the command was refused before the application
+        ran (bad trace, patch file, runner, --live or output path, or a supply patch
+        for an effect the application does not declare), nothing being written.
+    """,
+    add_arguments=_add_fork_arguments,
+    run=fork,
+)
+COMMANDS = (RECORD, REPLAY, FORK)

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from toolreplay.cli.output import FormatOption, Output, OutputFormat
+from toolreplay.cli.command import Command, whole_number
+from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import TraceError
 from toolreplay.portable import preview
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import TRACE_FORMAT, Operation, Raised
 from toolreplay.trace.reader import Trace, read_trace
 
-__all__ = ["SHOW_FORMAT_VERSION", "show", "trace_summary"]
+__all__ = ["COMMANDS", "SHOW", "SHOW_FORMAT_VERSION", "show", "trace_summary"]
 
 SHOW_FORMAT_VERSION = 1
 _DEFAULT_TEXT_LIMIT = 50
@@ -70,29 +70,25 @@ def _state(trace: Trace) -> str:
     return f"{trace.describe_state()}; the session raised {ending.error_type}: {ending.message}"
 
 
-def show(
-    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="A .trp trace file.")],
-    output_format: FormatOption = OutputFormat.text,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help=f"Operations to list (text default {_DEFAULT_TEXT_LIMIT}, json default all; "
-            "0 = all).",
-        ),
-    ] = None,
-) -> None:
-    """Summarise a trace: its header, whether it is complete, and its operations.
+def _add_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("trace_path", type=Path, metavar="TRACE", help="A .trp trace file.")
+    add_format_option(parser)
+    parser.add_argument(
+        "--limit",
+        type=whole_number(0),
+        metavar="N",
+        help=f"Operations to list (text default {_DEFAULT_TEXT_LIMIT}, json default all; 0 = all).",
+    )
 
-    Exit 0 when the trace was read (complete or not), 2 when it cannot be read
-    (missing, malformed, or of an unsupported format version), as every command.
-    """
+
+def show(trace_path: Path, output_format: OutputFormat, limit: int | None) -> int:
+    """Run `toolreplay show` (`SHOW`); return the exit status."""
     out = Output()
     try:
         trace = read_trace(trace_path)
     except TraceError as error:
         out.error(str(error))
-        raise typer.Exit(2) from None
+        return 2
     if limit == 0:
         limit = None
     elif limit is None and output_format is OutputFormat.text:
@@ -100,7 +96,7 @@ def show(
 
     if output_format is OutputFormat.json:
         print(json.dumps(trace_summary(trace, limit=limit), ensure_ascii=False, indent=2))
-        return
+        return 0
 
     header = trace.header
     out.fields(
@@ -119,7 +115,7 @@ def show(
     )
     shown = trace.operations if limit is None else trace.operations[:limit]
     if not shown:
-        return
+        return 0
     out.line()
     out.table(
         ["#", "effect", "occ", "status", "origin", "inputs", "result"],
@@ -139,3 +135,17 @@ def show(
     hidden = len(trace) - len(shown)
     if hidden:
         out.line(f"... {hidden} more operations (--limit 0 lists all)")
+    return 0
+
+
+SHOW = Command(
+    name="show",
+    summary="Summarise a trace: its header, whether it is complete, and its operations.",
+    description="""
+        Exit 0 when the trace was read (complete or not), 2 when it cannot be read
+        (missing, malformed, or of an unsupported format version), as every command.
+    """,
+    add_arguments=_add_arguments,
+    run=show,
+)
+COMMANDS = (SHOW,)

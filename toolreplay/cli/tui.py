@@ -15,14 +15,14 @@ a normal quit.
 from __future__ import annotations
 
 import importlib
+from argparse import ArgumentParser
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Protocol
 
-import typer
-
+from toolreplay.cli.command import Command
 from toolreplay.cli.output import Output
 
-__all__ = ["INSTALL_HINT", "tui"]
+__all__ = ["COMMANDS", "INSTALL_HINT", "TUI", "tui"]
 
 INSTALL_HINT = (
     'install it with: uv sync --all-extras (from a clone), or: pip install "toolreplay[tui]"'
@@ -42,71 +42,55 @@ class _Run(Protocol):
 _UI_MODULES = frozenset({"toolreplay_tui", "textual"})
 
 
-def _refuse(message: str) -> typer.Exit:
-    Output.error(message)
-    return typer.Exit(2)
-
-
-def _check_trace_file(path: Path, label: str = "", *, folder_ok: bool = False) -> None:
-    """Refuse (exit 2) unless `path` is a regular file (or, if `folder_ok`, a folder);
+def _trace_file_problem(path: Path, label: str = "", *, folder_ok: bool = False) -> str | None:
+    """Why `path` is refused, unless it is a regular file (or, if `folder_ok`, a folder);
     `label` names the option."""
     if path.is_file() or (folder_ok and path.is_dir()):
-        return
+        return None
     shown = f"{label}{path}"
     if path.is_dir():
-        raise _refuse(f"{shown}: is a directory, not a trace file")
+        return f"{shown}: is a directory, not a trace file"
     if path.exists():
-        raise _refuse(f"{shown}: is not a regular file, not a trace file")
-    raise _refuse(f"{shown}: no such trace file")
+        return f"{shown}: is not a regular file, not a trace file"
+    return f"{shown}: no such trace file"
 
 
-def tui(
-    trace: Annotated[
-        Path,
-        typer.Argument(
-            metavar="TRACE",
-            help="The trace to open, or a folder of traces to pick one from (newest first).",
-        ),
-    ],
-    runner: Annotated[
-        str | None,
-        typer.Option(
-            "--runner",
-            "-r",
-            metavar="MODULE:CALLABLE",
-            help=(
-                "The application entry point, called with no arguments, for replays and forks "
-                "(default: the trace's; asked for when neither is given)."
-            ),
-        ),
-    ] = None,
-    against: Annotated[
-        Path | None,
-        typer.Option(
-            "--against",
-            metavar="OTHER.trp",
-            help="A second trace to compare TRACE with: the diff view opens on it.",
-        ),
-    ] = None,
-    workdir: Annotated[
-        Path | None,
-        typer.Option(
-            "--workdir",
-            metavar="FOLDER",
-            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
-        ),
-    ] = None,
-) -> None:
-    """Browse, fork, diff and promote a trace in the terminal UI.
+def _add_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "trace",
+        type=Path,
+        metavar="TRACE",
+        help="The trace to open, or a folder of traces to pick one from (newest first).",
+    )
+    parser.add_argument(
+        "--runner",
+        "-r",
+        metavar="MODULE:CALLABLE",
+        help="The application entry point, called with no arguments, for replays and forks "
+        "(default: the trace's; asked for when neither is given).",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="OTHER.trp",
+        help="A second trace to compare TRACE with: the diff view opens on it.",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        metavar="FOLDER",
+        help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
+    )
 
-    Given a folder (a capture folder), a picker lists its traces first. Needs the
-    tui extra, which `uv sync --all-extras` installs. Exit 2 when the trace is
-    neither a file nor a folder, a trace (or --against) cannot be opened, or the
-    UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
-    """
-    _check_trace_file(trace, folder_ok=True)
-    if against is not None:
-        _check_trace_file(against, "--against ")
+
+def tui(trace: Path, runner: str | None, against: Path | None, workdir: Path | None) -> int:
+    """Run `toolreplay tui` (`TUI`); return the exit status."""
+    problem = _trace_file_problem(trace, folder_ok=True)
+    if problem is None and against is not None:
+        problem = _trace_file_problem(against, "--against ")
+    if problem is not None:
+        Output.error(problem)
+        return 2
     try:
         # By name, not `import toolreplay_tui`: the core package neither needs the extra
         # to import nor to type-check.
@@ -116,10 +100,24 @@ def tui(
         missing = (error.name or "").partition(".")[0]
         if missing not in _UI_MODULES:
             raise  # the UI is installed but broken: show the real import error
-        raise _refuse(
+        Output.error(
             f"the terminal UI is not installed (no module named {missing!r}); {INSTALL_HINT}"
-        ) from None
+        )
+        return 2
     run: _Run = ui.run
-    status = run(trace, runner, against, workdir=workdir)
-    if status:
-        raise typer.Exit(status)
+    return run(trace, runner, against, workdir=workdir)
+
+
+TUI = Command(
+    name="tui",
+    summary="Browse, fork, diff and promote a trace in the terminal UI.",
+    description="""
+        Given a folder (a capture folder), a picker lists its traces first. Needs the
+        tui extra, which `uv sync --all-extras` installs. Exit 2 when the trace is
+        neither a file nor a folder, a trace (or --against) cannot be opened, or the
+        UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
+    """,
+    add_arguments=_add_arguments,
+    run=tui,
+)
+COMMANDS = (TUI,)

@@ -138,9 +138,9 @@ def _run_quietly(arguments: list[str]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    from toolreplay.cli.app import app
+    from toolreplay.cli.app import main
 
-    app(args=arguments, prog_name="toolreplay")
+    main(arguments)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,17 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     from toolreplay.runners import import_from_working_directory, load_runner
 
     import_from_working_directory()
-    import typer.main
+    from toolreplay.cli.app import load_commands
+    from toolreplay.cli.app import main as command_line
 
-    from toolreplay.cli.app import app, load_commands
-
-    # The imports every run needs, and the click commands typer builds from the command
-    # functions' signatures on every call (half of a fork's own time), paid once.
+    # The imports every run needs, paid once (each run builds its command's parser: about
+    # a millisecond).
     load_commands()
-    command = typer.main.get_command(app)
-
-    def command_line(argv: list[str]) -> object:
-        return command.main(args=argv, prog_name="toolreplay")
 
     if arguments:
         # Import the application; a failure is the forked run's to report, precisely.
