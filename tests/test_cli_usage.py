@@ -163,24 +163,3 @@ def test_a_missing_verify_path_is_a_usage_error(tmp_path: Path) -> None:
     assert result.stderr.endswith(
         "toolreplay verify: error: argument PATH: missing does not exist\n"
     )
-
-
-def test_find_piped_imports_no_third_party_command_line_or_terminal_library(
-    tmp_path: Path,
-) -> None:
-    code = (
-        "import sys\n"
-        "import toolreplay.cli\n"
-        "try:\n"
-        f"    toolreplay.cli.main(['find', {str(tmp_path)!r}, '--limit', '3'])\n"
-        "except SystemExit as exit_:\n"
-        "    print(exit_.code, file=sys.stderr)\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
-    )
-    assert result.stderr.strip().splitlines()[-1] == "1", result.stderr  # nothing matched
-    roots = {name.partition(".")[0] for name in result.stdout.split()}
-    assert "argparse" in roots
-    assert sorted(roots & {"typer", "click", "pydantic", "rich"}) == []

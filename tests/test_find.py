@@ -356,3 +356,7 @@ def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
         "pydantic",
     }
     assert sorted(loaded & unneeded) == []
+    # One parser, the standard library's: no third-party command-line library either.
+    roots = {name.partition(".")[0] for name in loaded}
+    assert "argparse" in roots
+    assert sorted(roots & {"typer", "click"}) == []
