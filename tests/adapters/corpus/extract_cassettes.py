@@ -2,7 +2,7 @@
 
 Usage, from the project root::
 
-    uv run python tests/adapters/corpus/extract_cassettes.py CLONE_ROOT
+    uv run python tests/adapters/corpus/extract_cassettes.py CLONE_ROOT [--all OUT_DIR]
 
 CLONE_ROOT/OWNER+NAME is a git clone (a bare mirror works) of each repository in
 SOURCES; cassettes are read at its HEAD commit. Every interaction with api.openai.com on
@@ -15,12 +15,18 @@ kept: method, path, query and JSON body of the request; status, content type and
 body (or the server-sent events as text) of the response. Every header other than the
 content type is dropped, and long base64-like strings (images, audio, encrypted
 reasoning) are cut to a marked prefix, so nothing secret and nothing large is copied.
+
+With `--all OUT_DIR`, every candidate pair (no selection, no size limit) is written to
+OUT_DIR instead, in the same format and without a README, so that the corpus test can
+be run over all of them (`TOOLREPLAY_CORPUS_DIR=OUT_DIR`) before choosing what to keep.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
+import hashlib
 import json
 import re
 import subprocess
@@ -34,18 +40,42 @@ import yaml
 
 CORPUS_DIR = Path(__file__).parent
 OPENAI_HOST = "api.openai.com"
-# Endpoints the corpus test knows how to call through the SDK's own resource methods.
-ENDPOINT_PATTERNS = (
-    ("POST", re.compile(r"^/v1/responses$")),
-    ("GET", re.compile(r"^/v1/responses/[^/]+$")),
-    ("POST", re.compile(r"^/v1/responses/compact$")),
-    ("POST", re.compile(r"^/v1/responses/input_tokens$")),
-    ("POST", re.compile(r"^/v1/chat/completions$")),
-    ("POST", re.compile(r"^/v1/completions$")),
-    ("POST", re.compile(r"^/v1/embeddings$")),
-    ("POST", re.compile(r"^/v1/moderations$")),
-    ("POST", re.compile(r"^/v1/images/generations$")),
-    ("POST", re.compile(r"^/v1/conversations$")),
+# Endpoints the corpus test knows how to call through the SDK's own resource methods
+# (its ROUTES).
+ID = r"[^/]+"
+ENDPOINT_PATTERNS = tuple(
+    (method, re.compile(f"^/v1/{path}$"))
+    for method, path in (
+        ("POST", "responses"),
+        ("GET", f"responses/{ID}"),
+        ("POST", "responses/compact"),
+        ("POST", "responses/input_tokens"),
+        ("POST", "chat/completions"),
+        ("POST", "completions"),
+        ("POST", "embeddings"),
+        ("POST", "moderations"),
+        ("POST", "images/generations"),
+        ("POST", "conversations"),
+        ("DELETE", f"conversations/{ID}"),
+        ("GET", "files"),
+        ("GET", f"files/{ID}"),
+        ("DELETE", f"files/{ID}"),
+        ("GET", "models"),
+        ("GET", f"models/{ID}"),
+        ("DELETE", f"models/{ID}"),
+        ("POST", "vector_stores"),
+        ("DELETE", f"vector_stores/{ID}"),
+        ("POST", f"vector_stores/{ID}/files"),
+        ("POST", "realtime/client_secrets"),
+        ("POST", "assistants"),
+        ("GET", f"assistants/{ID}"),
+        ("POST", "threads"),
+        ("POST", f"threads/{ID}/messages"),
+        ("GET", f"threads/{ID}/messages"),
+        ("POST", f"threads/{ID}/runs"),
+        ("GET", f"threads/{ID}/runs/{ID}"),
+        ("POST", f"threads/{ID}/runs/{ID}/submit_tool_outputs"),
+    )
 )
 # Where the pairs come from (all MIT or Apache-2.0), and how many pairs of one kind to keep.
 SOURCES = (
@@ -53,6 +83,13 @@ SOURCES = (
     ("simonw/llm", "Apache-2.0"),
     ("traceloop/openllmetry", "Apache-2.0"),
     ("pydantic/logfire", "MIT"),
+    ("crewAIInc/crewAI", "MIT"),
+    ("Arize-ai/openinference", "Apache-2.0"),
+    ("open-telemetry/opentelemetry-python-contrib", "Apache-2.0"),
+    ("Mirascope/mirascope", "MIT"),
+    ("langchain-ai/langsmith-sdk", "MIT"),
+    ("DataDog/dd-trace-py", "Apache-2.0"),  # dual-licensed Apache-2.0 or BSD-3-Clause
+    ("elastic/elastic-otel-python-instrumentations", "Apache-2.0"),
 )
 PER_KIND = 15
 MAX_PAIR_CHARS = 48_000
@@ -154,13 +191,14 @@ def request_of(request: dict[str, Any]) -> dict[str, Any] | None:
 def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
     headers = response.get("headers") or {}
     content_type = header(headers, "content-type") or ""
-    status = (response.get("status") or {}).get("code")
+    # vcrpy's httpx stubs once wrote `status_code` and `content` instead.
+    status = (response.get("status") or {}).get("code", response.get("status_code"))
     if not isinstance(status, int):
         return None
     base = {"status": status, "content_type": content_type}
     if "parsed_body" in response:
         return {**base, "body": trim(response["parsed_body"])}
-    data = body_bytes(response.get("body"))
+    data = body_bytes(response["body"] if "body" in response else response.get("content"))
     if data is None:
         return None
     data = decode(data, header(headers, "content-encoding"))
@@ -186,12 +224,23 @@ def git(clone: Path, *args: str) -> str:
     ).stdout
 
 
+def kind_path(path: str) -> str:
+    """The path with its parameters (anything but a lowercase word, and a model's name)
+    as `{id}`, so they do not make a kind of their own."""
+    parts = path.split("/")
+    return "/".join(
+        "{id}"
+        if not re.fullmatch(r"v1|[a-z]+(_[a-z]+)*|", part)
+        or (index > 0 and parts[index - 1] == "models")
+        else part
+        for index, part in enumerate(parts)
+    )
+
+
 def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
     """What a pair exercises: endpoint, status, JSON or stream, and the item kinds seen."""
     request, response = pair["request"], pair["response"]
-    path = re.sub(
-        r"^/v1/responses/(?!compact$|input_tokens$)[^/]+$", "/v1/responses/{id}", request["path"]
-    )
+    path = kind_path(request["path"])
     seen: set[str] = set()
     bodies: list[Any] = [response.get("body")]
     for line in response.get("sse", "").split("\n"):
@@ -212,13 +261,60 @@ def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
     return (request["method"], path, str(response["status"]), mode, *sorted(seen))
 
 
+class CassetteLoader(yaml.CSafeLoader):
+    """YAML with the header-name tags some recorders leave (`multidict.istr`) read as text."""
+
+
+def _istr(loader: CassetteLoader, suffix: str, node: yaml.Node) -> str:
+    assert isinstance(node, yaml.SequenceNode)
+    return str(loader.construct_sequence(node)[0])
+
+
+for _how in ("apply", "new"):
+    CassetteLoader.add_multi_constructor(
+        f"tag:yaml.org,2002:python/object/{_how}:multidict.", _istr
+    )
+
+
+def har_interaction(entry: dict[str, Any]) -> dict[str, Any]:
+    """A HAR entry (Polly.js cassettes) in the shape of a VCR interaction."""
+    request, response = entry.get("request") or {}, entry.get("response") or {}
+    content = response.get("content") or {}
+    text = content.get("text")
+    if text is not None and content.get("encoding") == "base64":
+        text = base64.b64decode(text)
+    return {
+        "request": {
+            "uri": request.get("url", ""),
+            "method": request.get("method", ""),
+            "body": (request.get("postData") or {}).get("text"),
+        },
+        "response": {
+            "status": {"code": response.get("status")},
+            # HAR keeps the body decoded: its content-encoding no longer applies.
+            "headers": {
+                h["name"]: [h["value"]]
+                for h in response.get("headers") or []
+                if h["name"].lower() != "content-encoding"
+            },
+            "body": {"string": text},
+        },
+    }
+
+
 def cassette_pairs(clone: Path, path: str) -> list[dict[str, Any]]:
+    """The pairs of a VCR (YAML) or HAR (JSON) cassette."""
     try:
-        document = yaml.load(git(clone, "show", f"HEAD:{path}"), Loader=yaml.CSafeLoader)
+        document = yaml.load(git(clone, "show", f"HEAD:{path}"), Loader=CassetteLoader)
     except (subprocess.CalledProcessError, yaml.YAMLError):
         return []
+    if not isinstance(document, dict):
+        return []
+    interactions: list[Any] = document.get("interactions") or [
+        har_interaction(entry) for entry in (document.get("log") or {}).get("entries") or []
+    ]
     pairs: list[dict[str, Any]] = []
-    for interaction in (document or {}).get("interactions") or []:
+    for interaction in interactions:
         request = request_of(interaction.get("request") or {})
         response = response_of(interaction.get("response") or {})
         if request is not None and response is not None:
@@ -274,12 +370,36 @@ def write_readme(files: dict[str, dict[str, Any]]) -> None:
     (CORPUS_DIR / "README.md").write_text("\n".join(lines) + "\n")
 
 
+Candidate = tuple[int, int, str, dict[str, Any], dict[str, Any]]
+
+
+def file_name(files: dict[str, dict[str, Any]], origin: dict[str, str]) -> str:
+    """The corpus file of a cassette: repository, folder and stem, unique per path."""
+    path = Path(origin["path"])
+    stem = re.sub(r"[^\w.-]+", "_", f"{path.parent.name}__{path.stem}")
+    name = origin["repository"].replace("/", "__") + "__" + stem
+    if name in files and files[name]["source"]["path"] != origin["path"]:
+        # Two cassettes with the same folder and stem in different places.
+        name += "__" + hashlib.sha256(origin["path"].encode()).hexdigest()[:8]
+    return name
+
+
+def write_files(folder: Path, files: dict[str, dict[str, Any]]) -> None:
+    for old in folder.glob("*.json"):
+        old.unlink()
+    for name, document in files.items():
+        document["pairs"].sort(key=lambda pair: json.dumps(pair))
+        (folder / f"{name}.json").write_text(
+            json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+        )
+
+
 def main(argv: list[str]) -> int:
     """Extract every source below CLONE_ROOT (CLONE_ROOT/OWNER+NAME[/repo]) and select."""
     root = Path(argv[0])
-    candidates: dict[
-        tuple[str, ...], list[tuple[int, int, str, dict[str, Any], dict[str, Any]]]
-    ] = {}
+    every_pair_to = Path(argv[2]) if argv[1:2] == ["--all"] else None
+    candidates: dict[tuple[str, ...], list[Candidate]] = {}
+    everything: dict[str, dict[str, Any]] = {}
     order = 0
     for repository, licence in SOURCES:
         clone = root / repository.replace("/", "+")
@@ -290,34 +410,36 @@ def main(argv: list[str]) -> int:
             path = entry.split(":", 1)[1]
             origin = {"repository": repository, "path": path, "commit": commit, "licence": licence}
             for pair in cassette_pairs(clone, path):
+                name = file_name(everything, origin)
+                everything.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
                 size = len(json.dumps(pair))
                 if size <= MAX_PAIR_CHARS:
                     order += 1
                     candidates.setdefault(kind_of(pair), []).append(
                         (size, order, path, origin, pair)
                     )
+    if every_pair_to is not None:
+        every_pair_to.mkdir(parents=True, exist_ok=True)
+        write_files(every_pair_to, everything)
+        print(
+            f"{sum(len(d['pairs']) for d in everything.values())} pairs in {len(everything)} files"
+        )
+        return 0
     files: dict[str, dict[str, Any]] = {}
     for kind in sorted(candidates):
         # Round-robin over sources, smallest first, so each kind mixes projects.
-        by_source: dict[str, list[Any]] = {}
+        by_source: dict[str, list[Candidate]] = {}
         for candidate in sorted(candidates[kind]):
             by_source.setdefault(candidate[3]["repository"], []).append(candidate)
-        chosen: list[Any] = []
+        chosen: list[Candidate] = []
         while len(chosen) < PER_KIND and any(by_source.values()):
             for queue in by_source.values():
                 if queue and len(chosen) < PER_KIND:
                     chosen.append(queue.pop(0))
-        for _size, _order, path, origin, pair in sorted(chosen, key=lambda c: c[1]):
-            stem = f"{Path(path).parent.name}__{Path(path).stem}"
-            name = origin["repository"].replace("/", "__") + "__" + re.sub(r"[^\w.-]+", "_", stem)
+        for _size, _order, _path, origin, pair in sorted(chosen, key=lambda c: c[1]):
+            name = file_name(files, origin)
             files.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
-    for old in CORPUS_DIR.glob("*.json"):
-        old.unlink()
-    for name, document in files.items():
-        document["pairs"].sort(key=lambda pair: json.dumps(pair))
-        (CORPUS_DIR / f"{name}.json").write_text(
-            json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-        )
+    write_files(CORPUS_DIR, files)
     write_readme(files)
     print(f"{sum(len(d['pairs']) for d in files.values())} pairs in {len(files)} files")
     return 0
