@@ -4,13 +4,16 @@ Each pair (`corpus/*.json`, recorded against the real API by other projects; the
 README lists the sources) is served three ways through the SDK's own resource method
 for its endpoint: to the plain SDK, to an instrumented client under `record`, and to
 an instrumented client under `replay` whose transport refuses every request. The
-three results (the parsed object's `model_dump`, every event of a stream, or the
-error's class, status and body) must be identical, and the replay must send nothing.
+three results (the parsed object's `model_dump`, every event of a stream, the text or
+bytes of any other body, or the error's class, status and body) must be identical, and
+the replay must send nothing. A multipart upload sends placeholder bytes for its files
+(the corpus keeps their names only), the same in all three.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import json
 import os
@@ -50,13 +53,16 @@ def serving(response: dict[str, Any]) -> Callable[[Any], Any]:
     """A handler answering every request with the recorded response."""
 
     def answer(request: Any) -> Any:
+        if "body" in response:
+            return HTTP.Response(response["status"], json=response["body"])
         if "sse" in response:
-            return HTTP.Response(
-                response["status"],
-                content=response["sse"].encode(),
-                headers={"content-type": "text/event-stream"},
-            )
-        return HTTP.Response(response["status"], json=response["body"])
+            content = response["sse"].encode()
+        elif "text" in response:
+            content = response["text"].encode()
+        else:
+            content = base64.b64decode(response["base64"])
+        headers = {"content-type": response["content_type"]}
+        return HTTP.Response(response["status"], content=content, headers=headers)
 
     return answer
 
@@ -71,6 +77,11 @@ ROUTES: tuple[tuple[str, str, Callable[[Any], Callable[..., Any]]], ...] = (
     ("POST", r"/v1/chat/completions", lambda c: c.chat.completions.create),
     ("POST", r"/v1/completions", lambda c: c.completions.create),
     ("POST", r"/v1/embeddings", lambda c: c.embeddings.create),
+    ("POST", r"/v1/audio/speech", lambda c: c.audio.speech.create),
+    ("POST", r"/v1/audio/transcriptions", lambda c: c.audio.transcriptions.create),
+    ("POST", r"/v1/files", lambda c: c.files.create),
+    ("GET", r"/v1/files/(?P<file_id>[^/]+)/content", lambda c: c.files.content),
+    ("POST", r"/v1/realtime/calls", lambda c: c.realtime.calls.create),
     ("POST", r"/v1/images/generations", lambda c: c.images.generate),
     ("POST", r"/v1/moderations", lambda c: c.moderations.create),
     ("POST", r"/v1/conversations", lambda c: c.conversations.create),
@@ -135,7 +146,12 @@ def method_for(client: Any, request: dict[str, Any]) -> tuple[Callable[..., Any]
     extra = {k: v for k, v in fields.items() if k not in accepted}
     if extra:
         arguments["extra_query" if request["body"] is None else "extra_body"] = extra
-    return function, {**arguments, **path_arguments}
+    # The corpus keeps an upload's file names, not its bytes: a placeholder stands in.
+    uploads = {
+        name: (filename, b"bytes of " + filename.encode())
+        for name, filename in request.get("files", {}).items()
+    }
+    return function, {**arguments, **path_arguments, **uploads}
 
 
 def dump(value: Any) -> Any:
@@ -143,8 +159,12 @@ def dump(value: Any) -> Any:
     # dump of such a value warns, which says nothing about the round trip.
     # A body the SDK does not parse into a model (an event stream answering a request
     # that did not ask for one) comes back as the text it is.
+    # A binary answer (audio, a file's content) comes back as its bytes.
     if isinstance(value, str):
         return value
+    content = getattr(value, "content", None)
+    if isinstance(content, bytes):
+        return content
     return value.model_dump(mode="json", warnings=False)
 
 

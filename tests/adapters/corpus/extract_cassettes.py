@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import email.parser
+import email.policy
 import gzip
 import hashlib
 import json
@@ -32,6 +34,7 @@ import re
 import subprocess
 import sys
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -53,6 +56,11 @@ ENDPOINT_PATTERNS = tuple(
         ("POST", "chat/completions"),
         ("POST", "completions"),
         ("POST", "embeddings"),
+        ("POST", "audio/speech"),
+        ("POST", "audio/transcriptions"),
+        ("POST", "files"),
+        ("GET", f"files/{ID}/content"),
+        ("POST", "realtime/calls"),
         ("POST", "moderations"),
         ("POST", "images/generations"),
         ("POST", "conversations"),
@@ -98,6 +106,7 @@ KEPT_PREFIX = 24
 BASE64ISH = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+$")
 EMBEDDING_KEEP = 8
 EMBEDDING_BASE64_KEEP = 32
+BINARY_KEEP = 1024
 
 
 def trim(value: Any, key: str = "") -> Any:
@@ -171,21 +180,53 @@ def request_of(request: dict[str, Any]) -> dict[str, Any] | None:
     if not any(method == m and p.match(url.path) for m, p in ENDPOINT_PATTERNS):
         return None
     body: Any = None
+    files: dict[str, str] | None = None
     if "parsed_body" in request:
         body = request["parsed_body"]
     else:
         data = body_bytes(request.get("body"))
-        if data:
+        content_type = header(request.get("headers"), "content-type") or ""
+        if data and content_type.startswith("multipart/form-data"):
+            form = multipart_form(data)
+            if form is None:
+                return None
+            body, files = form
+        elif data:
             try:
                 body = json.loads(data)
             except (json.JSONDecodeError, UnicodeDecodeError):
-                return None  # multipart uploads and the like
-    return {
-        "method": method,
-        "path": url.path,
-        "query": dict(parse_qsl(url.query)),
-        "body": trim(body),
-    }
+                return None
+    kept = {"method": method, "path": url.path, "query": dict(parse_qsl(url.query))}
+    if files is not None:
+        return {**kept, "body": body, "files": files}
+    return {**kept, "body": trim(body)}
+
+
+def multipart_form(data: bytes) -> tuple[dict[str, str], dict[str, str]] | None:
+    """A multipart upload's text fields, and its file fields' file names (never their
+    bytes: the corpus test uploads a placeholder in their place)."""
+    if not data.startswith(b"--"):
+        with contextlib.suppress(ValueError):
+            data = base64.b64decode(data, validate=True)  # some recorders keep it encoded
+    boundary = data.split(b"\r\n", 1)[0][2:]
+    if not data.startswith(b"--") or not boundary:
+        return None
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b'Content-Type: multipart/form-data; boundary="' + boundary + b'"\r\n\r\n' + data
+    )
+    fields: dict[str, str] = {}
+    files: dict[str, str] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        filename = part.get_param("filename", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if not isinstance(name, str) or not isinstance(payload, bytes):
+            return None
+        if isinstance(filename, str):
+            files[name] = filename
+        else:
+            fields[name] = payload.decode()
+    return fields, files
 
 
 def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
@@ -207,7 +248,9 @@ def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
     try:
         text = data.decode()
     except UnicodeDecodeError:
-        return None
+        # Audio and the like: the first bytes stand for the whole body.
+        kept = base64.b64encode(data[:BINARY_KEEP]).decode()
+        return {**base, "base64": kept, "size": len(data)}
     if content_type.startswith("text/event-stream") or text.lstrip().startswith(
         ("data: ", "event: ")
     ):
@@ -215,7 +258,9 @@ def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
     try:
         return {**base, "body": trim(json.loads(text))}
     except json.JSONDecodeError:
-        return None
+        if "json" in content_type:
+            return None  # not what the API sent (an empty or cut body): a recorder's artefact
+        return {**base, "text": text}
 
 
 def git(clone: Path, *args: str) -> str:
@@ -257,7 +302,10 @@ def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
             message = choice.get("message") or choice.get("delta") or {}
             if message.get("tool_calls"):
                 seen.add("tool_calls")
-    mode = "sse" if "sse" in response else "json"
+    mode = next(m for m in ("sse", "text", "base64", "body") if m in response)
+    mode = {"body": "json", "base64": "binary"}.get(mode, mode)
+    if "files" in request:
+        mode = f"multipart {mode}"
     return (request["method"], path, str(response["status"]), mode, *sorted(seen))
 
 
@@ -287,6 +335,7 @@ def har_interaction(entry: dict[str, Any]) -> dict[str, Any]:
         "request": {
             "uri": request.get("url", ""),
             "method": request.get("method", ""),
+            "headers": {h["name"]: [h["value"]] for h in request.get("headers") or []},
             "body": (request.get("postData") or {}).get("text"),
         },
         "response": {
@@ -302,33 +351,49 @@ def har_interaction(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def cassette_pairs(clone: Path, path: str) -> list[dict[str, Any]]:
-    """The pairs of a VCR (YAML) or HAR (JSON) cassette."""
+def cassette_pairs(clone: Path, path: str, left_out: Counter[str]) -> list[dict[str, Any]]:
+    """The pairs of a VCR (YAML) or HAR (JSON) cassette; why others were not taken is
+    counted in `left_out`."""
     try:
         document = yaml.load(git(clone, "show", f"HEAD:{path}"), Loader=CassetteLoader)
     except (subprocess.CalledProcessError, yaml.YAMLError):
-        return []
+        document = None
     if not isinstance(document, dict):
+        left_out["a cassette neither YAML nor JSON this script reads"] += 1
         return []
     interactions: list[Any] = document.get("interactions") or [
         har_interaction(entry) for entry in (document.get("log") or {}).get("entries") or []
     ]
     pairs: list[dict[str, Any]] = []
     for interaction in interactions:
-        request = request_of(interaction.get("request") or {})
+        raw = interaction.get("request") or {}
+        url = urlsplit(raw.get("uri", ""))
+        if url.hostname != OPENAI_HOST:
+            continue
+        request = request_of(raw)
         response = response_of(interaction.get("response") or {})
         if request is not None and response is not None:
             pairs.append({"request": request, "response": response})
+        elif not any(raw.get("method") == m and p.match(url.path) for m, p in ENDPOINT_PATTERNS):
+            left_out[f"`{raw.get('method')} {kind_path(url.path)}`: no SDK method for it"] += 1
+        elif request is None:
+            left_out["a request body neither JSON nor a multipart form"] += 1
+        else:
+            left_out[
+                "a response body empty or cut although its content type says JSON "
+                "(a recorder's artefact: the API sends neither)"
+            ] += 1
     return pairs
 
 
-def write_readme(files: dict[str, dict[str, Any]]) -> None:
-    """The README: what the corpus is, how it was cut, and every file's origin."""
+def write_readme(files: dict[str, dict[str, Any]], tried: dict[str, Counter[str]]) -> None:
+    """The README: what the corpus is, how it was cut, what each source gave and what
+    was left out of it, and every file's origin."""
     kinds: dict[str, int] = {}
     for document in files.values():
         for pair in document["pairs"]:
             kind = kind_of(pair)
-            label = f"{kind[1]} {kind[3]} {kind[2]}"
+            label = f"{kind[0]} {kind[1]} {kind[3]} {kind[2]}"
             kinds[label] = kinds.get(label, 0) + 1
     lines = [
         "# Real OpenAI traffic corpus",
@@ -339,20 +404,46 @@ def write_readme(files: dict[str, dict[str, Any]]) -> None:
         "transport that refuses every request), and the three results must be identical.",
         "",
         "`extract_cassettes.py` wrote every file here from clones of the repositories below",
-        "(all MIT or Apache-2.0; their licences apply to these excerpts). Kept: method, path,",
-        "query and JSON body of the request; status, content type and JSON body or",
-        "server-sent events of the response. Dropped: every other header (keys,",
+        "(all MIT or Apache-2.0, dd-trace-py dual Apache-2.0 or BSD-3-Clause; their",
+        "licences apply to these excerpts), reading VCR (YAML) and HAR (Polly.js)",
+        "cassettes. Kept: method, path, query and JSON body of the request, or for a",
+        "multipart upload its text fields and its files' names (the test uploads",
+        "placeholder bytes in their place); status, content type and the response body:",
+        "JSON, server-sent events, other text as text, binary (audio) as the base64 of its",
+        f"first {BINARY_KEEP} bytes with its size. Dropped: every other header (keys,",
         "organisations, cookies). Cut: base64-like strings longer than 256 characters",
         "(images, audio, encrypted reasoning) keep a 24-character prefix and a",
         "`...[N chars trimmed]` mark, base64 embeddings keep 32 characters, float",
         "embeddings 8 values. At most "
         + str(PER_KIND)
-        + " pairs of each kind (endpoint, status, JSON or stream,",
-        "output item kinds) were kept, mixing sources.",
+        + " pairs of each kind (endpoint, status, body mode,",
+        "output item kinds) were kept, mixing sources. `--all` writes every candidate",
+        "instead, and `TOOLREPLAY_CORPUS_DIR=FOLDER` runs the test over them.",
         "",
-        "## Pairs by endpoint, mode and status",
+        "## What each source gave",
         "",
-        "| pairs | endpoint, mode, status |",
+        "Interactions with api.openai.com in the source's cassettes: candidates (all of",
+        "them round-trip under both SDK lines), and each one left out, with why.",
+        "",
+        "| repository | candidates | left out |",
+        "|------------|-----------:|----------|",
+        *(
+            f"| {repository} | {counts['candidates']} | "
+            + (
+                "; ".join(
+                    f"{count} {reason}"
+                    for reason, count in sorted(counts.items())
+                    if reason != "candidates"
+                )
+                or "none"
+            )
+            + " |"
+            for repository, counts in tried.items()
+        ),
+        "",
+        "## Pairs by endpoint, body mode and status",
+        "",
+        "| pairs | method, endpoint, body mode, status |",
         "|------:|------------------------|",
         *(f"| {count} | {label} |" for label, count in sorted(kinds.items())),
         "",
@@ -400,8 +491,10 @@ def main(argv: list[str]) -> int:
     every_pair_to = Path(argv[2]) if argv[1:2] == ["--all"] else None
     candidates: dict[tuple[str, ...], list[Candidate]] = {}
     everything: dict[str, dict[str, Any]] = {}
+    tried: dict[str, Counter[str]] = {}
     order = 0
     for repository, licence in SOURCES:
+        left_out = tried[repository] = Counter[str]()
         clone = root / repository.replace("/", "+")
         clone = clone / "repo" if (clone / "repo").exists() else clone
         commit = git(clone, "rev-parse", "HEAD").strip()
@@ -409,11 +502,14 @@ def main(argv: list[str]) -> int:
         for entry in sorted(listed.split()):
             path = entry.split(":", 1)[1]
             origin = {"repository": repository, "path": path, "commit": commit, "licence": licence}
-            for pair in cassette_pairs(clone, path):
+            for pair in cassette_pairs(clone, path, left_out):
+                left_out["candidates"] += 1
                 name = file_name(everything, origin)
                 everything.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
                 size = len(json.dumps(pair))
-                if size <= MAX_PAIR_CHARS:
+                if size > MAX_PAIR_CHARS:
+                    left_out[f"larger than {MAX_PAIR_CHARS:,} characters (`--all` only)"] += 1
+                else:
                     order += 1
                     candidates.setdefault(kind_of(pair), []).append(
                         (size, order, path, origin, pair)
@@ -440,7 +536,7 @@ def main(argv: list[str]) -> int:
             name = file_name(files, origin)
             files.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
     write_files(CORPUS_DIR, files)
-    write_readme(files)
+    write_readme(files, tried)
     print(f"{sum(len(d['pairs']) for d in files.values())} pairs in {len(files)} files")
     return 0
 
