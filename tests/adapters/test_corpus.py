@@ -4,15 +4,20 @@ Each pair (`corpus/*.json`, recorded against the real API by other projects; the
 README lists the sources) is served three ways through the SDK's own resource method
 for its endpoint: to the plain SDK, to an instrumented client under `record`, and to
 an instrumented client under `replay` whose transport refuses every request. The
-three results (the parsed object's `model_dump`, every event of a stream, or the
-error's class, status and body) must be identical, and the replay must send nothing.
+three results (the parsed object's `model_dump`, every event of a stream, the text or
+bytes of any other body, or the error's class, status and body) must be identical, and
+the replay must send nothing. A multipart upload sends placeholder bytes for its files
+(the corpus keeps their names only), the same in all three.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import json
+import os
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +31,9 @@ from examples.local_openai import HTTP, refusing
 from tests.adapters.support import async_client, sync_client
 from toolreplay.adapters.openai import instrument
 
-CORPUS = Path(__file__).parent / "corpus"
+# TOOLREPLAY_CORPUS_DIR runs the round trips over another folder of pairs in this format
+# (`extract_cassettes.py --all` writes every candidate pair, before the selection).
+CORPUS = Path(os.environ.get("TOOLREPLAY_CORPUS_DIR") or Path(__file__).parent / "corpus")
 BASE_URL = "https://api.openai.com/v1"
 
 
@@ -46,53 +53,118 @@ def serving(response: dict[str, Any]) -> Callable[[Any], Any]:
     """A handler answering every request with the recorded response."""
 
     def answer(request: Any) -> Any:
+        if "body" in response:
+            return HTTP.Response(response["status"], json=response["body"])
         if "sse" in response:
-            return HTTP.Response(
-                response["status"],
-                content=response["sse"].encode(),
-                headers={"content-type": "text/event-stream"},
-            )
-        return HTTP.Response(response["status"], json=response["body"])
+            content = response["sse"].encode()
+        elif "text" in response:
+            content = response["text"].encode()
+        else:
+            content = base64.b64decode(response["base64"])
+        headers = {"content-type": response["content_type"]}
+        return HTTP.Response(response["status"], content=content, headers=headers)
 
     return answer
+
+
+# Each endpoint of the corpus: method, path pattern (its parameters named as the SDK
+# method's arguments) and the SDK resource method that sends it.
+ROUTES: tuple[tuple[str, str, Callable[[Any], Callable[..., Any]]], ...] = (
+    ("POST", r"/v1/responses", lambda c: c.responses.create),
+    ("POST", r"/v1/responses/compact", lambda c: c.responses.compact),
+    ("POST", r"/v1/responses/input_tokens", lambda c: c.responses.input_tokens.count),
+    ("GET", r"/v1/responses/(?P<response_id>[^/]+)", lambda c: c.responses.retrieve),
+    ("POST", r"/v1/chat/completions", lambda c: c.chat.completions.create),
+    ("POST", r"/v1/completions", lambda c: c.completions.create),
+    ("POST", r"/v1/embeddings", lambda c: c.embeddings.create),
+    ("POST", r"/v1/audio/speech", lambda c: c.audio.speech.create),
+    ("POST", r"/v1/audio/transcriptions", lambda c: c.audio.transcriptions.create),
+    ("POST", r"/v1/files", lambda c: c.files.create),
+    ("GET", r"/v1/files/(?P<file_id>[^/]+)/content", lambda c: c.files.content),
+    ("POST", r"/v1/realtime/calls", lambda c: c.realtime.calls.create),
+    ("POST", r"/v1/images/generations", lambda c: c.images.generate),
+    ("POST", r"/v1/moderations", lambda c: c.moderations.create),
+    ("POST", r"/v1/conversations", lambda c: c.conversations.create),
+    ("DELETE", r"/v1/conversations/(?P<conversation_id>[^/]+)", lambda c: c.conversations.delete),
+    ("GET", r"/v1/files", lambda c: c.files.list),
+    ("GET", r"/v1/files/(?P<file_id>[^/]+)", lambda c: c.files.retrieve),
+    ("DELETE", r"/v1/files/(?P<file_id>[^/]+)", lambda c: c.files.delete),
+    ("GET", r"/v1/models", lambda c: c.models.list),
+    ("GET", r"/v1/models/(?P<model>[^/]+)", lambda c: c.models.retrieve),
+    ("DELETE", r"/v1/models/(?P<model>[^/]+)", lambda c: c.models.delete),
+    ("POST", r"/v1/vector_stores", lambda c: c.vector_stores.create),
+    ("DELETE", r"/v1/vector_stores/(?P<vector_store_id>[^/]+)", lambda c: c.vector_stores.delete),
+    (
+        "POST",
+        r"/v1/vector_stores/(?P<vector_store_id>[^/]+)/files",
+        lambda c: c.vector_stores.files.create,
+    ),
+    ("POST", r"/v1/realtime/client_secrets", lambda c: c.realtime.client_secrets.create),
+    ("POST", r"/v1/assistants", lambda c: c.beta.assistants.create),
+    ("GET", r"/v1/assistants/(?P<assistant_id>[^/]+)", lambda c: c.beta.assistants.retrieve),
+    ("POST", r"/v1/threads", lambda c: c.beta.threads.create),
+    (
+        "POST",
+        r"/v1/threads/(?P<thread_id>[^/]+)/messages",
+        lambda c: c.beta.threads.messages.create,
+    ),
+    ("GET", r"/v1/threads/(?P<thread_id>[^/]+)/messages", lambda c: c.beta.threads.messages.list),
+    ("POST", r"/v1/threads/(?P<thread_id>[^/]+)/runs", lambda c: c.beta.threads.runs.create),
+    (
+        "GET",
+        r"/v1/threads/(?P<thread_id>[^/]+)/runs/(?P<run_id>[^/]+)",
+        lambda c: c.beta.threads.runs.retrieve,
+    ),
+    (
+        "POST",
+        r"/v1/threads/(?P<thread_id>[^/]+)/runs/(?P<run_id>[^/]+)/submit_tool_outputs",
+        lambda c: c.beta.threads.runs.submit_tool_outputs,
+    ),
+)
 
 
 def method_for(client: Any, request: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
     """The SDK resource method of the request's endpoint, and its keyword arguments.
 
-    Body fields the installed SDK's method does not name go through `extra_body`, as
-    an application on an older SDK would send them.
+    Body fields the installed SDK's method does not name go through `extra_body`, and
+    query parameters it does not name through `extra_query`, as an application on an
+    older SDK would send them.
     """
-    path, method = request["path"], request["method"]
-    body: dict[str, Any] = dict(request["body"] or {})
-    endpoints: dict[str, Callable[..., Any]] = {
-        "/v1/responses": client.responses.create,
-        "/v1/responses/compact": client.responses.compact,
-        "/v1/responses/input_tokens": client.responses.input_tokens.count,
-        "/v1/chat/completions": client.chat.completions.create,
-        "/v1/completions": client.completions.create,
-        "/v1/embeddings": client.embeddings.create,
-        "/v1/images/generations": client.images.generate,
-        "/v1/conversations": client.conversations.create,
-        "/v1/moderations": client.moderations.create,
-    }
-    if method == "GET" and path.startswith("/v1/responses/"):
-        function = client.responses.retrieve
-        query = {k: {"true": True, "false": False}.get(v, v) for k, v in request["query"].items()}
-        body = {"response_id": path.rsplit("/", 1)[1], **query}
-    else:
-        function = endpoints[path]
+    matches = [
+        (resource, found.groupdict())
+        for method, pattern, resource in ROUTES
+        if method == request["method"] and (found := re.fullmatch(pattern, request["path"]))
+    ]
+    if not matches:
+        raise LookupError(f"no SDK method known for {request['method']} {request['path']}")
+    (resource, path_arguments), *_ = matches
+    function = resource(client)
+    query = {k: {"true": True, "false": False}.get(v, v) for k, v in request["query"].items()}
+    fields: dict[str, Any] = {**(request["body"] or {}), **query}
     accepted = inspect.signature(function).parameters
-    arguments = {k: v for k, v in body.items() if k in accepted}
-    extra = {k: v for k, v in body.items() if k not in accepted}
+    arguments = {k: v for k, v in fields.items() if k in accepted}
+    extra = {k: v for k, v in fields.items() if k not in accepted}
     if extra:
-        arguments["extra_body"] = extra
-    return function, arguments
+        arguments["extra_query" if request["body"] is None else "extra_body"] = extra
+    # The corpus keeps an upload's file names, not its bytes: a placeholder stands in.
+    uploads = {
+        name: (filename, b"bytes of " + filename.encode())
+        for name, filename in request.get("files", {}).items()
+    }
+    return function, {**arguments, **path_arguments, **uploads}
 
 
 def dump(value: Any) -> Any:
     # Bodies the SDK types narrowly still parse (its models allow extra fields); the
     # dump of such a value warns, which says nothing about the round trip.
+    # A body the SDK does not parse into a model (an event stream answering a request
+    # that did not ask for one) comes back as the text it is.
+    # A binary answer (audio, a file's content) comes back as its bytes.
+    if isinstance(value, str):
+        return value
+    content = getattr(value, "content", None)
+    if isinstance(content, bytes):
+        return content
     return value.model_dump(mode="json", warnings=False)
 
 
@@ -192,6 +264,15 @@ MODEL_CALLS = [
 ]
 
 
+# Model calls the debugger's transcript does not show yet, each with why. The test
+# checks they still do not (so this list is emptied when the transcript learns them).
+TRANSCRIPT_GAPS = {
+    # A Responses request naming only a stored prompt (`prompt`, no `input`, no `model`):
+    # toolreplay_tui.model.transcript only recognises requests with `input` or `model`.
+    "DataDog__dd-trace-py__v1__response_with_prompt[0]",
+}
+
+
 def test_every_recorded_model_call_reads_as_a_transcript(tmp_path: Path) -> None:
     """The debugger's transcript of real calls: every received value it shows is where
     its path says, in the output as recorded."""
@@ -209,10 +290,33 @@ def test_every_recorded_model_call_reads_as_a_transcript(tmp_path: Path) -> None
         (operation,) = toolreplay.read_trace(trace).operations
         output = operation.outcome.value  # type: ignore[union-attr]  # recorded as returned
         transcript = transcript_of(operation.effect, operation.inputs, output)
+        if param.id in TRANSCRIPT_GAPS:
+            assert transcript is None, f"{param.id} now has a transcript: drop it from the gaps"
+            continue
         assert transcript is not None, param.id
         assert transcript.status == response["status"], param.id
+        shown_here = 0
         for entry in transcript.response:
             if entry.path is not None and entry.kind in ("text", "refusal", "reasoning"):
                 assert get_at(output, entry.path) == entry.text, (param.id, entry)
-                shown += 1
-    assert shown > len(MODEL_CALLS) // 2
+                shown_here += 1
+        assert shown_here or not answers_with_text(response), param.id
+        shown += shown_here
+    assert shown > 0
+
+
+def answers_with_text(response: dict[str, Any]) -> bool:
+    """Whether a JSON answer holds assistant text (a message's content or output text)."""
+    body = response.get("body")
+    if not isinstance(body, dict):
+        return False
+    texts = [
+        (choice.get("message") or {}).get("content") for choice in body.get("choices") or []
+    ] + [
+        part.get("text")
+        for item in body.get("output") or []
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+        if part.get("type") == "output_text"
+    ]
+    return any(isinstance(text, str) and text for text in texts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -9,9 +11,10 @@ from typing import Any
 import pytest
 
 import toolreplay
-from examples.local_openai import HTTP, event_stream, response_body, response_events
+from examples.local_openai import HTTP, event_stream, refusing, response_body, response_events
 from tests.adapters.support import sync_client
 from toolreplay.adapters.openai import instrument
+from toolreplay.redaction.scanner import DEFAULT_SCANNER
 
 SECRET = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
 MARK = "SECRET-GOES-HERE"
@@ -92,3 +95,56 @@ def test_a_secret_in_the_response_is_refused_before_it_is_written(
     written = trace.read_bytes()
     assert SECRET.encode() not in written
     assert escaped(SECRET).encode() not in written
+
+
+UPLOADED = {
+    "id": "file-1",
+    "object": "file",
+    "bytes": 9,
+    "created_at": 1700000000,
+    "filename": "data.txt",
+    "purpose": "assistants",
+    "status": "processed",
+}
+
+
+def test_an_upload_whose_hex_digest_reads_as_a_card_number_records_and_replays(
+    tmp_path: Path,
+) -> None:
+    """Found by the real-traffic corpus: the hex SHA-256 of an upload can hold a run of
+    decimal digits that passes for a card number, and the secret scan then refused to
+    record the upload. The digest is recorded in base64, where such runs do not occur."""
+    sent: list[Any] = []
+
+    def accept(request: Any) -> Any:
+        sent.append(request)
+        return HTTP.Response(200, json=UPLOADED)
+
+    plain = sync_client(accept)
+    # Search with the plain SDK for an upload whose digest in hex has such a run: about
+    # one in 500 does.
+    for number in range(20_000):
+        content = b"upload %d" % number
+        plain.files.create(file=("data.txt", content), purpose="assistants")
+        boundary = sent[-1].headers["content-type"].split("boundary=")[1]
+        normalized = sent[-1].content.replace(boundary.encode(), b"BOUNDARY")
+        digest = hashlib.sha256(normalized)
+        if "card-number" in DEFAULT_SCANNER.scan_text(digest.hexdigest()):
+            break
+    else:
+        pytest.fail("no upload among 20,000 has a card-number-like hex digest")
+    trace = tmp_path / "upload.trp"
+    with toolreplay.record(trace):
+        recorded = instrument(sync_client(accept)).files.create(
+            file=("data.txt", content), purpose="assistants"
+        )
+    (operation,) = toolreplay.read_trace(trace).operations
+    recorded_digest = operation.inputs["body_digest"]  # type: ignore[index]
+    assert recorded_digest["sha256_base64"] == base64.b64encode(digest.digest()).decode()  # type: ignore[index]
+    refused: list[Any] = []
+    with toolreplay.replay(trace):
+        replayed = instrument(sync_client(refusing(refused))).files.create(
+            file=("data.txt", content), purpose="assistants"
+        )
+    assert replayed == recorded
+    assert refused == []

@@ -2,7 +2,7 @@
 
 Usage, from the project root::
 
-    uv run python tests/adapters/corpus/extract_cassettes.py CLONE_ROOT
+    uv run python tests/adapters/corpus/extract_cassettes.py CLONE_ROOT [--all OUT_DIR]
 
 CLONE_ROOT/OWNER+NAME is a git clone (a bare mirror works) of each repository in
 SOURCES; cassettes are read at its HEAD commit. Every interaction with api.openai.com on
@@ -15,17 +15,26 @@ kept: method, path, query and JSON body of the request; status, content type and
 body (or the server-sent events as text) of the response. Every header other than the
 content type is dropped, and long base64-like strings (images, audio, encrypted
 reasoning) are cut to a marked prefix, so nothing secret and nothing large is copied.
+
+With `--all OUT_DIR`, every candidate pair (no selection, no size limit) is written to
+OUT_DIR instead, in the same format and without a README, so that the corpus test can
+be run over all of them (`TOOLREPLAY_CORPUS_DIR=OUT_DIR`) before choosing what to keep.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import email.parser
+import email.policy
 import gzip
+import hashlib
 import json
 import re
 import subprocess
 import sys
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -34,18 +43,47 @@ import yaml
 
 CORPUS_DIR = Path(__file__).parent
 OPENAI_HOST = "api.openai.com"
-# Endpoints the corpus test knows how to call through the SDK's own resource methods.
-ENDPOINT_PATTERNS = (
-    ("POST", re.compile(r"^/v1/responses$")),
-    ("GET", re.compile(r"^/v1/responses/[^/]+$")),
-    ("POST", re.compile(r"^/v1/responses/compact$")),
-    ("POST", re.compile(r"^/v1/responses/input_tokens$")),
-    ("POST", re.compile(r"^/v1/chat/completions$")),
-    ("POST", re.compile(r"^/v1/completions$")),
-    ("POST", re.compile(r"^/v1/embeddings$")),
-    ("POST", re.compile(r"^/v1/moderations$")),
-    ("POST", re.compile(r"^/v1/images/generations$")),
-    ("POST", re.compile(r"^/v1/conversations$")),
+# Endpoints the corpus test knows how to call through the SDK's own resource methods
+# (its ROUTES).
+ID = r"[^/]+"
+ENDPOINT_PATTERNS = tuple(
+    (method, re.compile(f"^/v1/{path}$"))
+    for method, path in (
+        ("POST", "responses"),
+        ("GET", f"responses/{ID}"),
+        ("POST", "responses/compact"),
+        ("POST", "responses/input_tokens"),
+        ("POST", "chat/completions"),
+        ("POST", "completions"),
+        ("POST", "embeddings"),
+        ("POST", "audio/speech"),
+        ("POST", "audio/transcriptions"),
+        ("POST", "files"),
+        ("GET", f"files/{ID}/content"),
+        ("POST", "realtime/calls"),
+        ("POST", "moderations"),
+        ("POST", "images/generations"),
+        ("POST", "conversations"),
+        ("DELETE", f"conversations/{ID}"),
+        ("GET", "files"),
+        ("GET", f"files/{ID}"),
+        ("DELETE", f"files/{ID}"),
+        ("GET", "models"),
+        ("GET", f"models/{ID}"),
+        ("DELETE", f"models/{ID}"),
+        ("POST", "vector_stores"),
+        ("DELETE", f"vector_stores/{ID}"),
+        ("POST", f"vector_stores/{ID}/files"),
+        ("POST", "realtime/client_secrets"),
+        ("POST", "assistants"),
+        ("GET", f"assistants/{ID}"),
+        ("POST", "threads"),
+        ("POST", f"threads/{ID}/messages"),
+        ("GET", f"threads/{ID}/messages"),
+        ("POST", f"threads/{ID}/runs"),
+        ("GET", f"threads/{ID}/runs/{ID}"),
+        ("POST", f"threads/{ID}/runs/{ID}/submit_tool_outputs"),
+    )
 )
 # Where the pairs come from (all MIT or Apache-2.0), and how many pairs of one kind to keep.
 SOURCES = (
@@ -53,6 +91,13 @@ SOURCES = (
     ("simonw/llm", "Apache-2.0"),
     ("traceloop/openllmetry", "Apache-2.0"),
     ("pydantic/logfire", "MIT"),
+    ("crewAIInc/crewAI", "MIT"),
+    ("Arize-ai/openinference", "Apache-2.0"),
+    ("open-telemetry/opentelemetry-python-contrib", "Apache-2.0"),
+    ("Mirascope/mirascope", "MIT"),
+    ("langchain-ai/langsmith-sdk", "MIT"),
+    ("DataDog/dd-trace-py", "Apache-2.0"),  # dual-licensed Apache-2.0 or BSD-3-Clause
+    ("elastic/elastic-otel-python-instrumentations", "Apache-2.0"),
 )
 PER_KIND = 15
 MAX_PAIR_CHARS = 48_000
@@ -61,6 +106,7 @@ KEPT_PREFIX = 24
 BASE64ISH = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+$")
 EMBEDDING_KEEP = 8
 EMBEDDING_BASE64_KEEP = 32
+BINARY_KEEP = 1024
 
 
 def trim(value: Any, key: str = "") -> Any:
@@ -134,33 +180,66 @@ def request_of(request: dict[str, Any]) -> dict[str, Any] | None:
     if not any(method == m and p.match(url.path) for m, p in ENDPOINT_PATTERNS):
         return None
     body: Any = None
+    files: dict[str, str] | None = None
     if "parsed_body" in request:
         body = request["parsed_body"]
     else:
         data = body_bytes(request.get("body"))
-        if data:
+        content_type = header(request.get("headers"), "content-type") or ""
+        if data and content_type.startswith("multipart/form-data"):
+            form = multipart_form(data)
+            if form is None:
+                return None
+            body, files = form
+        elif data:
             try:
                 body = json.loads(data)
             except (json.JSONDecodeError, UnicodeDecodeError):
-                return None  # multipart uploads and the like
-    return {
-        "method": method,
-        "path": url.path,
-        "query": dict(parse_qsl(url.query)),
-        "body": trim(body),
-    }
+                return None
+    kept = {"method": method, "path": url.path, "query": dict(parse_qsl(url.query))}
+    if files is not None:
+        return {**kept, "body": body, "files": files}
+    return {**kept, "body": trim(body)}
+
+
+def multipart_form(data: bytes) -> tuple[dict[str, str], dict[str, str]] | None:
+    """A multipart upload's text fields, and its file fields' file names (never their
+    bytes: the corpus test uploads a placeholder in their place)."""
+    if not data.startswith(b"--"):
+        with contextlib.suppress(ValueError):
+            data = base64.b64decode(data, validate=True)  # some recorders keep it encoded
+    boundary = data.split(b"\r\n", 1)[0][2:]
+    if not data.startswith(b"--") or not boundary:
+        return None
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b'Content-Type: multipart/form-data; boundary="' + boundary + b'"\r\n\r\n' + data
+    )
+    fields: dict[str, str] = {}
+    files: dict[str, str] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        filename = part.get_param("filename", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if not isinstance(name, str) or not isinstance(payload, bytes):
+            return None
+        if isinstance(filename, str):
+            files[name] = filename
+        else:
+            fields[name] = payload.decode()
+    return fields, files
 
 
 def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
     headers = response.get("headers") or {}
     content_type = header(headers, "content-type") or ""
-    status = (response.get("status") or {}).get("code")
+    # vcrpy's httpx stubs once wrote `status_code` and `content` instead.
+    status = (response.get("status") or {}).get("code", response.get("status_code"))
     if not isinstance(status, int):
         return None
     base = {"status": status, "content_type": content_type}
     if "parsed_body" in response:
         return {**base, "body": trim(response["parsed_body"])}
-    data = body_bytes(response.get("body"))
+    data = body_bytes(response["body"] if "body" in response else response.get("content"))
     if data is None:
         return None
     data = decode(data, header(headers, "content-encoding"))
@@ -169,7 +248,9 @@ def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
     try:
         text = data.decode()
     except UnicodeDecodeError:
-        return None
+        # Audio and the like: the first bytes stand for the whole body.
+        kept = base64.b64encode(data[:BINARY_KEEP]).decode()
+        return {**base, "base64": kept, "size": len(data)}
     if content_type.startswith("text/event-stream") or text.lstrip().startswith(
         ("data: ", "event: ")
     ):
@@ -177,7 +258,9 @@ def response_of(response: dict[str, Any]) -> dict[str, Any] | None:
     try:
         return {**base, "body": trim(json.loads(text))}
     except json.JSONDecodeError:
-        return None
+        if "json" in content_type:
+            return None  # not what the API sent (an empty or cut body): a recorder's artefact
+        return {**base, "text": text}
 
 
 def git(clone: Path, *args: str) -> str:
@@ -186,12 +269,23 @@ def git(clone: Path, *args: str) -> str:
     ).stdout
 
 
+def kind_path(path: str) -> str:
+    """The path with its parameters (anything but a lowercase word, and a model's name)
+    as `{id}`, so they do not make a kind of their own."""
+    parts = path.split("/")
+    return "/".join(
+        "{id}"
+        if not re.fullmatch(r"v1|[a-z]+(_[a-z]+)*|", part)
+        or (index > 0 and parts[index - 1] == "models")
+        else part
+        for index, part in enumerate(parts)
+    )
+
+
 def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
     """What a pair exercises: endpoint, status, JSON or stream, and the item kinds seen."""
     request, response = pair["request"], pair["response"]
-    path = re.sub(
-        r"^/v1/responses/(?!compact$|input_tokens$)[^/]+$", "/v1/responses/{id}", request["path"]
-    )
+    path = kind_path(request["path"])
     seen: set[str] = set()
     bodies: list[Any] = [response.get("body")]
     for line in response.get("sse", "").split("\n"):
@@ -208,31 +302,98 @@ def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
             message = choice.get("message") or choice.get("delta") or {}
             if message.get("tool_calls"):
                 seen.add("tool_calls")
-    mode = "sse" if "sse" in response else "json"
+    mode = next(m for m in ("sse", "text", "base64", "body") if m in response)
+    mode = {"body": "json", "base64": "binary"}.get(mode, mode)
+    if "files" in request:
+        mode = f"multipart {mode}"
     return (request["method"], path, str(response["status"]), mode, *sorted(seen))
 
 
-def cassette_pairs(clone: Path, path: str) -> list[dict[str, Any]]:
+class CassetteLoader(yaml.CSafeLoader):
+    """YAML with the header-name tags some recorders leave (`multidict.istr`) read as text."""
+
+
+def _istr(loader: CassetteLoader, suffix: str, node: yaml.Node) -> str:
+    assert isinstance(node, yaml.SequenceNode)
+    return str(loader.construct_sequence(node)[0])
+
+
+for _how in ("apply", "new"):
+    CassetteLoader.add_multi_constructor(
+        f"tag:yaml.org,2002:python/object/{_how}:multidict.", _istr
+    )
+
+
+def har_interaction(entry: dict[str, Any]) -> dict[str, Any]:
+    """A HAR entry (Polly.js cassettes) in the shape of a VCR interaction."""
+    request, response = entry.get("request") or {}, entry.get("response") or {}
+    content = response.get("content") or {}
+    text = content.get("text")
+    if text is not None and content.get("encoding") == "base64":
+        text = base64.b64decode(text)
+    return {
+        "request": {
+            "uri": request.get("url", ""),
+            "method": request.get("method", ""),
+            "headers": {h["name"]: [h["value"]] for h in request.get("headers") or []},
+            "body": (request.get("postData") or {}).get("text"),
+        },
+        "response": {
+            "status": {"code": response.get("status")},
+            # HAR keeps the body decoded: its content-encoding no longer applies.
+            "headers": {
+                h["name"]: [h["value"]]
+                for h in response.get("headers") or []
+                if h["name"].lower() != "content-encoding"
+            },
+            "body": {"string": text},
+        },
+    }
+
+
+def cassette_pairs(clone: Path, path: str, left_out: Counter[str]) -> list[dict[str, Any]]:
+    """The pairs of a VCR (YAML) or HAR (JSON) cassette; why others were not taken is
+    counted in `left_out`."""
     try:
-        document = yaml.load(git(clone, "show", f"HEAD:{path}"), Loader=yaml.CSafeLoader)
+        document = yaml.load(git(clone, "show", f"HEAD:{path}"), Loader=CassetteLoader)
     except (subprocess.CalledProcessError, yaml.YAMLError):
+        document = None
+    if not isinstance(document, dict):
+        left_out["a cassette neither YAML nor JSON this script reads"] += 1
         return []
+    interactions: list[Any] = document.get("interactions") or [
+        har_interaction(entry) for entry in (document.get("log") or {}).get("entries") or []
+    ]
     pairs: list[dict[str, Any]] = []
-    for interaction in (document or {}).get("interactions") or []:
-        request = request_of(interaction.get("request") or {})
+    for interaction in interactions:
+        raw = interaction.get("request") or {}
+        url = urlsplit(raw.get("uri", ""))
+        if url.hostname != OPENAI_HOST:
+            continue
+        request = request_of(raw)
         response = response_of(interaction.get("response") or {})
         if request is not None and response is not None:
             pairs.append({"request": request, "response": response})
+        elif not any(raw.get("method") == m and p.match(url.path) for m, p in ENDPOINT_PATTERNS):
+            left_out[f"`{raw.get('method')} {kind_path(url.path)}`: no SDK method for it"] += 1
+        elif request is None:
+            left_out["a request body neither JSON nor a multipart form"] += 1
+        else:
+            left_out[
+                "a response body empty or cut although its content type says JSON "
+                "(a recorder's artefact: the API sends neither)"
+            ] += 1
     return pairs
 
 
-def write_readme(files: dict[str, dict[str, Any]]) -> None:
-    """The README: what the corpus is, how it was cut, and every file's origin."""
+def write_readme(files: dict[str, dict[str, Any]], tried: dict[str, Counter[str]]) -> None:
+    """The README: what the corpus is, how it was cut, what each source gave and what
+    was left out of it, and every file's origin."""
     kinds: dict[str, int] = {}
     for document in files.values():
         for pair in document["pairs"]:
             kind = kind_of(pair)
-            label = f"{kind[1]} {kind[3]} {kind[2]}"
+            label = f"{kind[0]} {kind[1]} {kind[3]} {kind[2]}"
             kinds[label] = kinds.get(label, 0) + 1
     lines = [
         "# Real OpenAI traffic corpus",
@@ -243,20 +404,47 @@ def write_readme(files: dict[str, dict[str, Any]]) -> None:
         "transport that refuses every request), and the three results must be identical.",
         "",
         "`extract_cassettes.py` wrote every file here from clones of the repositories below",
-        "(all MIT or Apache-2.0; their licences apply to these excerpts). Kept: method, path,",
-        "query and JSON body of the request; status, content type and JSON body or",
-        "server-sent events of the response. Dropped: every other header (keys,",
+        "(all MIT or Apache-2.0, dd-trace-py dual Apache-2.0 or BSD-3-Clause; their",
+        "licences apply to these excerpts), reading VCR (YAML) and HAR (Polly.js)",
+        "cassettes. Kept: method, path, query and JSON body of the request, or for a",
+        "multipart upload its text fields and its files' names (the test uploads",
+        "placeholder bytes in their place); status, content type and the response body:",
+        "JSON, server-sent events, other text as text, binary (audio) as the base64 of its",
+        f"first {BINARY_KEEP} bytes with its size. Dropped: every other header (keys,",
         "organisations, cookies). Cut: base64-like strings longer than 256 characters",
         "(images, audio, encrypted reasoning) keep a 24-character prefix and a",
         "`...[N chars trimmed]` mark, base64 embeddings keep 32 characters, float",
         "embeddings 8 values. At most "
         + str(PER_KIND)
-        + " pairs of each kind (endpoint, status, JSON or stream,",
-        "output item kinds) were kept, mixing sources.",
+        + " pairs of each kind (endpoint, status, body mode,",
+        "output item kinds) were kept, mixing sources. `--all` writes every candidate",
+        "instead, and `TOOLREPLAY_CORPUS_DIR=FOLDER` runs the test over them.",
         "",
-        "## Pairs by endpoint, mode and status",
+        "## What each source gave",
         "",
-        "| pairs | endpoint, mode, status |",
+        "Interactions with api.openai.com in the source's cassettes: the candidate pairs",
+        "(every one was round-tripped, through `--all`, under both SDK lines before this",
+        "selection was cut), and each interaction left out, with why.",
+        "",
+        "| repository | candidates | left out |",
+        "|------------|-----------:|----------|",
+        *(
+            f"| {repository} | {counts['candidates']} | "
+            + (
+                "; ".join(
+                    f"{count} {reason}"
+                    for reason, count in sorted(counts.items())
+                    if reason != "candidates"
+                )
+                or "none"
+            )
+            + " |"
+            for repository, counts in tried.items()
+        ),
+        "",
+        "## Pairs by endpoint, body mode and status",
+        "",
+        "| pairs | method, endpoint, body mode, status |",
         "|------:|------------------------|",
         *(f"| {count} | {label} |" for label, count in sorted(kinds.items())),
         "",
@@ -274,14 +462,40 @@ def write_readme(files: dict[str, dict[str, Any]]) -> None:
     (CORPUS_DIR / "README.md").write_text("\n".join(lines) + "\n")
 
 
+Candidate = tuple[int, int, str, dict[str, Any], dict[str, Any]]
+
+
+def file_name(files: dict[str, dict[str, Any]], origin: dict[str, str]) -> str:
+    """The corpus file of a cassette: repository, folder and stem, unique per path."""
+    path = Path(origin["path"])
+    stem = re.sub(r"[^\w.-]+", "_", f"{path.parent.name}__{path.stem}")
+    name = origin["repository"].replace("/", "__") + "__" + stem
+    if name in files and files[name]["source"]["path"] != origin["path"]:
+        # Two cassettes with the same folder and stem in different places.
+        name += "__" + hashlib.sha256(origin["path"].encode()).hexdigest()[:8]
+    return name
+
+
+def write_files(folder: Path, files: dict[str, dict[str, Any]]) -> None:
+    for old in folder.glob("*.json"):
+        old.unlink()
+    for name, document in files.items():
+        document["pairs"].sort(key=lambda pair: json.dumps(pair))
+        (folder / f"{name}.json").write_text(
+            json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+        )
+
+
 def main(argv: list[str]) -> int:
     """Extract every source below CLONE_ROOT (CLONE_ROOT/OWNER+NAME[/repo]) and select."""
     root = Path(argv[0])
-    candidates: dict[
-        tuple[str, ...], list[tuple[int, int, str, dict[str, Any], dict[str, Any]]]
-    ] = {}
+    every_pair_to = Path(argv[2]) if argv[1:2] == ["--all"] else None
+    candidates: dict[tuple[str, ...], list[Candidate]] = {}
+    everything: dict[str, dict[str, Any]] = {}
+    tried: dict[str, Counter[str]] = {}
     order = 0
     for repository, licence in SOURCES:
+        left_out = tried[repository] = Counter[str]()
         clone = root / repository.replace("/", "+")
         clone = clone / "repo" if (clone / "repo").exists() else clone
         commit = git(clone, "rev-parse", "HEAD").strip()
@@ -289,36 +503,41 @@ def main(argv: list[str]) -> int:
         for entry in sorted(listed.split()):
             path = entry.split(":", 1)[1]
             origin = {"repository": repository, "path": path, "commit": commit, "licence": licence}
-            for pair in cassette_pairs(clone, path):
+            for pair in cassette_pairs(clone, path, left_out):
+                left_out["candidates"] += 1
+                name = file_name(everything, origin)
+                everything.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
                 size = len(json.dumps(pair))
-                if size <= MAX_PAIR_CHARS:
+                if size > MAX_PAIR_CHARS:
+                    left_out[f"larger than {MAX_PAIR_CHARS:,} characters (`--all` only)"] += 1
+                else:
                     order += 1
                     candidates.setdefault(kind_of(pair), []).append(
                         (size, order, path, origin, pair)
                     )
+    if every_pair_to is not None:
+        every_pair_to.mkdir(parents=True, exist_ok=True)
+        write_files(every_pair_to, everything)
+        print(
+            f"{sum(len(d['pairs']) for d in everything.values())} pairs in {len(everything)} files"
+        )
+        return 0
     files: dict[str, dict[str, Any]] = {}
     for kind in sorted(candidates):
         # Round-robin over sources, smallest first, so each kind mixes projects.
-        by_source: dict[str, list[Any]] = {}
+        by_source: dict[str, list[Candidate]] = {}
         for candidate in sorted(candidates[kind]):
             by_source.setdefault(candidate[3]["repository"], []).append(candidate)
-        chosen: list[Any] = []
+        chosen: list[Candidate] = []
         while len(chosen) < PER_KIND and any(by_source.values()):
             for queue in by_source.values():
                 if queue and len(chosen) < PER_KIND:
                     chosen.append(queue.pop(0))
-        for _size, _order, path, origin, pair in sorted(chosen, key=lambda c: c[1]):
-            stem = f"{Path(path).parent.name}__{Path(path).stem}"
-            name = origin["repository"].replace("/", "__") + "__" + re.sub(r"[^\w.-]+", "_", stem)
+        for _size, _order, _path, origin, pair in sorted(chosen, key=lambda c: c[1]):
+            name = file_name(files, origin)
             files.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
-    for old in CORPUS_DIR.glob("*.json"):
-        old.unlink()
-    for name, document in files.items():
-        document["pairs"].sort(key=lambda pair: json.dumps(pair))
-        (CORPUS_DIR / f"{name}.json").write_text(
-            json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-        )
-    write_readme(files)
+    write_files(CORPUS_DIR, files)
+    write_readme(files, tried)
     print(f"{sum(len(d['pairs']) for d in files.values())} pairs in {len(files)} files")
     return 0
 
