@@ -1,6 +1,6 @@
 """Converting traces written by an earlier adapter into today's shape: `toolreplay migrate`.
 
-One migration exists: the first OpenAI adapter recorded `responses.create`
+Two migrations exist. First, the first OpenAI adapter recorded `responses.create`
 alone, as the effect `openai.responses.create` with the inputs `model`,
 `input`, `reasoning` and `max_output_tokens` and an `openai.response` envelope
 (version 1) as output, or an `openai.error` envelope as failure. Today's adapter
@@ -10,12 +10,18 @@ the response it received (status, request id, body). Provider errors with a
 status become the error response; timeouts and connection errors become the
 transport failures the SDK maps to the same exceptions.
 
+Second, the adapter recorded a file upload's digest as hex (`sha256`); it now
+records base64 (`sha256_base64`), because the secret scan can read a run of a hex
+digest's decimal digits as a card number. The digest of the same bytes is
+re-encoded, so the upload matches again.
+
 Pure JSON work: it needs no SDK. The source is never modified; the result is
 written to a temporary sibling of the output and renamed into place.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,6 +63,32 @@ def _is_legacy(operation: Operation) -> bool:
         and operation.identity.name == "responses.create"
         and "method" not in operation.inputs
     )
+
+
+def _upload_digest(source: Path, operation: Operation) -> dict[str, JsonValue] | None:
+    """The inputs of an upload recorded with a hex digest, with a base64 one instead (None:
+    not such an upload)."""
+    inputs = operation.inputs
+    digest = inputs.get("body_digest")
+    if operation.identity.namespace != "openai" or not isinstance(digest, dict):
+        return None
+    hex_digest = digest.get("sha256")
+    if hex_digest is None:
+        return None
+    try:
+        raw = bytes.fromhex(hex_digest) if isinstance(hex_digest, str) else b""
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:  # the size of a SHA-256 digest
+        raise _problem(source, operation, f"has body_digest.sha256 {hex_digest!r}")
+    # The key where the adapter writes it, the other fields in their order.
+    converted = {
+        ("sha256_base64" if key == "sha256" else key): (
+            base64.b64encode(raw).decode() if key == "sha256" else value
+        )
+        for key, value in digest.items()
+    }
+    return {**inputs, "body_digest": converted}
 
 
 def _problem(source: Path, operation: Operation, what: str) -> TraceFormatError:
@@ -161,15 +193,20 @@ def migrate_trace(
             path=source_path,
         )
     converted = 0
+    kinds: set[str] = set()
     occurrences: dict[tuple[str, str, str], int] = {}
     operations: list[Operation] = []
     for operation in trace.operations:
+        inputs, outcome = operation.inputs, operation.outcome
         if _is_legacy(operation):
             inputs = _request(source_path, operation)
             outcome = _outcome(source_path, operation)
+            kinds.add("openai adapter 1 to 2")
             converted += 1
-        else:
-            inputs, outcome = operation.inputs, operation.outcome
+        elif (upload := _upload_digest(source_path, operation)) is not None:
+            inputs = upload
+            kinds.add("upload digests hex to base64")
+            converted += 1
         identity = operation.identity
         digest = fingerprint(cast(JsonValue, inputs))
         key = (identity.namespace, identity.name, digest)
@@ -190,7 +227,7 @@ def migrate_trace(
             "to migrate, and the trace replays as it is",
             path=source_path,
         )
-    metadata = {**trace.header.metadata, "migrated": "openai adapter 1 to 2"}
+    metadata = {**trace.header.metadata, "migrated": ", ".join(sorted(kinds))}
     write_whole_trace(
         output_path,
         replace(trace.header, metadata=metadata),

@@ -6,10 +6,12 @@ migrated into traces that replay through today's adapter (the bundled incident's
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,13 @@ import pytest
 
 import toolreplay
 from examples.incident import app
-from examples.local_openai import refusing
+from examples.local_openai import LocalOpenAI, refusing
 from tests.adapters.support import sync_client
 from toolreplay.adapters.openai import instrument
+from toolreplay.portable import fingerprint
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import Operation, Raised, SessionEnding, TraceFooter
+from toolreplay.trace.writer import write_whole_trace
 
 LEGACY = Path(__file__).parent / "data" / "legacy_refund.trp"
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,3 +154,54 @@ def test_migrating_into_a_missing_folder_is_a_trace_error_naming_it(tmp_path: Pa
         toolreplay.migrate_trace(LEGACY, output)
     assert raised.value.path == output
     assert not output.parent.exists()
+
+
+def _with_hex_upload_digest(source: Path, target: Path) -> None:
+    """`source` as the adapter wrote it before upload digests were base64: `sha256` in hex."""
+    trace = toolreplay.read_trace(source)
+    operations = []
+    for operation in trace.operations:
+        digest = operation.inputs["body_digest"]
+        assert isinstance(digest, dict)
+        raw = base64.b64decode(str(digest["sha256_base64"]))
+        old = {("sha256" if k == "sha256_base64" else k): v for k, v in digest.items()}
+        old["sha256"] = raw.hex()
+        inputs = {**operation.inputs, "body_digest": old}
+        identity = operation.identity._replace(fingerprint=fingerprint(inputs))
+        operations.append(replace(operation, identity=identity, inputs=inputs, line=None))
+    assert trace.footer is not None
+    write_whole_trace(
+        target, trace.header, operations, trace.footer.ending, overwrite=False, what="trace"
+    )
+
+
+def test_an_upload_recorded_with_a_hex_digest_is_refused_then_migrated(tmp_path: Path) -> None:
+    def upload(client: Any) -> Any:
+        try:
+            return client.files.create(file=("notes.txt", b"call notes"), purpose="assistants")
+        except openai.NotFoundError as error:  # the local API has no /files: a recorded 404
+            return error.status_code, error.body
+
+    recorded = tmp_path / "recorded.trp"
+    with toolreplay.record(recorded):
+        live = upload(instrument(sync_client(LocalOpenAI())))
+    old = tmp_path / "hex.trp"
+    _with_hex_upload_digest(recorded, old)
+    sent: list[Any] = []
+    with pytest.raises(toolreplay.LegacyOpenAITraceError) as refused:
+        with toolreplay.replay(old):
+            upload(instrument(sync_client(refusing(sent))))
+    message = str(refused.value)
+    assert "body_digest.sha256" in message
+    assert "operation 0" in message
+    assert "toolreplay migrate" in message
+    before = old.read_bytes()
+    migrated = toolreplay.migrate_trace(old, tmp_path / "migrated.trp")
+    assert (migrated.converted, migrated.operations) == (1, 1)
+    assert old.read_bytes() == before
+    result = toolreplay.read_trace(migrated.path)
+    assert result.header.metadata["migrated"] == "upload digests hex to base64"
+    assert result.operations[0].inputs == toolreplay.read_trace(recorded).operations[0].inputs
+    with toolreplay.replay(migrated.path):
+        assert upload(instrument(sync_client(refusing(sent)))) == live
+    assert sent == []

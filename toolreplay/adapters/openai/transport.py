@@ -51,6 +51,7 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue, encodable_text
 from toolreplay.runtime.failures import register_failure_codec
+from toolreplay.runtime.matching import operation_location
 from toolreplay.runtime.session import (
     PendingCall,
     RecordSession,
@@ -376,14 +377,27 @@ class _Capture:
 
 
 def _legacy_error(session: ReplaySession, exchange: _Exchange) -> LegacyOpenAITraceError | None:
+    convert = (
+        "Convert the trace once with `toolreplay migrate TRACE --output NEW_TRACE` and "
+        "replay the new trace"
+    )
+    uploading = "body_digest" in exchange.inputs
     for operation in session.trace.operations:
-        if operation.identity.namespace == EFFECT_NAMESPACE and "method" not in operation.inputs:
+        if operation.identity.namespace != EFFECT_NAMESPACE:
+            continue
+        if "method" not in operation.inputs:
             return LegacyOpenAITraceError(
                 f"{exchange.operation}: this trace holds {operation.effect} calls recorded by "
                 "the first OpenAI adapter (whose inputs were model, input, reasoning and "
                 "max_output_tokens); today's adapter records every request as method, path, "
-                "query and body. Convert the trace once with `toolreplay migrate TRACE "
-                "--output NEW_TRACE` and replay the new trace"
+                f"query and body. {convert}"
+            )
+        digest = operation.inputs.get("body_digest")
+        if uploading and isinstance(digest, dict) and "sha256" in digest:
+            return LegacyOpenAITraceError(
+                f"{exchange.operation}: this trace records file uploads by a hex digest "
+                f"(body_digest.sha256, {operation_location(operation)}); today's adapter "
+                f"records it in base64 (body_digest.sha256_base64). {convert}"
             )
     return None
 
