@@ -264,15 +264,6 @@ MODEL_CALLS = [
 ]
 
 
-# Model calls the debugger's transcript does not show yet, each with why. The test
-# checks they still do not (so this list is emptied when the transcript learns them).
-TRANSCRIPT_GAPS = {
-    # A Responses request naming only a stored prompt (`prompt`, no `input`, no `model`):
-    # toolreplay_tui.model.transcript only recognises requests with `input` or `model`.
-    "DataDog__dd-trace-py__v1__response_with_prompt[0]",
-}
-
-
 def test_every_recorded_model_call_reads_as_a_transcript(tmp_path: Path) -> None:
     """The debugger's transcript of real calls: every received value it shows is where
     its path says, in the output as recorded."""
@@ -290,9 +281,6 @@ def test_every_recorded_model_call_reads_as_a_transcript(tmp_path: Path) -> None
         (operation,) = toolreplay.read_trace(trace).operations
         output = operation.outcome.value  # type: ignore[union-attr]  # recorded as returned
         transcript = transcript_of(operation.effect, operation.inputs, output)
-        if param.id in TRANSCRIPT_GAPS:
-            assert transcript is None, f"{param.id} now has a transcript: drop it from the gaps"
-            continue
         assert transcript is not None, param.id
         assert transcript.status == response["status"], param.id
         shown_here = 0

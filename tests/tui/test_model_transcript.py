@@ -128,6 +128,34 @@ def sse(*payloads: dict[str, Any]) -> list[JsonValue]:
     return [{"event": p["type"], "data": p} if "type" in p else {"data": p} for p in payloads]
 
 
+def test_a_request_naming_a_stored_prompt_shows_it_and_its_variables() -> None:
+    request = {"prompt": {"id": "pmpt_123", "version": "2", "variables": {"city": "Paris"}}}
+    output = {
+        "status": 200,
+        "body": {
+            "object": "response",
+            "model": "gpt-5-mini",
+            "output": [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Sunny."}],
+                }
+            ],
+        },
+    }
+    transcript = transcript_of(*responses_call(request, output))
+    assert transcript is not None
+    assert transcript.api == "responses"
+    assert rows(transcript)[0] == (
+        "request",
+        "instructions",
+        "stored prompt",
+        'pmpt_123 (version 2)\n{\n  "city": "Paris"\n}',
+    )
+    assert ("response", "text", "assistant", "Sunny.") in rows(transcript)
+
+
 def test_a_streamed_response_reads_from_its_final_event() -> None:
     final = {
         "object": "response",

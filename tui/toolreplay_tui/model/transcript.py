@@ -164,7 +164,8 @@ def _api(effect: str, inputs: JsonValue, request: Mapping[str, JsonValue]) -> Ap
     if effect in _CHAT_EFFECTS or path.endswith("/chat/completions"):
         return "chat.completions" if "messages" in request else None
     if effect in _RESPONSES_EFFECTS or path.endswith("/responses"):
-        return "responses" if "input" in request or "model" in request else None
+        known = ("input", "model", "prompt")
+        return "responses" if any(key in request for key in known) else None
     return None
 
 
@@ -229,6 +230,14 @@ def _responses_request(
     instructions = request.get("instructions")
     if isinstance(instructions, str) and instructions:
         entries.append(_entry("request", "instructions", "instructions", instructions))
+    prompt = _mapping(request.get("prompt"))
+    if prompt is not None:  # a prompt stored on the platform, by id, with its variables
+        version = prompt.get("version")
+        text = f"{prompt.get('id')}" + (f" (version {version})" if version is not None else "")
+        variables = prompt.get("variables")
+        if variables:
+            text += "\n" + _pretty(variables)
+        entries.append(_entry("request", "instructions", "stored prompt", text))
     previous = request.get("previous_response_id")
     if isinstance(previous, str):
         entries.append(_entry("request", "note", "continues", previous))
