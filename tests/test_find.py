@@ -195,6 +195,26 @@ def test_times_read_as_dates_times_or_ages() -> None:
         parse_time("yesterday")
 
 
+def test_matches_are_named_relative_to_the_folder_however_it_was_given(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def names(root: Path) -> set[str]:
+        return {match.relative_path(root) for match in toolreplay.find_traces(root)}
+
+    expected = {path.relative_to(folder).as_posix() for path in folder.rglob("*.trp")}
+    expected -= {"notes.trp", ".toolreplay/branch.trp"}  # not a trace; a hidden folder
+    assert "manual/by-hand.trp" in expected
+    assert names(folder) == expected
+    assert names(Path(f"{folder}{os.sep}")) == expected
+    monkeypatch.chdir(folder)
+    assert names(Path(".")) == expected
+    monkeypatch.chdir(folder / "manual")
+    assert names(Path("..")) == expected
+    match = next(iter(toolreplay.find_traces(Path("."))))
+    # Outside the folder it was asked about: the path as found, whole.
+    assert match.relative_path(folder / "elsewhere") == os.fspath(match.path)
+
+
 def run_find(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolreplay", "find", *args],

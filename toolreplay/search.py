@@ -322,10 +322,21 @@ class FoundTrace:
             if key != METADATA_KEY and not key.startswith("toolreplay.")
         )
 
+    def relative_path(self, root: Path) -> str:
+        """`path` relative to `root` (the folder searched), or all of it when outside."""
+        # By text first: `Path.relative_to` costs more than formatting the rest of a line.
+        text, prefix = os.fspath(self.path), os.path.join(os.fspath(root), "")
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+        try:
+            return str(self.path.relative_to(root))
+        except ValueError:
+            return text
+
     def to_dict(self, root: Path) -> dict[str, JsonValue]:
         """The `--format json` entry; `path` relative to `root` (the folder searched)."""
         return {
-            "path": str(_relative(self.path, root)),
+            "path": self.relative_path(root),
             "started": self.started.isoformat().replace("+00:00", "Z"),
             "metadata": self.metadata,
             "complete": self.complete,
@@ -334,13 +345,6 @@ class FoundTrace:
             "matching_operations": list(self.matching),
             "bytes": self.size,
         }
-
-
-def _relative(path: Path, root: Path) -> Path:
-    try:
-        return path.relative_to(root)
-    except ValueError:
-        return path
 
 
 @dataclass

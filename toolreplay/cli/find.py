@@ -34,11 +34,10 @@ def _ending(match: FoundTrace) -> str:
 
 
 def _line(match: FoundTrace, root: Path) -> str:
-    relative = match.to_dict(root)["path"]
     started = match.started.strftime("%Y-%m-%d %H:%M:%S")
     matches = f"{len(match.matching)} matching" if match.matching else ""
     cells = [
-        str(relative),
+        match.relative_path(root),
         started,
         f"{match.operation_count} ops",
         _ending(match),
