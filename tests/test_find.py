@@ -8,6 +8,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -380,3 +381,94 @@ def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
     roots = {name.partition(".")[0] for name in loaded}
     assert "argparse" in roots
     assert sorted(roots & {"typer", "click"}) == []
+
+
+@pytest.fixture
+def large_folder(folder: Path) -> Path:
+    """FORK_AT traces and more: copies of the captured ones, and two files that are not
+    traces, one among the newest and one among the oldest."""
+    from toolreplay.cli.find import FORK_AT
+
+    sources = sorted(path for path in folder.glob("2*.trp"))
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    for index in range(FORK_AT + 10):
+        source = sources[index % len(sources)]
+        copy = folder / "bulk" / f"{new_trace_name(moment + timedelta(minutes=index))}.trp"
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_bytes(source.read_bytes())
+    newest = folder / "bulk" / f"{new_trace_name(moment + timedelta(days=400))}.trp"
+    oldest = folder / "bulk" / f"{new_trace_name(moment - timedelta(days=400))}.trp"
+    newest.write_text("not a trace\n")
+    oldest.write_text("not a trace either\n")
+    return folder
+
+
+def find_json(folder: Path, *args: str, prelude: str = "") -> tuple[dict[str, Any], str]:
+    """`toolreplay find FOLDER ARGS --format json` in a child Python process that runs
+    `prelude` first: its JSON document and its stderr."""
+    code = (
+        f"{prelude}\nfrom toolreplay.cli import main\n"
+        f"main(['find', {str(folder)!r}, *{list(args)!r}, '--format', 'json'])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document, result.stderr
+
+
+def library_answer(folder: Path, **query: Any) -> tuple[list[dict[str, Any]], int, list[str]]:
+    search = toolreplay.find_traces(folder, **query)
+    traces = [match.to_dict(folder) for match in search]
+    return traces, search.scanned, sorted(str(path) for path, _ in search.unreadable)
+
+
+def command_answer(document: dict[str, Any]) -> tuple[list[dict[str, Any]], int, list[str]]:
+    unreadable = sorted(entry["path"] for entry in document["unreadable"])
+    return document["traces"], document["scanned"], unreadable
+
+
+def test_a_large_folder_is_scanned_in_two_processes_with_the_one_process_answer(
+    large_folder: Path,
+) -> None:
+    if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        pytest.skip("the command scans in one process without fork or a second CPU")
+    query = {"effect": "billing.refund.create"}
+    expected = library_answer(large_folder, **query)
+    assert len(expected[0]) > 400  # matches in both halves
+    assert len(expected[2]) == 3  # notes.trp and the two in bulk/, one in each half
+    # os.fork counted (the child's own exit skips atexit): the command did fork once.
+    counting = (
+        "import atexit, os, sys\nreal_fork = os.fork\nforks = []\n"
+        "def counting_fork():\n    forks.append(1)\n    return real_fork()\n"
+        "os.fork = counting_fork\n"
+        "atexit.register(lambda: print(f'forks={len(forks)}', file=sys.stderr))\n"
+    )
+    document, stderr = find_json(
+        large_folder, "--effect", "billing.refund.create", prelude=counting
+    )
+    assert stderr.splitlines()[-1] == "forks=1"
+    assert command_answer(document) == expected
+
+
+def test_when_the_second_process_fails_its_half_is_scanned_by_the_first(
+    large_folder: Path,
+) -> None:
+    if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        pytest.skip("the command scans in one process without fork or a second CPU")
+    # The child exits at once, handing back nothing (as if killed): nothing may be lost.
+    failing = (
+        "import os\nreal_fork = os.fork\n"
+        "def failing_fork():\n    pid = real_fork()\n    if pid == 0:\n        os._exit(3)\n"
+        "    return pid\nos.fork = failing_fork\n"
+    )
+    document, _ = find_json(large_folder, "--effect", "billing.refund.create", prelude=failing)
+    assert command_answer(document) == library_answer(large_folder, effect="billing.refund.create")
+
+
+def test_a_limit_stops_both_processes_early(large_folder: Path) -> None:
+    document, _ = find_json(large_folder, "--limit", "5")
+    newest_five = library_answer(large_folder)[0][:5]
+    assert document["traces"] == newest_five
+    assert document["scanned"] < 100  # the older half's count is not waited for

@@ -416,16 +416,22 @@ class TraceSearch:
         return found
 
     def __iter__(self) -> Iterator[FoundTrace]:
+        yield from self.scan(self.selected_files())
+
+    def selected_files(self) -> list[tuple[str, str]]:
+        """`(stamp, path)` of the files `--since` and `--until` select, newest first: what
+        iterating the search scans."""
         since = None if self.since is None else time_stamp(self.since)
         until = None if self.until is None else time_stamp(self.until)
-        selected = [
+        return [
             (stamp, path)
             for stamp, _, path in self.files()
             if (since is None or stamp >= since) and (until is None or stamp < until)
         ]
-        yield from self._scan_files(selected)
 
-    def _scan_files(self, files: list[tuple[str, str]]) -> Iterator[FoundTrace]:
+    def scan(self, files: Sequence[tuple[str, str]]) -> Iterator[FoundTrace]:
+        """The matches among `files` (a slice of `selected_files()`), in their order;
+        `scanned` and `unreadable` count them as they are read."""
         flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
         for stamp, path in files:
             try:

@@ -9,19 +9,27 @@ query or the folder is refused.
 from __future__ import annotations
 
 import json
+import os
+import pickle
+import signal
 import sys
 from argparse import ArgumentParser
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from toolreplay.cli.command import Command, whole_number
 from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import TraceSearchError
-from toolreplay.search import FoundTrace, find_traces
+from toolreplay.search import FoundTrace, TraceSearch, find_traces
 
-__all__ = ["COMMANDS", "FIND", "FIND_FORMAT_VERSION", "find"]
+__all__ = ["COMMANDS", "FIND", "FIND_FORMAT_VERSION", "FORK_AT", "find", "matches"]
 
 FIND_FORMAT_VERSION = 1
+
+FORK_AT = 1_000
+"""Files from which the command scans the older half in a forked second process: below
+it, starting one costs more than it saves."""
 
 
 def _ending(match: FoundTrace) -> str:
@@ -86,6 +94,57 @@ def _add_arguments(parser: ArgumentParser) -> None:
     add_format_option(parser)
 
 
+def matches(search: TraceSearch, *, fork_at: int = FORK_AT) -> Iterator[FoundTrace]:
+    """The search's matches, newest first, as iterating it gives them; with at least
+    `fork_at` files and a second CPU, a forked child scans the older half meanwhile.
+
+    Only the command does this, never `find_traces` in an application's process (whose
+    threads and locks a fork would copy). Whatever becomes of the child, nothing is
+    lost: when it does not hand back its result, its half is scanned here. When the
+    caller stops early (`--limit`), the child is stopped too, and `scanned` counts only
+    this process's files.
+    """
+    files = search.selected_files()
+    if len(files) < fork_at or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        yield from search.scan(files)
+        return
+    newer, older = files[: len(files) // 2], files[len(files) // 2 :]
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child ends in os._exit, before coverage saves
+        status = 1
+        try:
+            os.close(reader)
+            result = (list(search.scan(older)), search.scanned, search.unreadable)
+            with os.fdopen(writer, "wb") as pipe:
+                pickle.dump(result, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)  # no cleanup of the parent's state, no second flush of stdout
+    os.close(writer)
+    finished = False
+    try:
+        yield from search.scan(newer)
+        with os.fdopen(reader, "rb") as pipe:
+            reader = -1
+            handed = pipe.read()
+        _, status = os.waitpid(child, 0)
+        finished = True
+        if os.waitstatus_to_exitcode(status) != 0 or not handed:
+            yield from search.scan(older)
+            return
+        found, scanned, unreadable = pickle.loads(handed)
+        search.scanned += scanned
+        search.unreadable.extend(unreadable)
+        yield from found
+    finally:
+        if reader != -1:
+            os.close(reader)
+        if not finished:  # stopped early, or failed: the child's work is not wanted
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+
+
 def find(
     directory: Path,
     effect: str | None,
@@ -103,7 +162,7 @@ def find(
         out.error(str(error))
         return 2
     found: list[FoundTrace] = []
-    for match in search:
+    for match in matches(search):
         found.append(match)
         if output_format is OutputFormat.text:
             out.line(_line(match, directory))
