@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import toolreplay
 from toolreplay.capturing.names import new_trace_name
+from toolreplay.cli.find import usable_cpus
 from toolreplay.search import TraceSearch, parse_condition, parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -429,33 +430,46 @@ def command_answer(document: dict[str, Any]) -> tuple[list[dict[str, Any]], int,
     return document["traces"], document["scanned"], unreadable
 
 
+COUNTING_FORKS = (
+    "import atexit, os, sys\nreal_fork = os.fork\nforks = []\n"
+    "def counting_fork():\n    forks.append(1)\n    return real_fork()\n"
+    "os.fork = counting_fork\n"
+    "atexit.register(lambda: print(f'forks={len(forks)}', file=sys.stderr))\n"
+)
+"""A prelude that counts `os.fork` calls (the child's own exit skips atexit)."""
+
+
 def test_a_large_folder_is_scanned_in_two_processes_with_the_one_process_answer(
     large_folder: Path,
 ) -> None:
-    if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+    if usable_cpus() < 2 or not hasattr(os, "fork"):
         pytest.skip("the command scans in one process without fork or a second CPU")
     query = {"effect": "billing.refund.create"}
     expected = library_answer(large_folder, **query)
     assert len(expected[0]) > 400  # matches in both halves
     assert len(expected[2]) == 3  # notes.trp and the two in bulk/, one in each half
-    # os.fork counted (the child's own exit skips atexit): the command did fork once.
-    counting = (
-        "import atexit, os, sys\nreal_fork = os.fork\nforks = []\n"
-        "def counting_fork():\n    forks.append(1)\n    return real_fork()\n"
-        "os.fork = counting_fork\n"
-        "atexit.register(lambda: print(f'forks={len(forks)}', file=sys.stderr))\n"
-    )
     document, stderr = find_json(
-        large_folder, "--effect", "billing.refund.create", prelude=counting
+        large_folder, "--effect", "billing.refund.create", prelude=COUNTING_FORKS
     )
     assert stderr.splitlines()[-1] == "forks=1"
     assert command_answer(document) == expected
 
 
+def test_a_process_pinned_to_one_cpu_scans_alone(large_folder: Path) -> None:
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("pinning a process to one CPU needs os.sched_setaffinity (Linux)")
+    pinned = "import os\nos.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+    document, stderr = find_json(
+        large_folder, "--effect", "billing.refund.create", prelude=pinned + COUNTING_FORKS
+    )
+    assert stderr.splitlines()[-1] == "forks=0"
+    assert command_answer(document) == library_answer(large_folder, effect="billing.refund.create")
+
+
 def test_when_the_second_process_fails_its_half_is_scanned_by_the_first(
     large_folder: Path,
 ) -> None:
-    if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+    if usable_cpus() < 2 or not hasattr(os, "fork"):
         pytest.skip("the command scans in one process without fork or a second CPU")
     # The child exits at once, handing back nothing (as if killed): nothing may be lost.
     failing = (

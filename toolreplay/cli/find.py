@@ -23,7 +23,7 @@ from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import TraceSearchError
 from toolreplay.search import FoundTrace, TraceSearch, find_traces
 
-__all__ = ["COMMANDS", "FIND", "FIND_FORMAT_VERSION", "FORK_AT", "find", "matches"]
+__all__ = ["COMMANDS", "FIND", "FIND_FORMAT_VERSION", "FORK_AT", "find", "matches", "usable_cpus"]
 
 FIND_FORMAT_VERSION = 1
 
@@ -94,6 +94,14 @@ def _add_arguments(parser: ArgumentParser) -> None:
     add_format_option(parser)
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity where the system says, as in a container
+    pinned to fewer CPUs than the machine has), else the machine's."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def matches(search: TraceSearch, *, fork_at: int = FORK_AT) -> Iterator[FoundTrace]:
     """The search's matches, newest first, as iterating it gives them; with at least
     `fork_at` files and a second CPU, a forked child scans the older half meanwhile.
@@ -105,7 +113,7 @@ def matches(search: TraceSearch, *, fork_at: int = FORK_AT) -> Iterator[FoundTra
     this process's files.
     """
     files = search.selected_files()
-    if len(files) < fork_at or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+    if len(files) < fork_at or usable_cpus() < 2 or not hasattr(os, "fork"):
         yield from search.scan(files)
         return
     newer, older = files[: len(files) // 2], files[len(files) // 2 :]
