@@ -81,13 +81,8 @@ def _upload_digest(source: Path, operation: Operation) -> dict[str, JsonValue] |
         raw = b""
     if len(raw) != 32:  # the size of a SHA-256 digest
         raise _problem(source, operation, f"has body_digest.sha256 {hex_digest!r}")
-    # The key where the adapter writes it, the other fields in their order.
-    converted = {
-        ("sha256_base64" if key == "sha256" else key): (
-            base64.b64encode(raw).decode() if key == "sha256" else value
-        )
-        for key, value in digest.items()
-    }
+    converted = {key: value for key, value in digest.items() if key != "sha256"}
+    converted["sha256_base64"] = base64.b64encode(raw).decode()
     return {**inputs, "body_digest": converted}
 
 

@@ -139,8 +139,9 @@ def test_an_upload_whose_hex_digest_reads_as_a_card_number_records_and_replays(
             file=("data.txt", content), purpose="assistants"
         )
     (operation,) = toolreplay.read_trace(trace).operations
-    recorded_digest = operation.inputs["body_digest"]  # type: ignore[index]
-    assert recorded_digest["sha256_base64"] == base64.b64encode(digest.digest()).decode()  # type: ignore[index]
+    recorded_digest = operation.inputs["body_digest"]
+    assert isinstance(recorded_digest, dict)
+    assert recorded_digest["sha256_base64"] == base64.b64encode(digest.digest()).decode()
     refused: list[Any] = []
     with toolreplay.replay(trace):
         replayed = instrument(sync_client(refusing(refused))).files.create(
