@@ -100,15 +100,22 @@ _ERROR_VERSION = 1
 
 
 def http_library(http_client: object) -> ModuleType:
-    """The HTTP library (`httpx` or `httpx2`) an SDK's HTTP client comes from."""
-    root = type(http_client).__module__.split(".", 1)[0]
-    module = sys.modules.get(root)
-    if root not in ("httpx", "httpx2") or module is None:
-        raise TypeError(
-            f"the OpenAI client's HTTP client is a {type(http_client).__qualname__}, not an "
-            "httpx or httpx2 client; instrument() captures requests at that client's transport"
-        )
-    return module
+    """The HTTP library (`httpx` or `httpx2`) an SDK's HTTP client comes from.
+
+    The client is usually a subclass defined elsewhere (the SDK's own default
+    client, `openai.DefaultHttpxClient`, the aiohttp-backed client), so the
+    library is the one its first `httpx`/`httpx2` base class comes from.
+    """
+    for kind in type(http_client).__mro__:
+        root = kind.__module__.split(".", 1)[0]
+        module = sys.modules.get(root)
+        if root in ("httpx", "httpx2") and module is not None:
+            return module
+    raise TypeError(
+        f"the OpenAI client's HTTP client is a {type(http_client).__qualname__}, not an "
+        "httpx or httpx2 client (nor a subclass of one); instrument() captures requests at "
+        "that client's transport"
+    )
 
 
 class RecordedTransportError(Exception):
@@ -308,20 +315,29 @@ class _Capture:
             f"{exchange.operation} ({exchange.inputs['method']} {exchange.inputs['path']})"
         )
         beyond: Exception | None = failure
-        if beyond is None and output.get("end") == "closed_early":
+        again: Exception | None = failure
+        if failure is None and output.get("end") == "closed_early":
             beyond = StreamReplayError(
                 f"{exchange.operation}: the application read past the end of the recording; "
                 "when it was recorded the application stopped reading the response here and "
                 "closed it. Stop reading at the same point, or re-record the call"
             )
+            # A later reading is the SDK draining the stream before closing it (openai
+            # 3.x, async), which discards what it reads and tolerates this error.
+            again = self.library.ReadError(
+                f"{exchange.operation}: the response was read again past the end of its "
+                "recording; when it was recorded the application closed it there, so what "
+                "followed was never received",
+                request=request,
+            )
         return self.library.Response(
             status,
             headers=[(name, str(value)) for name, value in headers.items()],
-            stream=self._replay_stream(content, beyond),
+            stream=self._replay_stream(_ReplayedBody(content, beyond, again)),
             request=request,
         )
 
-    def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
+    def _replay_stream(self, body: _ReplayedBody) -> Any:
         raise NotImplementedError
 
     def stream_of(self, behaviour: type, base: str) -> Any:
@@ -448,7 +464,13 @@ def _scan_text(output: dict[str, JsonValue], content: bytes) -> bytes | None:
 
 
 class _SyncRecordingStream:
-    """The live body, handed on chunk by chunk and recorded when it ends or is closed."""
+    """The live body, handed on chunk by chunk and recorded when it ends or is closed.
+
+    Iterating it again resumes where the last iteration stopped, as a network
+    stream does: the SDK drains what follows a stream's last event by iterating the
+    response's stream a second time (openai 3.x, async), and each byte must be
+    recorded once, in order.
+    """
 
     def __init__(self, capture: _Capture, exchange: _Exchange, request: Any) -> None:
         self.response: Any = None
@@ -457,10 +479,14 @@ class _SyncRecordingStream:
         self._request = request
         self._chunks: list[bytes] = []
         self._finished = False
+        self._source: Iterator[bytes] | None = None
 
     def __iter__(self) -> Iterator[bytes]:
+        source = self._source
+        if source is None:
+            source = self._source = self.response.iter_bytes()
         try:
-            for chunk in self.response.iter_bytes():
+            for chunk in source:
                 self._chunks.append(chunk)
                 yield chunk
         except Exception as error:
@@ -498,10 +524,14 @@ class _AsyncRecordingStream:
         self._request = request
         self._chunks: list[bytes] = []
         self._finished = False
+        self._source: AsyncIterator[bytes] | None = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        source = self._source
+        if source is None:
+            source = self._source = self.response.aiter_bytes()
         try:
-            async for chunk in self.response.aiter_bytes():
+            async for chunk in source:
                 self._chunks.append(chunk)
                 yield chunk
         except Exception as error:
@@ -536,33 +566,56 @@ def _note(error: Exception) -> None:
         session.note_violation(error)
 
 
+@dataclass(slots=True)
+class _ReplayedBody:
+    """A replayed response's body: the recorded bytes, handed out once, and how each
+    reading of it ends.
+
+    A response stream read again resumes where the last reading stopped, as a network
+    stream does (so a recorded body that was read yields nothing more). `beyond` ends
+    the first reading (the recorded transport error, or `StreamReplayError` where the
+    application had closed the stream), `again` every later one; None ends it quietly.
+    """
+
+    content: bytes
+    beyond: Exception | None
+    again: Exception | None
+    read: bool = False
+
+    def take(self) -> tuple[bytes, Exception | None]:
+        """The bytes not handed out yet, and the error that ends this reading."""
+        end = self.again if self.read else self.beyond
+        content, self.content, self.read = self.content, b"", True
+        return content, end
+
+
 class _SyncReplayStream:
-    def __init__(self, content: bytes, beyond: Exception | None) -> None:
-        self._content = content
-        self._beyond = beyond
+    def __init__(self, body: _ReplayedBody) -> None:
+        self._body = body
 
     def __iter__(self) -> Iterator[bytes]:
-        if self._content:
-            yield self._content
-        if self._beyond is not None:
-            _note(self._beyond)
-            raise self._beyond
+        content, end = self._body.take()
+        if content:
+            yield content
+        if end is not None:
+            _note(end)
+            raise end
 
     def close(self) -> None:
         pass
 
 
 class _AsyncReplayStream:
-    def __init__(self, content: bytes, beyond: Exception | None) -> None:
-        self._content = content
-        self._beyond = beyond
+    def __init__(self, body: _ReplayedBody) -> None:
+        self._body = body
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._content:
-            yield self._content
-        if self._beyond is not None:
-            _note(self._beyond)
-            raise self._beyond
+        content, end = self._body.take()
+        if content:
+            yield content
+        if end is not None:
+            _note(end)
+            raise end
 
     async def aclose(self) -> None:
         pass
@@ -571,8 +624,8 @@ class _AsyncReplayStream:
 class CaptureTransport(_Capture):
     """A transport of an instrumented sync client, wrapping one of the original client's."""
 
-    def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
-        return self.stream_of(_SyncReplayStream, "SyncByteStream")(content, beyond)
+    def _replay_stream(self, body: _ReplayedBody) -> Any:
+        return self.stream_of(_SyncReplayStream, "SyncByteStream")(body)
 
     def handle_request(self, request: Any) -> Any:
         exchange = self.exchange(request)
@@ -605,8 +658,8 @@ class CaptureTransport(_Capture):
 class AsyncCaptureTransport(_Capture):
     """The transport of an instrumented async client."""
 
-    def _replay_stream(self, content: bytes, beyond: Exception | None) -> Any:
-        return self.stream_of(_AsyncReplayStream, "AsyncByteStream")(content, beyond)
+    def _replay_stream(self, body: _ReplayedBody) -> Any:
+        return self.stream_of(_AsyncReplayStream, "AsyncByteStream")(body)
 
     async def handle_async_request(self, request: Any) -> Any:
         exchange = self.exchange(request)
