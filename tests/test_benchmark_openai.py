@@ -20,11 +20,16 @@ def test_openai_benchmark_runs_and_prints_its_tables() -> None:
         "+body/adapter",
         "+body/floor",
         "record cpu",
+        "least cpu",
+        "least/floor",
+        "replay/floor cpu",
         "scan output",
         "rest",
     ):
         assert column in out
+    assert "targets" in out
     for workload in ("responses+tools", "chat", "stream50"):
         assert workload in out
-    assert "targets" in out
+        assert f"{workload}: replay flat in N, replay/floor cpu" in out
+        assert f"{workload}, CPU time alternating: record overhead" in out
     assert "[SKIP] replay vs vcrpy replay at N=1,000" in out
