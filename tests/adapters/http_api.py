@@ -2,21 +2,51 @@
 
 For tests of SDK clients built the way applications build them, with the SDK's
 own HTTP client and its real connection pool: only `base_url` points here. JSON
-bodies are gzip-compressed when the client accepts it, as the API does.
+bodies are gzip-compressed when the client accepts it, as the API does; event
+streams are sent as the API sends them, chunked, one chunk per event, each flushed.
+
+A handler may also answer with `Dropped` (send part of a stream, then close the
+socket) or `Stalled` (go quiet for a while, before the headers or mid-stream), the
+network failures an in-process transport cannot produce.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 from examples.local_openai import HTTP
 
-__all__ = ["served"]
+__all__ = ["Dropped", "Stalled", "served"]
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Send `response`'s first `events` server-sent events (and `partial` bytes of the
+    next one), then drop the connection without ending the body; for a response that is
+    not an event stream, drop the connection before answering."""
+
+    response: Any
+    events: int
+    partial: int = 0
+
+
+@dataclass(frozen=True)
+class Stalled:
+    """Send nothing for `seconds` before `response`'s headers, or (with `after_events`)
+    after its first `after_events` events, then the rest."""
+
+    response: Any
+    seconds: float
+    after_events: int | None = None
 
 
 class _Server(ThreadingHTTPServer):
@@ -25,6 +55,11 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, handler: Callable[[Any], Any]) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.handler = handler
+
+
+def _events(body: bytes) -> list[bytes]:
+    """The body's server-sent events, each with its closing blank line."""
+    return [block + b"\n\n" for block in body.split(b"\n\n") if block.strip()]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -40,15 +75,25 @@ class _Handler(BaseHTTPRequestHandler):
             headers=list(self.headers.items()),
             content=content,
         )
-        response = server.handler(request)
+        answer = server.handler(request)
+        response = answer.response if isinstance(answer, Dropped | Stalled) else answer
+        if isinstance(answer, Stalled) and answer.after_events is None:
+            time.sleep(answer.seconds)
         body: bytes = response.read()
+        streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+        if isinstance(answer, Dropped) and not streamed:
+            self._drop()  # gone before the answer's first byte
+            return
         headers = {
             name: value
             for name, value in response.headers.items()
             if name.lower() not in ("content-length", "content-encoding", "transfer-encoding")
         }
-        json_body = headers.get("content-type", "").startswith("application/json")
-        if json_body and "gzip" in self.headers.get("accept-encoding", ""):
+        if streamed:
+            self._stream(response.status_code, headers, _events(body), answer)
+            return
+        is_json = headers.get("content-type", "").startswith("application/json")
+        if is_json and "gzip" in self.headers.get("accept-encoding", ""):
             body = gzip.compress(body)
             headers["content-encoding"] = "gzip"
         self.send_response(response.status_code)
@@ -57,6 +102,41 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _stream(
+        self, status: int, headers: dict[str, str], events: list[bytes], answer: Any
+    ) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for index, event in enumerate(events):
+            if isinstance(answer, Dropped) and index == answer.events:
+                # A pause, so that what was sent arrives before the drop (a client reading
+                # it all in one go may discard a buffer that ends in a broken connection).
+                time.sleep(0.05)
+                if answer.partial:
+                    self._chunk(event[: answer.partial])
+                self._drop()  # without the closing chunk: the client sees the body cut
+                return
+            if isinstance(answer, Stalled) and index == answer.after_events:
+                time.sleep(answer.seconds)
+            self._chunk(event)
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _drop(self) -> None:
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def handle(self) -> None:
+        # The client may give up first (a timeout test): nobody is left to answer.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            super().handle()
 
     do_GET = do_POST = do_DELETE = _answer
 
@@ -72,7 +152,10 @@ def served(handler: Callable[[Any], Any]) -> Iterator[str]:
     gets a refused connection, never an answer.
     """
     server = _Server(handler)
-    thread = threading.Thread(target=server.serve_forever, name="local-openai-http", daemon=True)
+    # Polled often: shutting down waits for the next poll.
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.02,), name="local-openai-http", daemon=True
+    )
     thread.start()
     host, port = cast(tuple[str, int], server.server_address)
     try:

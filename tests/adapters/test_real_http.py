@@ -1,0 +1,777 @@
+"""The SDK's flows over real HTTP: recorded, then replayed after the server is gone.
+
+Each test builds unmodified SDK clients as applications build them (only
+`base_url`, or Azure's `azure_endpoint`, points at a local server; the SDK's own
+HTTP client and connection pool carry the requests), runs a flow with a plain
+client, records it with an instrumented one, shuts the server down and replays
+it: what the application saw (values, events, exceptions) must be the same each
+time. Over a real socket, bodies arrive gzipped or chunked, streams arrive event
+by event, connections drop and reads time out: what an in-process transport hides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pydantic
+import pytest
+
+import toolreplay
+from examples.local_openai import HTTP, LocalOpenAI, response_body, response_events
+from tests.adapters.http_api import Dropped, Stalled, served
+from tests.adapters.support import API_KEY, SDK_MAJOR
+from toolreplay.adapters.openai import instrument
+from toolreplay.errors import StreamReplayError
+
+MESSAGES: list[Any] = [{"role": "user", "content": "May I refund order 7?"}]
+DECISION_TEXT = '{"action": "approve", "order": 7}'
+AZURE_VERSION = "2024-10-21"
+
+
+class Decision(pydantic.BaseModel):
+    action: str
+    order: int
+
+
+# --- clients, as applications build them -------------------------------------------------
+
+
+def _azure_endpoint(url: str) -> str:
+    return url.removesuffix("/v1")
+
+
+def _aiohttp_client() -> Any:
+    try:
+        return openai.DefaultAioHttpClient()
+    except RuntimeError:
+        assert SDK_MAJOR < 3, "aiohttp is a dev dependency: openai 3.x's aiohttp client must build"
+        pytest.skip("openai 2.x's aiohttp client needs the httpx-aiohttp package, not installed")
+
+
+SyncMaker = Callable[..., openai.OpenAI]
+AsyncMaker = Callable[..., openai.AsyncOpenAI]
+
+SYNC: dict[str, SyncMaker] = {
+    "OpenAI": lambda url, **options: openai.OpenAI(
+        api_key=API_KEY, base_url=url, **{"max_retries": 0, **options}
+    ),
+    "AzureOpenAI": lambda url, **options: openai.AzureOpenAI(
+        api_key=API_KEY,
+        azure_endpoint=_azure_endpoint(url),
+        api_version=AZURE_VERSION,
+        **{"max_retries": 0, **options},
+    ),
+}
+ASYNC: dict[str, AsyncMaker] = {
+    "AsyncOpenAI": lambda url, **options: openai.AsyncOpenAI(
+        api_key=API_KEY, base_url=url, **{"max_retries": 0, **options}
+    ),
+    "AsyncAzureOpenAI": lambda url, **options: openai.AsyncAzureOpenAI(
+        api_key=API_KEY,
+        azure_endpoint=_azure_endpoint(url),
+        api_version=AZURE_VERSION,
+        **{"max_retries": 0, **options},
+    ),
+    "DefaultAioHttpClient": lambda url, **options: openai.AsyncOpenAI(
+        api_key=API_KEY,
+        base_url=url,
+        http_client=_aiohttp_client(),
+        **{"max_retries": 0, **options},
+    ),
+}
+
+
+def described(error: BaseException) -> dict[str, Any]:
+    """What an application can see of an exception."""
+    return {
+        "type": type(error),
+        "message": str(error),
+        "status": getattr(error, "status_code", None),
+        "body": getattr(error, "body", None),
+        "code": getattr(error, "code", None),
+        "request_id": getattr(error, "request_id", None),
+        "cause": type(error.__cause__).__name__ if error.__cause__ is not None else None,
+    }
+
+
+def outcome(run: Callable[[], Any]) -> Any:
+    try:
+        return ("returned", run())
+    except Exception as error:
+        return ("raised", described(error))
+
+
+async def async_outcome(run: Callable[[], Awaitable[Any]]) -> Any:
+    try:
+        return ("returned", await run())
+    except Exception as error:
+        return ("raised", described(error))
+
+
+def check_sync(
+    tmp_path: Path,
+    handler: Callable[[Any], Any],
+    make: SyncMaker,
+    flow: Callable[[Any], Any],
+    **options: Any,
+) -> toolreplay.Trace:
+    """`flow` with a plain client, recorded, and replayed with the server gone: the same."""
+    trace = tmp_path / "flow.trp"
+
+    def run(client: Any) -> Any:
+        try:
+            return outcome(lambda: flow(client))
+        finally:
+            getattr(client, "original_client", client).close()
+
+    with served(handler) as url:
+        plain = run(make(url, **options))
+        with toolreplay.record(trace):
+            recorded = run(instrument(make(url, **options)))
+    assert recorded == plain
+    with toolreplay.replay(trace):  # the server is gone: any request would fail
+        replayed = run(instrument(make(url, **options)))
+    assert replayed == plain
+    return toolreplay.read_trace(trace)
+
+
+def check_async(
+    tmp_path: Path,
+    handler: Callable[[Any], Any],
+    make: AsyncMaker,
+    flow: Callable[[Any], Awaitable[Any]],
+    **options: Any,
+) -> toolreplay.Trace:
+    """The async form of `check_sync`."""
+    trace = tmp_path / "flow.trp"
+
+    async def run(make_client: Callable[[], Any]) -> Any:
+        client = make_client()
+        try:
+            return await async_outcome(lambda: flow(client))
+        finally:
+            await getattr(client, "original_client", client).close()
+
+    with served(handler) as url:
+        plain = asyncio.run(run(lambda: make(url, **options)))
+        with toolreplay.record(trace):
+            recorded = asyncio.run(run(lambda: instrument(make(url, **options))))
+    assert recorded == plain
+    with toolreplay.replay(trace):
+        replayed = asyncio.run(run(lambda: instrument(make(url, **options))))
+    assert replayed == plain
+    return toolreplay.read_trace(trace)
+
+
+def outputs(trace: toolreplay.Trace) -> list[Any]:
+    values: list[Any] = []
+    for operation in trace.operations:
+        assert isinstance(operation.outcome, toolreplay.Returned), operation.effect
+        values.append(operation.outcome.value)
+    return values
+
+
+# --- flows: what applications do with a client ---------------------------------------------
+
+
+def raw_response(client: openai.OpenAI) -> Any:
+    raw = client.responses.with_raw_response.create(model="gpt-5-mini", input="Refund?")
+    return raw.status_code, raw.headers.get("x-request-id"), raw.request_id, raw.parse()
+
+
+async def async_raw_response(client: openai.AsyncOpenAI) -> Any:
+    raw = await client.responses.with_raw_response.create(model="gpt-5-mini", input="Refund?")
+    return raw.status_code, raw.headers.get("x-request-id"), raw.request_id, raw.parse()
+
+
+def streaming_response(client: openai.OpenAI) -> Any:
+    with client.responses.with_streaming_response.create(
+        model="gpt-5-mini", input="Refund?"
+    ) as response:
+        parsed = response.parse()
+        status = response.status_code, response.headers.get("x-request-id")
+    with client.chat.completions.with_streaming_response.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    ) as response:
+        lines = [line for line in response.iter_lines() if line]
+    return status, parsed, sse_data(lines)
+
+
+async def async_streaming_response(client: openai.AsyncOpenAI) -> Any:
+    async with client.responses.with_streaming_response.create(
+        model="gpt-5-mini", input="Refund?"
+    ) as response:
+        parsed = await response.parse()
+        status = response.status_code, response.headers.get("x-request-id")
+    async with client.chat.completions.with_streaming_response.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    ) as response:
+        lines = [line async for line in response.iter_lines() if line]
+    return status, parsed, sse_data(lines)
+
+
+def sse_data(lines: list[str]) -> list[Any]:
+    """What the server-sent lines say (replay re-encodes JSON data compactly, RFC 0006 §4.3)."""
+    said: list[Any] = []
+    for line in lines:
+        name, _, value = line.partition(": ")
+        said.append((name, value if value == "[DONE]" or name != "data" else json.loads(value)))
+    return said
+
+
+def stream_helpers(client: openai.OpenAI) -> Any:
+    with client.responses.stream(model="gpt-5-mini", input="Refund?") as stream:
+        response_events = list(stream)
+        final_response = stream.get_final_response()
+    with client.chat.completions.stream(model="gpt-4o-mini", messages=MESSAGES) as stream:
+        chat_events = list(stream)
+        final_completion = stream.get_final_completion()
+    return response_events, final_response, chat_events, final_completion
+
+
+async def async_stream_helpers(client: openai.AsyncOpenAI) -> Any:
+    async with client.responses.stream(model="gpt-5-mini", input="Refund?") as stream:
+        response_events = [event async for event in stream]
+        final_response = await stream.get_final_response()
+    async with client.chat.completions.stream(model="gpt-4o-mini", messages=MESSAGES) as stream:
+        chat_events = [event async for event in stream]
+        final_completion = await stream.get_final_completion()
+    return response_events, final_response, chat_events, final_completion
+
+
+def parse(client: openai.OpenAI) -> Any:
+    response = client.responses.parse(model="gpt-5-mini", input="Refund?", text_format=Decision)
+    completion = client.chat.completions.parse(
+        model="gpt-4o-mini", messages=MESSAGES, response_format=Decision
+    )
+    with client.responses.stream(
+        model="gpt-5-mini", input="Refund?", text_format=Decision
+    ) as stream:
+        streamed = list(stream), stream.get_final_response()
+    return response, response.output_parsed, completion, streamed
+
+
+async def async_parse(client: openai.AsyncOpenAI) -> Any:
+    response = await client.responses.parse(
+        model="gpt-5-mini", input="Refund?", text_format=Decision
+    )
+    completion = await client.chat.completions.parse(
+        model="gpt-4o-mini", messages=MESSAGES, response_format=Decision
+    )
+    async with client.responses.stream(
+        model="gpt-5-mini", input="Refund?", text_format=Decision
+    ) as stream:
+        streamed = [event async for event in stream], await stream.get_final_response()
+    return response, response.output_parsed, completion, streamed
+
+
+def embeddings_and_models(client: openai.OpenAI) -> Any:
+    embedded = client.embeddings.create(model="text-embedding-3-small", input=["a", "b"])
+    return embedded, [model.id for model in client.models.list()]
+
+
+async def async_embeddings_and_models(client: openai.AsyncOpenAI) -> Any:
+    embedded = await client.embeddings.create(model="text-embedding-3-small", input=["a", "b"])
+    return embedded, [model.id async for model in client.models.list()]
+
+
+FLOWS: dict[
+    str, tuple[Callable[[Any], Any], Callable[[Any], Awaitable[Any]], Callable[[], Any]]
+] = {
+    "with_raw_response": (raw_response, async_raw_response, LocalOpenAI),
+    "with_streaming_response": (streaming_response, async_streaming_response, LocalOpenAI),
+    "stream helpers": (
+        stream_helpers,
+        async_stream_helpers,
+        lambda: LocalOpenAI("approve order 7", chat_texts=("approve order 7",), deltas=3),
+    ),
+    "parse": (
+        parse,
+        async_parse,
+        lambda: LocalOpenAI(DECISION_TEXT, chat_texts=(DECISION_TEXT,), deltas=4),
+    ),
+    "embeddings and models": (embeddings_and_models, async_embeddings_and_models, LocalOpenAI),
+}
+
+
+@pytest.mark.parametrize("client", SYNC.keys())
+@pytest.mark.parametrize("flow", FLOWS.keys())
+def test_a_sync_flow_replays_as_it_ran(tmp_path: Path, flow: str, client: str) -> None:
+    run, _, api = FLOWS[flow]
+    trace = check_sync(tmp_path, api(), SYNC[client], run)
+    for value in outputs(trace):
+        assert value["end"] == "complete" or "events" in value
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+@pytest.mark.parametrize("flow", FLOWS.keys())
+def test_an_async_flow_replays_as_it_ran(tmp_path: Path, flow: str, client: str) -> None:
+    _, run, api = FLOWS[flow]
+    trace = check_async(tmp_path, api(), ASYNC[client], run)
+    for value in outputs(trace):
+        assert value["end"] == "complete" or "events" in value
+
+
+# --- a stream the application stops reading ------------------------------------------------
+
+EARLY = 3  # events the application reads before it stops
+DELTAS = 40  # text deltas in the stream: 48 events
+
+
+def stop_early(client: openai.OpenAI) -> Any:
+    stream = client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+    events: list[Any] = []
+    for event in stream:
+        events.append(event)
+        if len(events) == EARLY:
+            break
+    stream.close()
+    return events
+
+
+async def async_stop_early(client: openai.AsyncOpenAI) -> Any:
+    stream = await client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+    events: list[Any] = []
+    async for event in stream:
+        events.append(event)
+        if len(events) == EARLY:
+            break
+    await stream.close()
+    return events
+
+
+def read_on(client: openai.OpenAI) -> list[Any]:
+    return list(client.responses.create(model="gpt-5-mini", input="Refund?", stream=True))
+
+
+async def async_read_on(client: openai.AsyncOpenAI) -> list[Any]:
+    stream = await client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+    return [event async for event in stream]
+
+
+def check_closed_early(trace: toolreplay.Trace) -> None:
+    """Recorded as what was received: at least what the application read, not the rest."""
+    (output,) = outputs(trace)
+    assert output["end"] == "closed_early"
+    assert EARLY <= len(output["events"]) < len(response_events(deltas=DELTAS))
+
+
+@pytest.mark.parametrize("client", SYNC.keys())
+def test_a_stream_the_application_stops_reading_replays_to_that_point(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_sync(tmp_path, LocalOpenAI(deltas=DELTAS), SYNC[client], stop_early)
+    check_closed_early(trace)
+    with (
+        pytest.raises(StreamReplayError, match="read past the end of the recording"),
+        toolreplay.replay(tmp_path / "flow.trp"),
+    ):
+        read_on(instrument(SYNC[client]("http://127.0.0.1:9/v1")))
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_an_async_stream_the_application_stops_reading_replays_to_that_point(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_async(tmp_path, LocalOpenAI(deltas=DELTAS), ASYNC[client], async_stop_early)
+    check_closed_early(trace)
+
+    async def replayed() -> None:
+        instrumented = instrument(ASYNC[client]("http://127.0.0.1:9/v1"))
+        try:
+            await async_read_on(instrumented)
+        finally:
+            await instrumented.original_client.close()
+
+    with (
+        pytest.raises(StreamReplayError, match="read past the end of the recording"),
+        toolreplay.replay(tmp_path / "flow.trp"),
+    ):
+        asyncio.run(replayed())
+
+
+# --- provider errors -----------------------------------------------------------------------
+
+
+def error_body(status: int) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": f"status {status} from the API",
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": f"code_{status}",
+        }
+    }
+
+
+class Answers:
+    """Answers `statuses` in turn (then again from the first): an error body for an error
+    status, a response for 200, each with its own request id and a short `retry-after-ms`."""
+
+    def __init__(self, *statuses: int) -> None:
+        self.statuses = statuses
+        self.sent = 0
+
+    def __call__(self, request: Any) -> Any:
+        turn = self.sent % len(self.statuses)
+        status = self.statuses[turn]
+        self.sent += 1
+        headers = {"x-request-id": f"req_{turn}_{status}", "retry-after-ms": "5"}
+        body = response_body("approve") if status == 200 else error_body(status)
+        return HTTP.Response(status, json=body, headers=headers)
+
+
+def create(client: openai.OpenAI) -> Any:
+    return client.responses.create(model="gpt-5-mini", input="Refund?")
+
+
+async def async_create(client: openai.AsyncOpenAI) -> Any:
+    return await client.responses.create(model="gpt-5-mini", input="Refund?")
+
+
+STATUS_ERRORS = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    404: openai.NotFoundError,
+    422: openai.UnprocessableEntityError,
+}
+
+
+@pytest.mark.parametrize("status", STATUS_ERRORS.keys())
+def test_an_error_status_replays_as_the_same_sdk_exception(tmp_path: Path, status: int) -> None:
+    seen: list[BaseException] = []  # what each run raised (check_sync compares them)
+
+    def flow(client: openai.OpenAI) -> Any:
+        try:
+            return create(client)
+        except openai.APIStatusError as error:
+            seen.append(error)
+            raise
+
+    trace = check_sync(tmp_path, Answers(status), SYNC["OpenAI"], flow)
+    assert [output["status"] for output in outputs(trace)] == [status]
+    assert len(seen) == 3  # plain, recorded, replayed
+    for error in seen:
+        assert type(error) is STATUS_ERRORS[status]
+        assert isinstance(error, openai.APIStatusError)
+        assert (error.status_code, error.request_id, error.code) == (
+            status,
+            f"req_0_{status}",
+            f"code_{status}",
+        )
+        assert error.body == error_body(status)["error"]
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_an_async_error_status_replays_as_the_same_sdk_exception(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_async(tmp_path, Answers(422), ASYNC[client], async_create)
+    assert [output["status"] for output in outputs(trace)] == [422]
+
+
+@pytest.mark.parametrize(
+    "statuses", [(429, 500, 200), (500, 500, 500)], ids=["429-500-200", "500-500-500"]
+)
+def test_retries_are_several_operations_and_replay_the_same(
+    tmp_path: Path, statuses: tuple[int, ...]
+) -> None:
+    trace = check_sync(tmp_path, Answers(*statuses), SYNC["OpenAI"], create, max_retries=2)
+    assert [output["status"] for output in outputs(trace)] == list(statuses)
+    assert [op.identity.occurrence for op in trace.operations] == [0, 1, 2]
+    assert all(output["headers"]["retry-after-ms"] == "5" for output in outputs(trace))
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_async_retries_replay_the_same(tmp_path: Path, client: str) -> None:
+    trace = check_async(
+        tmp_path, Answers(429, 500, 200), ASYNC[client], async_create, max_retries=2
+    )
+    assert [output["status"] for output in outputs(trace)] == [429, 500, 200]
+
+
+# --- the network fails: a connection dropped mid-stream, a read timeout ------------------
+
+CUT = 3  # events sent before the connection drops or stalls
+
+
+def read_stream(stream: Iterator[Any]) -> tuple[list[Any], Any]:
+    """The events an application receives, and what ended the stream."""
+    events: list[Any] = []
+    try:
+        for event in stream:
+            events.append(event)
+    except Exception as error:
+        return events, described(error)
+    return events, None
+
+
+async def async_read_stream(stream: AsyncIterator[Any]) -> tuple[list[Any], Any]:
+    events: list[Any] = []
+    try:
+        async for event in stream:
+            events.append(event)
+    except Exception as error:
+        return events, described(error)
+    return events, None
+
+
+def both_streams(client: openai.OpenAI) -> Any:
+    return (
+        read_stream(client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)),
+        read_stream(
+            client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True)
+        ),
+    )
+
+
+async def async_both_streams(client: openai.AsyncOpenAI) -> Any:
+    # One after the other, as `both_streams`: the second request is sent after the first
+    # stream ended, so the server's stall of one cannot overlap the other's.
+    responses = await client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+    read_responses = await async_read_stream(responses)
+    chat = await client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True)
+    return read_responses, await async_read_stream(chat)
+
+
+def long_streams(request: Any) -> Any:
+    """Streams well longer than `CUT` events (the chat one has a chunk per word)."""
+    text = "approve order 7 and refund it today"
+    return LocalOpenAI(text, chat_texts=(text,), deltas=DELTAS)(request)
+
+
+def dropping(request: Any) -> Dropped:
+    """Part of an event after the first `CUT`, then the connection is gone."""
+    return Dropped(long_streams(request), CUT, partial=12)
+
+
+def stalling(request: Any) -> Stalled:
+    return Stalled(long_streams(request), 0.6, after_events=CUT)
+
+
+def check_cut(trace: toolreplay.Trace, error_type: str) -> None:
+    """Each stream recorded as the failure, holding the events received before it."""
+    assert len(trace.operations) == 2
+    for operation in trace.operations:
+        assert isinstance(operation.outcome, toolreplay.Raised), operation.effect
+        assert operation.outcome.error_type == error_type
+        (envelope,) = operation.outcome.args or [None]
+        assert isinstance(envelope, dict)
+        received = envelope["response"]
+        assert isinstance(received, dict)
+        events = received["events"]
+        assert isinstance(events, list)
+        assert len(events) == CUT
+
+
+@pytest.mark.parametrize("client", SYNC.keys())
+def test_a_connection_dropped_mid_stream_replays_the_same_events_then_error(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_sync(tmp_path, dropping, SYNC[client], both_streams)
+    check_cut(trace, "httpx.RemoteProtocolError")
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_an_async_connection_dropped_mid_stream_replays_the_same(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_async(tmp_path, dropping, ASYNC[client], async_both_streams)
+    # aiohttp reports the cut body as a payload error, which its httpx adapter maps to ReadError.
+    dropped = "httpx.ReadError" if client == "DefaultAioHttpClient" else "httpx.RemoteProtocolError"
+    check_cut(trace, dropped)
+
+
+@pytest.mark.parametrize("client", SYNC.keys())
+def test_a_read_timeout_mid_stream_replays_the_same_events_then_error(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_sync(tmp_path, stalling, SYNC[client], both_streams, timeout=0.2)
+    check_cut(trace, "httpx.ReadTimeout")
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_an_async_read_timeout_mid_stream_replays_the_same(tmp_path: Path, client: str) -> None:
+    trace = check_async(tmp_path, stalling, ASYNC[client], async_both_streams, timeout=0.2)
+    check_cut(trace, "httpx.ReadTimeout")
+
+
+def stalling_answer(request: Any) -> Stalled:
+    return Stalled(LocalOpenAI()(request), 0.6)
+
+
+def test_a_read_timeout_before_the_answer_replays_as_api_timeout_error(tmp_path: Path) -> None:
+    def flow(client: openai.OpenAI) -> Any:
+        with pytest.raises(openai.APITimeoutError):
+            create(client)
+        return embeddings_and_models(client)  # the client goes on after it
+
+    trace = check_sync(tmp_path, stalling_answer, SYNC["OpenAI"], flow, timeout=0.2)
+    outcome = trace.operations[0].outcome
+    assert isinstance(outcome, toolreplay.Raised)
+    assert outcome.error_type == "httpx.ReadTimeout"
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_an_async_read_timeout_before_the_answer_replays_the_same(
+    tmp_path: Path, client: str
+) -> None:
+    trace = check_async(tmp_path, stalling_answer, ASYNC[client], async_create, timeout=0.2)
+    (operation,) = trace.operations
+    assert isinstance(operation.outcome, toolreplay.Raised)
+    assert operation.outcome.error_type == "httpx.ReadTimeout"
+
+
+class Flaky:
+    """Fails the first `failures` requests of every `failures + 1` (a network failure made
+    by `fail`), then answers like the API."""
+
+    def __init__(self, failures: int, fail: Callable[[Any], Any]) -> None:
+        self.failures = failures
+        self.fail = fail
+        self.sent = 0
+
+    def __call__(self, request: Any) -> Any:
+        turn = self.sent % (self.failures + 1)
+        self.sent += 1
+        answer = LocalOpenAI()(request)
+        return answer if turn == self.failures else self.fail(answer)
+
+
+NETWORK_FAILURES: dict[str, tuple[Callable[[Any], Any], str, dict[str, Any]]] = {
+    "timeouts": (lambda answer: Stalled(answer, 0.6), "httpx.ReadTimeout", {"timeout": 0.2}),
+    "dropped connections": (
+        lambda answer: Dropped(answer, 0),
+        "httpx.RemoteProtocolError",
+        {},
+    ),
+}
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's first retry wait, 0.5 s (no `retry-after` follows a network failure), at
+    10 ms: the same backoff, recorded or replayed, without slowing the suite."""
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.01)  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.usefixtures("quick_backoff")
+@pytest.mark.parametrize("failure", NETWORK_FAILURES.keys())
+def test_network_failures_then_success_are_retried_and_replay_the_same(
+    tmp_path: Path, failure: str
+) -> None:
+    fail, error_type, options = NETWORK_FAILURES[failure]
+    trace = check_sync(tmp_path, Flaky(2, fail), SYNC["OpenAI"], create, max_retries=2, **options)
+    outcomes = [operation.outcome for operation in trace.operations]
+    assert [getattr(outcome, "error_type", "returned") for outcome in outcomes] == [
+        error_type,
+        error_type,
+        "returned",
+    ]
+    assert [operation.identity.occurrence for operation in trace.operations] == [0, 1, 2]
+
+
+@pytest.mark.usefixtures("quick_backoff")
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_async_network_failures_then_success_replay_the_same(tmp_path: Path, client: str) -> None:
+    fail, _, options = NETWORK_FAILURES["dropped connections"]
+    trace = check_async(
+        tmp_path, Flaky(1, fail), ASYNC[client], async_create, max_retries=1, **options
+    )
+    assert len(trace.operations) == 2
+
+
+# --- files: a multipart upload, a binary download, a paginated list -----------------------
+
+FILE_BYTES = bytes(range(256)) * 4  # not UTF-8: recorded as base64
+
+
+def file_object(number: int) -> dict[str, Any]:
+    return {
+        "id": f"file-{number}",
+        "object": "file",
+        "bytes": len(FILE_BYTES),
+        "created_at": 1767225600 + number,
+        "filename": f"calls-{number}.jsonl",
+        "purpose": "batch",
+        "status": "processed",
+        "expires_at": None,
+        "status_details": None,
+    }
+
+
+def files_api(request: Any) -> Any:
+    """`POST /files`, `GET /files` (two a page, cursor `after`), `GET /files/{id}/content`."""
+    path = request.url.path.removeprefix("/v1").removeprefix("/openai")
+    headers = {"x-request-id": f"req_files_{request.method}"}
+    if request.method == "POST" and path == "/files":
+        assert request.headers["content-type"].startswith("multipart/form-data")
+        assert FILE_BYTES in request.content
+        return HTTP.Response(200, json=file_object(1), headers=headers)
+    if request.method == "GET" and path == "/files":
+        after = request.url.params.get("after")
+        numbers = [1, 2] if after is None else [3]
+        page = {
+            "object": "list",
+            "data": [file_object(number) for number in numbers],
+            "first_id": f"file-{numbers[0]}",
+            "last_id": f"file-{numbers[-1]}",
+            "has_more": after is None,
+        }
+        return HTTP.Response(200, json=page, headers=headers)
+    if request.method == "GET" and path.endswith("/content"):
+        return HTTP.Response(
+            200, content=FILE_BYTES, headers={**headers, "content-type": "application/octet-stream"}
+        )
+    return HTTP.Response(404, json=error_body(404), headers=headers)
+
+
+def files(client: openai.OpenAI) -> Any:
+    created = client.files.create(
+        file=("calls.jsonl", FILE_BYTES, "application/jsonl"), purpose="batch"
+    )
+    content = client.files.content(created.id)
+    listed = [file.id for file in client.files.list(limit=2)]
+    return created, content.content, content.response.headers.get("content-type"), listed
+
+
+async def async_files(client: openai.AsyncOpenAI) -> Any:
+    created = await client.files.create(
+        file=("calls.jsonl", FILE_BYTES, "application/jsonl"), purpose="batch"
+    )
+    content = await client.files.content(created.id)
+    listed = [file.id async for file in client.files.list(limit=2)]
+    return created, content.content, content.response.headers.get("content-type"), listed
+
+
+def check_files(trace: toolreplay.Trace) -> None:
+    operations = trace.operations
+    assert [operation.effect for operation in operations] == [
+        "openai.files.create",
+        "openai.files.content.list",  # GET ending in a word (RFC 0006 §3.2)
+        "openai.files.list",
+        "openai.files.list",
+    ]
+    upload = operations[0].inputs
+    assert "body" not in upload
+    assert upload["body_digest"]["content_type"] == "multipart/form-data"
+    download = outputs(trace)[1]
+    assert base64.b64decode(download["base64"]) == FILE_BYTES
+    query = operations[3].inputs["query"]
+    assert (query["limit"], query["after"]) == ("2", "file-2")
+
+
+@pytest.mark.parametrize("client", SYNC.keys())
+def test_a_file_upload_download_and_list_replay_the_same(tmp_path: Path, client: str) -> None:
+    check_files(check_sync(tmp_path, files_api, SYNC[client], files))
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_async_file_upload_download_and_list_replay_the_same(tmp_path: Path, client: str) -> None:
+    check_files(check_async(tmp_path, files_api, ASYNC[client], async_files))
