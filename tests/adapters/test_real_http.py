@@ -88,7 +88,15 @@ ASYNC: dict[str, AsyncMaker] = {
 
 
 def described(error: BaseException) -> dict[str, Any]:
-    """What an application can see of an exception."""
+    """What an application can see of an exception.
+
+    The cause of an SDK error is the HTTP library's error, and is compared; what an HTTP
+    library's own error was raised from (httpcore's or aiohttp's exception, inside the
+    transport: openai 2.x lets a stream's transport error through unwrapped) is not
+    recorded (RFC 0006, limitations).
+    """
+    if not isinstance(error, openai.OpenAIError):
+        return {"type": type(error), "message": str(error)}
     return {
         "type": type(error),
         "message": str(error),
@@ -394,6 +402,115 @@ def test_an_async_stream_the_application_stops_reading_replays_to_that_point(
         toolreplay.replay(tmp_path / "flow.trp"),
     ):
         asyncio.run(replayed())
+
+
+def test_a_stream_left_open_when_the_session_closes_is_recorded_as_far_as_it_got(
+    tmp_path: Path,
+) -> None:
+    """`break` without closing the stream, inside the block: the stream is still open (the
+    application holds it) when the session closes, and is recorded then, not lost."""
+    trace = tmp_path / "open.trp"
+
+    def stop(client: openai.OpenAI) -> tuple[list[Any], Any]:
+        stream = client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+        events: list[Any] = []
+        for event in stream:
+            events.append(event)
+            if len(events) == EARLY:
+                break
+        return events, stream
+
+    with served(LocalOpenAI(deltas=DELTAS)) as url:
+        plain, _ = stop(SYNC["OpenAI"](url))
+        with toolreplay.record(trace):
+            recorded, stream = stop(instrument(SYNC["OpenAI"](url)))
+        stream.close()  # after the session: nothing more is recorded
+    assert recorded == plain
+    check_closed_early(toolreplay.read_trace(trace))
+    with toolreplay.replay(trace):
+        replayed, stream = stop(instrument(SYNC["OpenAI"](url)))
+        stream.close()
+    assert replayed == plain
+
+
+def test_a_stream_left_open_with_a_secret_is_refused_as_the_session_closes(
+    tmp_path: Path,
+) -> None:
+    """Recorded at the close, the stream is scanned as any output: a secret in what it
+    received fails the session (secret mode "error") and is never written."""
+    trace = tmp_path / "open.trp"
+    secret = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    api = LocalOpenAI(f"the key is {secret}")  # one delta: the whole text
+    with served(api) as url:
+        client = instrument(SYNC["OpenAI"](url))
+        streams: list[Any] = []
+        with pytest.raises(toolreplay.SecretInTraceError), toolreplay.record(trace):
+            stream = client.responses.create(model="gpt-5-mini", input="Key?", stream=True)
+            streams.append(stream)
+            for event in stream:
+                if event.type == "response.output_text.delta":
+                    break  # the secret is in the first delta, already received
+        streams[0].close()
+    assert secret.encode() not in trace.read_bytes()
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_an_async_stream_left_open_when_the_session_closes_is_recorded(
+    tmp_path: Path, client: str
+) -> None:
+    trace = tmp_path / "open.trp"
+
+    async def stop(url: str, session: Callable[[], Any]) -> list[Any]:
+        instrumented = instrument(ASYNC[client](url))
+        with session():
+            stream = await instrumented.responses.create(
+                model="gpt-5-mini", input="Refund?", stream=True
+            )
+            events = [event async for event, _ in zip_count(stream, EARLY)]
+        await stream.close()  # the session closed first, in this task
+        await instrumented.original_client.close()
+        return events
+
+    with served(LocalOpenAI(deltas=DELTAS)) as url:
+        recorded = asyncio.run(stop(url, lambda: toolreplay.record(trace)))
+    assert len(recorded) == EARLY
+    check_closed_early(toolreplay.read_trace(trace))
+    assert asyncio.run(stop(url, lambda: toolreplay.replay(trace))) == recorded
+
+
+async def zip_count(stream: AsyncIterator[Any], count: int) -> AsyncIterator[tuple[Any, int]]:
+    """The first `count` items of `stream`, numbered, leaving the stream open."""
+    number = 0
+    async for item in stream:
+        yield item, number
+        number += 1
+        if number == count:
+            return
+
+
+def test_identical_streams_read_in_the_other_order_replay_their_own_answers(
+    tmp_path: Path,
+) -> None:
+    """Two identical requests, the second read first: each replays its own answer (the
+    occurrence is the order the requests were sent, not the order their bodies ended)."""
+
+    def flow(client: openai.OpenAI) -> tuple[list[str], list[str]]:
+        first = client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+        second = client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+        read_second = [e.delta for e in second if e.type == "response.output_text.delta"]
+        read_first = [e.delta for e in first if e.type == "response.output_text.delta"]
+        return read_first, read_second
+
+    sent: list[Any] = []
+
+    def first_then_second(request: Any) -> Any:  # in every run
+        sent.append(request)
+        return LocalOpenAI("first" if len(sent) % 2 else "second")(request)
+
+    trace = check_sync(tmp_path, first_then_second, SYNC["OpenAI"], flow)
+    assert [operation.identity.occurrence for operation in trace.operations] == [1, 0]
+    with toolreplay.replay(tmp_path / "flow.trp"):
+        assert flow(instrument(SYNC["OpenAI"]("http://127.0.0.1:9/v1"))) == (["first"], ["second"])
 
 
 # --- provider errors -----------------------------------------------------------------------
@@ -758,12 +875,12 @@ def check_files(trace: toolreplay.Trace) -> None:
         "openai.files.list",
         "openai.files.list",
     ]
-    upload = operations[0].inputs
+    upload: Any = operations[0].inputs
     assert "body" not in upload
     assert upload["body_digest"]["content_type"] == "multipart/form-data"
     download = outputs(trace)[1]
     assert base64.b64decode(download["base64"]) == FILE_BYTES
-    query = operations[3].inputs["query"]
+    query: Any = operations[3].inputs["query"]
     assert (query["limit"], query["after"]) == ("2", "file-2")
 
 

@@ -180,6 +180,7 @@ class CaptureSession(RecordSession):
         traceback: TracebackType | None,
     ) -> None:
         """Close the trace; nothing is raised and the application's exception is untouched."""
+        self._end_open_calls()  # a failure in them gives the capture up, as in begin()
         left_elsewhere = self._leave_scope()
         if left_elsewhere is not None:
             self.give_up("unrecordable", "the capture was left in another context")

@@ -455,6 +455,7 @@ class RecordSession(Session):
         self._scanner = scanner or DEFAULT_SCANNER
         self._writer: TraceWriter | None = None
         self._abandoned: SecretInTraceError | None = None
+        self._ends_at_close: dict[object, Callable[[], None]] = {}
         if self._secret_mode != "off":
             findings = self._scanner.scan_value(self._metadata, part="metadata")
             if findings:
@@ -478,6 +479,33 @@ class RecordSession(Session):
     def operation_count(self) -> int:
         """How many operations have been recorded so far."""
         return self._writer.operation_count if self._writer is not None else 0
+
+    def end_at_close(self, key: object, end: Callable[[], None] | None) -> None:
+        """Have `end` run as this session closes, before it stops recording (None: no
+        longer, for the call `key`).
+
+        For a call recorded when it ends rather than when it starts (a response body,
+        RFC 0006 §4.2): one the application has not finished when the block ends is
+        recorded then, as far as it got, instead of being lost.
+        """
+        with self._lock:
+            if end is None:
+                self._ends_at_close.pop(key, None)
+            else:
+                self._ends_at_close[key] = end
+
+    def _end_open_calls(self) -> ToolReplayError | None:
+        """Run the `end_at_close` callbacks still registered; the first error they raised."""
+        with self._lock:
+            ends = list(self._ends_at_close.values())
+            self._ends_at_close.clear()
+        first: ToolReplayError | None = None
+        for end in ends:
+            try:
+                end()
+            except ToolReplayError as error:  # refused by a secret rule, a write failure
+                first = first or error
+        return first
 
     def __enter__(self) -> Self:
         self._check_can_open()
@@ -507,9 +535,10 @@ class RecordSession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        ended = self._end_open_calls()
         if self.guards_process:
             offline_guard.leave(self)
-        failure: ToolReplayError | None = self._leave_scope()
+        failure: ToolReplayError | None = self._leave_scope() or ended
         with self._lock:
             running = min(self._in_flight, key=lambda call: call.start_ns, default=None)
         if failure is None and exc is None and running is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from types import ModuleType
@@ -418,25 +419,41 @@ def _legacy_error(session: ReplaySession, exchange: _Exchange) -> LegacyOpenAITr
     return None
 
 
+def _recording(exchange: _Exchange) -> RecordSession:
+    session = exchange.session
+    assert isinstance(session, RecordSession)
+    return session
+
+
+def _begin(exchange: _Exchange) -> PendingCall:
+    """The recorded call of a request about to be sent: its identity is given now, so
+    identical requests take their occurrences in the order they are sent (as replay
+    numbers them), though each is recorded when its response ends."""
+    # The inputs were built for this request alone: handed over, not copied.
+    return _recording(exchange).begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs, owned=True)
+
+
 def _record(
     capture: _Capture,
     exchange: _Exchange,
+    call: PendingCall,
     response: Any,
     request: Any,
     chunks: list[bytes],
     end: StreamEnd,
     error: Exception | None,
 ) -> None:
-    session = exchange.session
-    assert isinstance(session, RecordSession)
+    session = _recording(exchange)
     content = b"".join(chunks)
-    output, portable = (
-        capture.recorded_output(response, request, content, end)
-        if response is not None
-        else (None, False)
-    )
-    # The inputs were built for this request alone: handed over, not copied.
-    call = session.begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs, owned=True)
+    try:
+        output, portable = (
+            capture.recorded_output(response, request, content, end)
+            if response is not None
+            else (None, False)
+        )
+    except BaseException:
+        session.abort(call)
+        raise
     if error is None:
         assert output is not None
         session.complete(call, output, portable=portable, encoded=_scan_text(output, content))
@@ -463,7 +480,52 @@ def _scan_text(output: dict[str, JsonValue], content: bytes) -> bytes | None:
     return b"%b\n%b" % (content, values.encode())
 
 
-class _SyncRecordingStream:
+class _RecordingBody:
+    """What the sync and async recording streams share: the chunks handed on, and
+    recording them once, when the body ends, is closed, or its session closes.
+
+    A body still open when its record session closes (an application that stopped
+    reading a stream without closing it) is recorded then, as what it had received
+    (`closed_early`), rather than lost: the session runs `_done` before it stops.
+    """
+
+    def __init__(
+        self, capture: _Capture, exchange: _Exchange, call: PendingCall, request: Any
+    ) -> None:
+        self.response: Any = None
+        self._capture = capture
+        self._exchange = exchange
+        self._call = call
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._finished = False
+        self._lock = threading.Lock()  # the session may close on another thread
+
+    def watch(self) -> None:
+        """Have the session record this body when it closes, if nothing did before."""
+        _recording(self._exchange).end_at_close(
+            self, functools.partial(self._done, "closed_early", None)
+        )
+
+    def _done(self, end: StreamEnd, error: Exception | None) -> None:
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+        _recording(self._exchange).end_at_close(self, None)
+        _record(
+            self._capture,
+            self._exchange,
+            self._call,
+            self.response,
+            self._request,
+            self._chunks,
+            end,
+            error,
+        )
+
+
+class _SyncRecordingStream(_RecordingBody):
     """The live body, handed on chunk by chunk and recorded when it ends or is closed.
 
     Iterating it again resumes where the last iteration stopped, as a network
@@ -472,14 +534,7 @@ class _SyncRecordingStream:
     recorded once, in order.
     """
 
-    def __init__(self, capture: _Capture, exchange: _Exchange, request: Any) -> None:
-        self.response: Any = None
-        self._capture = capture
-        self._exchange = exchange
-        self._request = request
-        self._chunks: list[bytes] = []
-        self._finished = False
-        self._source: Iterator[bytes] | None = None
+    _source: Iterator[bytes] | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         source = self._source
@@ -494,19 +549,6 @@ class _SyncRecordingStream:
             raise
         self._done("complete", None)
 
-    def _done(self, end: StreamEnd, error: Exception | None) -> None:
-        if not self._finished:
-            self._finished = True
-            _record(
-                self._capture,
-                self._exchange,
-                self.response,
-                self._request,
-                self._chunks,
-                end,
-                error,
-            )
-
     def close(self) -> None:
         try:
             self.response.close()
@@ -514,17 +556,10 @@ class _SyncRecordingStream:
             self._done("closed_early", None)
 
 
-class _AsyncRecordingStream:
+class _AsyncRecordingStream(_RecordingBody):
     """The async form of `_SyncRecordingStream`."""
 
-    def __init__(self, capture: _Capture, exchange: _Exchange, request: Any) -> None:
-        self.response: Any = None
-        self._capture = capture
-        self._exchange = exchange
-        self._request = request
-        self._chunks: list[bytes] = []
-        self._finished = False
-        self._source: AsyncIterator[bytes] | None = None
+    _source: AsyncIterator[bytes] | None = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         source = self._source
@@ -538,19 +573,6 @@ class _AsyncRecordingStream:
             self._done("complete", error)
             raise
         self._done("complete", None)
-
-    def _done(self, end: StreamEnd, error: Exception | None) -> None:
-        if not self._finished:
-            self._finished = True
-            _record(
-                self._capture,
-                self._exchange,
-                self.response,
-                self._request,
-                self._chunks,
-                end,
-                error,
-            )
 
     async def aclose(self) -> None:
         try:
@@ -633,12 +655,19 @@ class CaptureTransport(_Capture):
             return self.original.handle_request(request)
         if isinstance(exchange.session, ReplaySession):
             return self._replay(exchange, request)
-        stream = self.stream_of(_SyncRecordingStream, "SyncByteStream")(self, exchange, request)
+        call = _begin(exchange)
+        stream = self.stream_of(_SyncRecordingStream, "SyncByteStream")(
+            self, exchange, call, request
+        )
         try:
             stream.response = self.original.handle_request(request)
         except Exception as error:
-            _record(self, exchange, None, request, [], "complete", error)
+            _record(self, exchange, call, None, request, [], "complete", error)
             raise
+        except BaseException:
+            _recording(exchange).abort(call)  # interrupted: nothing to record
+            raise
+        stream.watch()
         return self.handed_on(stream.response, stream, request)
 
     def _replay(self, exchange: _Exchange, request: Any) -> Any:
@@ -675,12 +704,19 @@ class AsyncCaptureTransport(_Capture):
                     raise failure from None
                 return self.replayed_response(exchange, recorded.partial, request, failure)
             return self.replayed_response(exchange, output, request, None)
-        stream = self.stream_of(_AsyncRecordingStream, "AsyncByteStream")(self, exchange, request)
+        call = _begin(exchange)
+        stream = self.stream_of(_AsyncRecordingStream, "AsyncByteStream")(
+            self, exchange, call, request
+        )
         try:
             stream.response = await self.original.handle_async_request(request)
         except Exception as error:
-            _record(self, exchange, None, request, [], "complete", error)
+            _record(self, exchange, call, None, request, [], "complete", error)
             raise
+        except BaseException:
+            _recording(exchange).abort(call)  # cancelled: nothing to record
+            raise
+        stream.watch()
         return self.handed_on(stream.response, stream, request)
 
     async def aclose(self) -> None:
