@@ -67,7 +67,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         server = cast(_Server, self.server)
-        content = self.rfile.read(int(self.headers.get("content-length", "0")))
+        content = self._request_body()
         host, port = cast(tuple[str, int], server.server_address)
         request = HTTP.Request(
             self.command,
@@ -102,6 +102,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _request_body(self) -> bytes:
+        if self.headers.get("transfer-encoding", "").lower() != "chunked":
+            return self.rfile.read(int(self.headers.get("content-length", "0")))
+        # aiohttp sends some bodies chunked (a redirected request's, even when empty).
+        body = b""
+        while size := int(self.rfile.readline().split(b";")[0], 16):
+            body += self.rfile.read(size)
+            self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass  # trailers
+        return body
 
     def _stream(
         self, status: int, headers: dict[str, str], events: list[bytes], answer: Any

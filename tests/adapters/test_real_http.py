@@ -127,9 +127,14 @@ def check_sync(
     handler: Callable[[Any], Any],
     make: SyncMaker,
     flow: Callable[[Any], Any],
+    *,
+    raises: bool = False,
     **options: Any,
 ) -> toolreplay.Trace:
-    """`flow` with a plain client, recorded, and replayed with the server gone: the same."""
+    """`flow` with a plain client, recorded, and replayed with the server gone: the same.
+
+    `raises` says whether the plain run is expected to raise (else to return).
+    """
     trace = tmp_path / "flow.trp"
 
     def run(client: Any) -> Any:
@@ -140,6 +145,7 @@ def check_sync(
 
     with served(handler) as url:
         plain = run(make(url, **options))
+        assert plain[0] == ("raised" if raises else "returned"), plain
         with toolreplay.record(trace):
             recorded = run(instrument(make(url, **options)))
     assert recorded == plain
@@ -154,6 +160,8 @@ def check_async(
     handler: Callable[[Any], Any],
     make: AsyncMaker,
     flow: Callable[[Any], Awaitable[Any]],
+    *,
+    raises: bool = False,
     **options: Any,
 ) -> toolreplay.Trace:
     """The async form of `check_sync`."""
@@ -168,6 +176,7 @@ def check_async(
 
     with served(handler) as url:
         plain = asyncio.run(run(lambda: make(url, **options)))
+        assert plain[0] == ("raised" if raises else "returned"), plain
         with toolreplay.record(trace):
             recorded = asyncio.run(run(lambda: instrument(make(url, **options))))
     assert recorded == plain
@@ -190,12 +199,46 @@ def outputs(trace: toolreplay.Trace) -> list[Any]:
 
 def raw_response(client: openai.OpenAI) -> Any:
     raw = client.responses.with_raw_response.create(model="gpt-5-mini", input="Refund?")
-    return raw.status_code, raw.headers.get("x-request-id"), raw.request_id, raw.parse()
+    streamed = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    )
+    chunks = list(streamed.parse())
+    return raw.status_code, raw.headers.get("x-request-id"), raw.request_id, raw.parse(), chunks
 
 
 async def async_raw_response(client: openai.AsyncOpenAI) -> Any:
     raw = await client.responses.with_raw_response.create(model="gpt-5-mini", input="Refund?")
-    return raw.status_code, raw.headers.get("x-request-id"), raw.request_id, raw.parse()
+    streamed = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    )
+    chunks = [chunk async for chunk in streamed.parse()]
+    return raw.status_code, raw.headers.get("x-request-id"), raw.request_id, raw.parse(), chunks
+
+
+def redirecting(request: Any) -> Any:
+    """`GET .../models` answered by a redirect to `.../models/all`, which lists them."""
+    path = request.url.path
+    if path.endswith("/models"):
+        return HTTP.Response(
+            307, headers={"location": str(request.url.copy_with(path=f"{path}/all"))}
+        )
+    if path.endswith("/models/all"):
+        return LocalOpenAI()(
+            HTTP.Request("GET", request.url.copy_with(path=path.removesuffix("/all")))
+        )
+    return LocalOpenAI()(request)
+
+
+def redirected(client: openai.OpenAI) -> Any:
+    raw = client.models.with_raw_response.list()
+    history = [response.status_code for response in raw.http_response.history]
+    return [model.id for model in raw.parse()], raw.http_response.url.path, history
+
+
+async def async_redirected(client: openai.AsyncOpenAI) -> Any:
+    raw = await client.models.with_raw_response.list()
+    history = [response.status_code for response in raw.http_response.history]
+    return [model.id async for model in raw.parse()], raw.http_response.url.path, history
 
 
 def streaming_response(client: openai.OpenAI) -> Any:
@@ -305,6 +348,7 @@ FLOWS: dict[
         lambda: LocalOpenAI(DECISION_TEXT, chat_texts=(DECISION_TEXT,), deltas=4),
     ),
     "embeddings and models": (embeddings_and_models, async_embeddings_and_models, LocalOpenAI),
+    "a redirect": (redirected, async_redirected, lambda: redirecting),
 }
 
 
@@ -571,7 +615,7 @@ def test_an_error_status_replays_as_the_same_sdk_exception(tmp_path: Path, statu
             seen.append(error)
             raise
 
-    trace = check_sync(tmp_path, Answers(status), SYNC["OpenAI"], flow)
+    trace = check_sync(tmp_path, Answers(status), SYNC["OpenAI"], flow, raises=True)
     assert [output["status"] for output in outputs(trace)] == [status]
     assert len(seen) == 3  # plain, recorded, replayed
     for error in seen:
@@ -589,7 +633,7 @@ def test_an_error_status_replays_as_the_same_sdk_exception(tmp_path: Path, statu
 def test_an_async_error_status_replays_as_the_same_sdk_exception(
     tmp_path: Path, client: str
 ) -> None:
-    trace = check_async(tmp_path, Answers(422), ASYNC[client], async_create)
+    trace = check_async(tmp_path, Answers(422), ASYNC[client], async_create, raises=True)
     assert [output["status"] for output in outputs(trace)] == [422]
 
 
@@ -599,7 +643,14 @@ def test_an_async_error_status_replays_as_the_same_sdk_exception(
 def test_retries_are_several_operations_and_replay_the_same(
     tmp_path: Path, statuses: tuple[int, ...]
 ) -> None:
-    trace = check_sync(tmp_path, Answers(*statuses), SYNC["OpenAI"], create, max_retries=2)
+    trace = check_sync(
+        tmp_path,
+        Answers(*statuses),
+        SYNC["OpenAI"],
+        create,
+        raises=statuses[-1] != 200,
+        max_retries=2,
+    )
     assert [output["status"] for output in outputs(trace)] == list(statuses)
     assert [op.identity.occurrence for op in trace.operations] == [0, 1, 2]
     assert all(output["headers"]["retry-after-ms"] == "5" for output in outputs(trace))
@@ -719,8 +770,10 @@ def test_an_async_read_timeout_mid_stream_replays_the_same(tmp_path: Path, clien
     check_cut(trace, "httpx.ReadTimeout")
 
 
-def stalling_answer(request: Any) -> Stalled:
-    return Stalled(LocalOpenAI()(request), 0.6)
+def stalling_answer(request: Any) -> Any:
+    """`POST /responses` answered only after the client's read timeout; the rest at once."""
+    answer = LocalOpenAI()(request)
+    return Stalled(answer, 0.6) if request.url.path.endswith("/responses") else answer
 
 
 def test_a_read_timeout_before_the_answer_replays_as_api_timeout_error(tmp_path: Path) -> None:
@@ -739,7 +792,9 @@ def test_a_read_timeout_before_the_answer_replays_as_api_timeout_error(tmp_path:
 def test_an_async_read_timeout_before_the_answer_replays_the_same(
     tmp_path: Path, client: str
 ) -> None:
-    trace = check_async(tmp_path, stalling_answer, ASYNC[client], async_create, timeout=0.2)
+    trace = check_async(
+        tmp_path, stalling_answer, ASYNC[client], async_create, raises=True, timeout=0.2
+    )
     (operation,) = trace.operations
     assert isinstance(operation.outcome, toolreplay.Raised)
     assert operation.outcome.error_type == "httpx.ReadTimeout"
