@@ -23,7 +23,7 @@ import pydantic
 import pytest
 
 import toolreplay
-from examples.local_openai import HTTP, LocalOpenAI, response_body, response_events
+from examples.local_openai import HTTP, LocalOpenAI, response_events
 from tests.adapters.http_api import Dropped, Stalled, served
 from tests.adapters.support import API_KEY, SDK_MAJOR
 from toolreplay.adapters.openai import instrument
@@ -572,8 +572,9 @@ def error_body(status: int) -> dict[str, Any]:
 
 
 class Answers:
-    """Answers `statuses` in turn (then again from the first): an error body for an error
-    status, a response for 200, each with its own request id and a short `retry-after-ms`."""
+    """Answers `statuses` in turn (then again from the first): an error body with a short
+    `retry-after-ms` for an error status, `LocalOpenAI`'s answer for 200 (a stream when
+    asked), each with its own request id."""
 
     def __init__(self, *statuses: int) -> None:
         self.statuses = statuses
@@ -583,9 +584,11 @@ class Answers:
         turn = self.sent % len(self.statuses)
         status = self.statuses[turn]
         self.sent += 1
-        headers = {"x-request-id": f"req_{turn}_{status}", "retry-after-ms": "5"}
-        body = response_body("approve") if status == 200 else error_body(status)
-        return HTTP.Response(status, json=body, headers=headers)
+        request_id = f"req_{turn}_{status}"
+        if status == 200:
+            return LocalOpenAI(request_id=request_id)(request)
+        headers = {"x-request-id": request_id, "retry-after-ms": "5"}
+        return HTTP.Response(status, json=error_body(status), headers=headers)
 
 
 def create(client: openai.OpenAI) -> Any:
@@ -653,7 +656,9 @@ def test_retries_are_several_operations_and_replay_the_same(
     )
     assert [output["status"] for output in outputs(trace)] == list(statuses)
     assert [op.identity.occurrence for op in trace.operations] == [0, 1, 2]
-    assert all(output["headers"]["retry-after-ms"] == "5" for output in outputs(trace))
+    for output in outputs(trace):
+        assert output["headers"]["x-request-id"].endswith(f"_{output['status']}")
+        assert output["headers"].get("retry-after-ms") == (None if output["status"] == 200 else "5")
 
 
 @pytest.mark.parametrize("client", ASYNC.keys())
@@ -798,6 +803,41 @@ def test_an_async_read_timeout_before_the_answer_replays_the_same(
     (operation,) = trace.operations
     assert isinstance(operation.outcome, toolreplay.Raised)
     assert operation.outcome.error_type == "httpx.ReadTimeout"
+
+
+def test_a_stream_request_retried_after_an_error_status_replays_the_same(
+    tmp_path: Path,
+) -> None:
+    def flow(client: openai.OpenAI) -> list[Any]:
+        return list(client.responses.create(model="gpt-5-mini", input="Refund?", stream=True))
+
+    trace = check_sync(tmp_path, Answers(500, 200), SYNC["OpenAI"], flow, max_retries=1)
+    assert [output["status"] for output in outputs(trace)] == [500, 200]
+    assert "events" in outputs(trace)[1]
+
+
+@pytest.mark.parametrize("client", ASYNC.keys())
+def test_concurrent_requests_replay_each_its_own_answer(tmp_path: Path, client: str) -> None:
+    """Streams and a JSON request at once (`asyncio.gather`), two of them identical."""
+
+    async def flow(client: openai.AsyncOpenAI) -> list[Any]:
+        async def responses() -> list[Any]:
+            stream = await client.responses.create(model="gpt-5-mini", input="Hi", stream=True)
+            return [event async for event in stream]
+
+        async def chat() -> list[Any]:
+            stream = await client.chat.completions.create(
+                model="gpt-4o-mini", messages=MESSAGES, stream=True
+            )
+            return [chunk async for chunk in stream]
+
+        async def embedded() -> Any:
+            return await client.embeddings.create(model="text-embedding-3-small", input="Hi")
+
+        return list(await asyncio.gather(responses(), chat(), embedded(), responses()))
+
+    trace = check_async(tmp_path, LocalOpenAI(deltas=20), ASYNC[client], flow)
+    assert len({operation.lane for operation in trace.operations}) == 4
 
 
 class Flaky:
