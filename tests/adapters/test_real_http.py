@@ -498,6 +498,28 @@ def test_a_stream_left_open_with_a_secret_is_refused_as_the_session_closes(
     assert secret.encode() not in trace.read_bytes()
 
 
+def test_a_capture_records_a_stream_its_request_left_open(tmp_path: Path) -> None:
+    """A handler under `toolreplay.capture` that returns with a stream still open (RFC 0008):
+    the request's trace holds the stream as far as it was received."""
+    kept: list[Any] = []
+
+    def handle(client: openai.OpenAI) -> list[str]:
+        stream = client.responses.create(model="gpt-5-mini", input="Refund?", stream=True)
+        kept.append(stream)  # still open when the request ends
+        return [event.type for event, _ in zip(stream, range(EARLY), strict=False)]
+
+    with served(LocalOpenAI(deltas=DELTAS)) as url:
+        client = instrument(SYNC["OpenAI"](url))
+        captured = toolreplay.capture(tmp_path / "captured")(handle)(client)
+        kept.pop().close()
+        client.original_client.close()
+    (trace,) = (tmp_path / "captured").glob("*.trp")
+    check_closed_early(toolreplay.read_trace(trace))
+    with toolreplay.replay(trace):
+        assert handle(instrument(SYNC["OpenAI"]("http://127.0.0.1:9/v1"))) == captured
+        kept.pop().close()
+
+
 @pytest.mark.parametrize("client", ASYNC.keys())
 def test_an_async_stream_left_open_when_the_session_closes_is_recorded(
     tmp_path: Path, client: str
