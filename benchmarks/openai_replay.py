@@ -690,12 +690,12 @@ def report(
     if costs:
         out += [
             "",
-            f"one call in CPU time (N={BREAKDOWN_N} per workload; each kind of call alternating "
-            "call by call with the bare one: medians). least: the bare call plus the least any "
+            f"one call in CPU time (N={BREAKDOWN_N} per workload; the bare, least and recorded "
+            "call rotating call by call: medians). least: the bare call plus the least any "
             "recording that keeps the contract does (the request body parsed, canonically "
             "encoded and hashed, one trace line with the body as text written per call; no "
-            "redaction, no scan): the lowest record/floor any implementation can reach. Phases: "
-            "means inside the recorded calls; rest: the gap they leave",
+            "redaction, no scan), a lower bound on record/floor for any implementation of the "
+            "contract. Phases: means inside the recorded calls; rest: the gap they leave",
             "",
         ]
         phase_names = [name for name, _, _ in RECORD_PHASES]
