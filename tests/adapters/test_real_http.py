@@ -746,8 +746,15 @@ def dropping(request: Any) -> Dropped:
     return Dropped(long_streams(request), CUT, partial=12)
 
 
+READ_TIMEOUT = 0.5
+"""The client's read timeout in the timeout tests: every answer not stalled on purpose
+must start within it, so it leaves room for a loaded machine."""
+STALL = 4 * READ_TIMEOUT
+"""How long the server holds back a stalled answer: well past the read timeout."""
+
+
 def stalling(request: Any) -> Stalled:
-    return Stalled(long_streams(request), 0.6, after_events=CUT)
+    return Stalled(long_streams(request), STALL, after_events=CUT)
 
 
 def check_cut(trace: toolreplay.Trace, error_type: str) -> None:
@@ -787,20 +794,20 @@ def test_an_async_connection_dropped_mid_stream_replays_the_same(
 def test_a_read_timeout_mid_stream_replays_the_same_events_then_error(
     tmp_path: Path, client: str
 ) -> None:
-    trace = check_sync(tmp_path, stalling, SYNC[client], both_streams, timeout=0.2)
+    trace = check_sync(tmp_path, stalling, SYNC[client], both_streams, timeout=READ_TIMEOUT)
     check_cut(trace, "httpx.ReadTimeout")
 
 
 @pytest.mark.parametrize("client", ASYNC.keys())
 def test_an_async_read_timeout_mid_stream_replays_the_same(tmp_path: Path, client: str) -> None:
-    trace = check_async(tmp_path, stalling, ASYNC[client], async_both_streams, timeout=0.2)
+    trace = check_async(tmp_path, stalling, ASYNC[client], async_both_streams, timeout=READ_TIMEOUT)
     check_cut(trace, "httpx.ReadTimeout")
 
 
 def stalling_answer(request: Any) -> Any:
     """`POST /responses` answered only after the client's read timeout; the rest at once."""
     answer = LocalOpenAI()(request)
-    return Stalled(answer, 0.6) if request.url.path.endswith("/responses") else answer
+    return Stalled(answer, STALL) if request.url.path.endswith("/responses") else answer
 
 
 def test_a_read_timeout_before_the_answer_replays_as_api_timeout_error(tmp_path: Path) -> None:
@@ -809,7 +816,7 @@ def test_a_read_timeout_before_the_answer_replays_as_api_timeout_error(tmp_path:
             create(client)
         return embeddings_and_models(client)  # the client goes on after it
 
-    trace = check_sync(tmp_path, stalling_answer, SYNC["OpenAI"], flow, timeout=0.2)
+    trace = check_sync(tmp_path, stalling_answer, SYNC["OpenAI"], flow, timeout=READ_TIMEOUT)
     outcome = trace.operations[0].outcome
     assert isinstance(outcome, toolreplay.Raised)
     assert outcome.error_type == "httpx.ReadTimeout"
@@ -820,7 +827,7 @@ def test_an_async_read_timeout_before_the_answer_replays_the_same(
     tmp_path: Path, client: str
 ) -> None:
     trace = check_async(
-        tmp_path, stalling_answer, ASYNC[client], async_create, raises=True, timeout=0.2
+        tmp_path, stalling_answer, ASYNC[client], async_create, raises=True, timeout=READ_TIMEOUT
     )
     (operation,) = trace.operations
     assert isinstance(operation.outcome, toolreplay.Raised)
@@ -879,7 +886,11 @@ class Flaky:
 
 
 NETWORK_FAILURES: dict[str, tuple[Callable[[Any], Any], str, dict[str, Any]]] = {
-    "timeouts": (lambda answer: Stalled(answer, 0.6), "httpx.ReadTimeout", {"timeout": 0.2}),
+    "timeouts": (
+        lambda answer: Stalled(answer, STALL),
+        "httpx.ReadTimeout",
+        {"timeout": READ_TIMEOUT},
+    ),
     "dropped connections": (
         lambda answer: Dropped(answer, 0),
         "httpx.RemoteProtocolError",
