@@ -78,7 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = server.handler(request)
         response = answer.response if isinstance(answer, Dropped | Stalled) else answer
         if isinstance(answer, Stalled) and answer.after_events is None:
-            time.sleep(answer.seconds)
+            time.sleep(answer.seconds)  # the stall itself: no byte before the client's timeout
         body: bytes = response.read()
         streamed = response.headers.get("content-type", "").startswith("text/event-stream")
         if isinstance(answer, Dropped) and not streamed:
@@ -133,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._drop()  # without the closing chunk: the client sees the body cut
                 return
             if isinstance(answer, Stalled) and index == answer.after_events:
-                time.sleep(answer.seconds)
+                time.sleep(answer.seconds)  # the stall itself, mid-stream
             self._chunk(event)
         self.wfile.write(b"0\r\n\r\n")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+import pytest
 
 from examples.local_openai import HTTP
 
-__all__ = ["SDK_MAJOR", "async_client", "sync_client"]
+__all__ = ["SDK_MAJOR", "aiohttp_http_client", "async_client", "sdk_error_view", "sync_client"]
 
 SDK_MAJOR = int(openai.__version__.split(".", 1)[0])
 
@@ -29,3 +30,26 @@ def async_client(handler: Any, **options: Any) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(
         http_client=HTTP.AsyncClient(transport=HTTP.MockTransport(handler)), **options
     )
+
+
+def aiohttp_http_client() -> Any:
+    """`openai.DefaultAioHttpClient()`; the test is skipped under openai 2.x, whose aiohttp
+    client needs the `httpx-aiohttp` package (not a dev dependency)."""
+    try:
+        return openai.DefaultAioHttpClient()
+    except RuntimeError:
+        assert SDK_MAJOR < 3, "aiohttp is a dev dependency: openai 3.x's aiohttp client must build"
+        pytest.skip("openai 2.x's aiohttp client needs the httpx-aiohttp package, not installed")
+
+
+def sdk_error_view(error: BaseException) -> dict[str, Any]:
+    """What the application can see of an SDK error."""
+    return {
+        "type": type(error),
+        "message": str(error),
+        "status": getattr(error, "status_code", None),
+        "body": getattr(error, "body", None),
+        "code": getattr(error, "code", None),
+        "request_id": getattr(error, "request_id", None),
+        "cause": type(error.__cause__).__name__ if error.__cause__ is not None else None,
+    }

@@ -22,7 +22,7 @@ from examples.local_openai.scripted import ScriptedModel
 from tests.adapters.agent_apps import agents_api, pydantic_ai_api, run_agents_sdk, run_pydantic_ai
 from tests.adapters.http_api import served
 from tests.adapters.real_clients import needs_openai_3
-from tests.adapters.support import API_KEY, SDK_MAJOR
+from tests.adapters.support import API_KEY, aiohttp_http_client
 from toolreplay.adapters.openai import instrument
 
 EFFECTS = ["openai.responses.create", "openai.chat.completions.create", "openai.models.list"]
@@ -53,14 +53,6 @@ async def async_calls(client: openai.AsyncOpenAI) -> list[Any]:
         await getattr(client, "original_client", client).close()
 
 
-def _aiohttp_client() -> Any:
-    try:
-        return openai.DefaultAioHttpClient()
-    except RuntimeError:
-        assert SDK_MAJOR < 3, "aiohttp is a dev dependency: openai 3.x's aiohttp client must build"
-        pytest.skip("openai 2.x's aiohttp client needs the httpx-aiohttp package, not installed")
-
-
 SYNC: dict[str, Callable[[str], openai.OpenAI]] = {
     "OpenAI()": lambda url: openai.OpenAI(api_key=API_KEY, base_url=url, max_retries=0),
     "DefaultHttpxClient": lambda url: openai.OpenAI(
@@ -73,7 +65,7 @@ ASYNC: dict[str, Callable[[str], openai.AsyncOpenAI]] = {
         api_key=API_KEY, base_url=url, max_retries=0, http_client=openai.DefaultAsyncHttpxClient()
     ),
     "DefaultAioHttpClient": lambda url: openai.AsyncOpenAI(
-        api_key=API_KEY, base_url=url, max_retries=0, http_client=_aiohttp_client()
+        api_key=API_KEY, base_url=url, max_retries=0, http_client=aiohttp_http_client()
     ),
 }
 

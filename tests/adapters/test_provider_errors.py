@@ -20,7 +20,7 @@ from examples.local_openai import (
     response_body,
     response_events,
 )
-from tests.adapters.support import async_client, sync_client
+from tests.adapters.support import async_client, sdk_error_view, sync_client
 from toolreplay.adapters.openai import instrument
 
 STATUSES = [400, 401, 403, 404, 409, 422, 429, 500, 503, 418]
@@ -51,19 +51,6 @@ def raising(kind: str) -> Callable[[Any], Any]:
     return fail
 
 
-def described(error: BaseException) -> dict[str, Any]:
-    """What the application can see of an SDK error."""
-    return {
-        "type": type(error),
-        "message": str(error),
-        "status": getattr(error, "status_code", None),
-        "body": getattr(error, "body", None),
-        "code": getattr(error, "code", None),
-        "request_id": getattr(error, "request_id", None),
-        "cause": type(error.__cause__).__name__ if error.__cause__ is not None else None,
-    }
-
-
 def create(client: Any) -> Any:
     return client.responses.create(model="gpt-5-mini", input="Refund?")
 
@@ -83,7 +70,7 @@ def recorded_then_replayed(handler: Callable[[Any], Any], tmp_path: Path) -> tup
 def test_status_errors_replay_as_the_same_exception(status: int, tmp_path: Path) -> None:
     live, replayed = recorded_then_replayed(answering(status), tmp_path)
     assert isinstance(live, openai.APIStatusError)
-    assert described(replayed) == described(live)
+    assert sdk_error_view(replayed) == sdk_error_view(live)
     assert replayed.request_id == REQUEST_ID
     assert replayed.code == f"code_{status}"
 
@@ -102,7 +89,7 @@ def test_transport_errors_replay_as_the_same_exception(
 ) -> None:
     live, replayed = recorded_then_replayed(raising(kind), tmp_path)
     assert type(live) is sdk_error
-    assert described(replayed) == described(live)
+    assert sdk_error_view(replayed) == sdk_error_view(live)
     assert type(replayed.__cause__) is getattr(HTTP, kind)
     trace = toolreplay.read_trace(tmp_path / "errors.trp")
     outcome = trace.operations[0].outcome
@@ -124,7 +111,9 @@ def test_async_errors_replay_as_the_same_exception(tmp_path: Path) -> None:
         live = [asyncio.run(call(answering(429))), asyncio.run(call(raising("ReadTimeout")))]
     with toolreplay.replay(trace):
         replayed = [asyncio.run(call(refusing())), asyncio.run(call(refusing()))]
-    assert [described(error) for error in replayed] == [described(error) for error in live]
+    assert [sdk_error_view(error) for error in replayed] == [
+        sdk_error_view(error) for error in live
+    ]
 
 
 def test_retries_are_several_requests_and_replay_the_same(tmp_path: Path) -> None:

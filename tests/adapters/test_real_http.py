@@ -25,7 +25,7 @@ import pytest
 import toolreplay
 from examples.local_openai import HTTP, LocalOpenAI, response_events
 from tests.adapters.http_api import Dropped, Stalled, served
-from tests.adapters.support import API_KEY, SDK_MAJOR
+from tests.adapters.support import API_KEY, aiohttp_http_client, sdk_error_view
 from toolreplay.adapters.openai import instrument
 from toolreplay.errors import StreamReplayError
 
@@ -44,14 +44,6 @@ class Decision(pydantic.BaseModel):
 
 def _azure_endpoint(url: str) -> str:
     return url.removesuffix("/v1")
-
-
-def _aiohttp_client() -> Any:
-    try:
-        return openai.DefaultAioHttpClient()
-    except RuntimeError:
-        assert SDK_MAJOR < 3, "aiohttp is a dev dependency: openai 3.x's aiohttp client must build"
-        pytest.skip("openai 2.x's aiohttp client needs the httpx-aiohttp package, not installed")
 
 
 SyncMaker = Callable[..., openai.OpenAI]
@@ -81,7 +73,7 @@ ASYNC: dict[str, AsyncMaker] = {
     "DefaultAioHttpClient": lambda url, **options: openai.AsyncOpenAI(
         api_key=API_KEY,
         base_url=url,
-        http_client=_aiohttp_client(),
+        http_client=aiohttp_http_client(),
         **{"max_retries": 0, **options},
     ),
 }
@@ -97,15 +89,7 @@ def described(error: BaseException) -> dict[str, Any]:
     """
     if not isinstance(error, openai.OpenAIError):
         return {"type": type(error), "message": str(error)}
-    return {
-        "type": type(error),
-        "message": str(error),
-        "status": getattr(error, "status_code", None),
-        "body": getattr(error, "body", None),
-        "code": getattr(error, "code", None),
-        "request_id": getattr(error, "request_id", None),
-        "cause": type(error.__cause__).__name__ if error.__cause__ is not None else None,
-    }
+    return sdk_error_view(error)
 
 
 def outcome(run: Callable[[], Any]) -> Any:
