@@ -31,8 +31,9 @@ With `--forks K`, it also times the fork round trip on the bundled incident
 (`examples/incident/refund.trp`, with the README walk's three patches pending):
 from pressing `f` to the diff screen holding its rows after `d`, K times each with
 cold child processes (`python -m toolreplay fork ...`, as before the warm runner)
-and through the warm runner (started and probed before the first timing), side by
-side.
+and through the warm runner (started before the first timing: it has imported the
+command line, and imports the application from the first run on), side by side,
+the first fork of each session reported apart.
 """
 
 from __future__ import annotations
@@ -668,7 +669,11 @@ async def fork_round_trips(directory: Path, *, warm: bool, forks: int) -> list[f
         for patch in _incident_patches(app.trace.operations):
             app.pending.put(patch)
         if app.warm is not None:
-            app.warm.warm_up()  # started and probed before any timing
+            # Started and prepared before any timing (the command line and, for this
+            # OpenAI trace, the adapter and SDK imported), as while a user browses.
+            while [w for w in app.workers if w.group == "warm" and not w.is_finished]:
+                await asyncio.sleep(0.01)
+            app.warm.warm_up()
         for _ in range(forks):
             before = app.last_fork
             # Keys are posted, not pressed: `Pilot.press` waits for the app to be idle,
@@ -691,26 +696,37 @@ async def fork_round_trips(directory: Path, *, warm: bool, forks: int) -> list[f
 
 
 def fork_report(cold: list[float], warm: list[float]) -> str:
-    cold_median, warm_median = statistics.median(cold), statistics.median(warm)
+    """The first fork of a session, and the median and best of the later ones."""
+    later_cold, later_warm = cold[1:] or cold, warm[1:] or warm
+    cold_median, warm_median = statistics.median(later_cold), statistics.median(later_warm)
     rows = [
-        ["cold child per fork", f"{cold_median:.3f}", f"{min(cold):.3f}", "1.00x"],
+        [
+            "cold child per fork",
+            f"{cold[0]:.3f}",
+            f"{cold_median:.3f}",
+            f"{min(later_cold):.3f}",
+            "1.00x",
+        ],
         [
             "warm runner (os.fork)",
+            f"{warm[0]:.3f}",
             f"{warm_median:.3f}",
-            f"{min(warm):.3f}",
+            f"{min(later_warm):.3f}",
             f"{cold_median / warm_median:.2f}x faster",
         ],
     ]
     out = [
         "",
-        f"fork round trip on the bundled incident, f to diff ready ({len(cold)} forks each)",
-        *measure.table(["runs", "median s", "best s", "ratio"], rows),
+        f"fork round trip on the bundled incident, f to diff ready ({len(cold)} forks each; "
+        "the first of the session apart: the warm runner imports the application only once "
+        "a run has imported it)",
+        *measure.table(["runs", "first s", "later median s", "later best s", "ratio"], rows),
         "",
         measure.TARGETS_HEADING,
         measure.target_line(
             warm_median < FORK_TARGET,
-            f"warm fork round trip under {FORK_TARGET:g} s: {warm_median:.3f} s "
-            f"(cold {cold_median:.3f} s)",
+            f"warm fork round trip (after the first) under {FORK_TARGET:g} s: "
+            f"{warm_median:.3f} s (cold {cold_median:.3f} s)",
         ),
     ]
     return "\n".join(out)

@@ -13,7 +13,7 @@ import gc
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -224,12 +224,12 @@ class ToolReplayApp(App[None]):
             self.trace_file, None if workdir is None else self._absolute(Path(workdir))
         )
         self.runner = runner
-        self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
-        # Forks and replays fork a warm child that has imported the application once.
-        self.warm = (
-            WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
-            if warm_runs
-            else None
+        self._runner_given = runner is not None  # with --runner (else the trace's, or asked)
+        # Forks and replays fork a warm child that has imported the command line, and the
+        # application once a run asked for has imported it: opening a trace runs nothing.
+        self.warm = WarmRunner(python=python, cwd=self.cwd, env=env) if warm_runs else None
+        self.runs = RunClient(
+            python=python, cwd=self.cwd, env=env, timeout=run_timeout, warm=self.warm
         )
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
@@ -347,6 +347,8 @@ class ToolReplayApp(App[None]):
             return
         if self._poll is not None:
             self._poll.stop()
+        if state.integrity.state == "ok":
+            self._prepare_warm(list(trace.effects))
         waiting, self._after_check = self._after_check, None
         if waiting is None:
             return
@@ -383,22 +385,24 @@ class ToolReplayApp(App[None]):
             return f"indexing {state.index_progress:.0%}"
         return f"checking {state.integrity.progress:.0%}"
 
-    def _warm_up(self) -> None:
-        """Start the warm runner on the runner spec (in a thread), so forks start fast."""
-        spec = self.runner_spec()
-        if self.warm is None or spec is None:
-            return
-        if self.warm.runner != spec:
-            self.warm.runner = spec
-            self.runs = replace(self.runs, warm=self.warm)
-            self._start_warm()
-
     @work(thread=True, exclusive=True, group="warm")
-    def _start_warm(self) -> None:
+    def _warm_up(self) -> None:
+        """Start the warm runner (in a thread), so that forks start fast. It imports the
+        command line only: no runner is imported or called before a run is asked for."""
         warm = self.warm
         if warm is not None:
             with contextlib.suppress(OSError):  # runs go cold when it cannot start
                 warm.warm_up()
+
+    @work(thread=True, exclusive=False, group="warm")
+    def _prepare_warm(self, effects: list[str]) -> None:
+        """Let the warm runner import Tool Replay's adapters for the trace's effects (an
+        OpenAI trace: the SDK), once the trace is checked; nothing of the application."""
+        warm = self.warm
+        if warm is not None:
+            with contextlib.suppress(OSError):
+                warm.warm_up()
+                warm.prepare(self.trace_file, effects)
 
     # --- status ----------------------------------------------------------------------
 
@@ -746,11 +750,22 @@ class ToolReplayApp(App[None]):
         if self.trace is not None:
             self.trace.close()
 
+    def runner_source(self) -> str:
+        """Where the runner a run calls comes from, for the run screen."""
+        if self.runner:
+            return "given with --runner" if self._runner_given else "typed when asked"
+        return "named by the trace's header"
+
     def _with_runner(self, then: Callable[[str], None]) -> None:
+        """Call `then` with the runner a run calls: the one given or the trace's, if it is
+        `module:callable`; else ask for one. Nothing is called before a run is asked for."""
         spec = self.runner_spec()
-        if spec is not None:
+        if spec is not None and RUNNER_PATTERN.fullmatch(spec):
             then(spec)
             return
+        question = "The trace records no runner."
+        if spec is not None:  # a trace can name anything: shown escaped, never run
+            question = f"The runner {spec!a} ({self.runner_source()}) is not module:callable."
 
         def check(value: str) -> str | None:
             if RUNNER_PATTERN.fullmatch(value):
@@ -764,7 +779,7 @@ class ToolReplayApp(App[None]):
 
         self.push_screen(
             PromptScreen(
-                "The trace records no runner. Which no-argument entry point runs the application?",
+                f"{question} Which no-argument entry point runs the application?",
                 placeholder="module:callable",
                 check=check,
             ),
@@ -787,7 +802,6 @@ class ToolReplayApp(App[None]):
         self._with_runner(self._start_fork)
 
     def _start_fork(self, runner: str) -> None:
-        self._warm_up()
         patches = tuple(self.pending)
         try:
             self.workspace.ensure()
@@ -801,7 +815,8 @@ class ToolReplayApp(App[None]):
         noun = "patch" if len(patches) == 1 else "patches"
         title = (
             f"fork {self.trace_label} with {len(patches)} {noun} into "
-            f"{self.path_label(paths.branch)}, runner {runner}"
+            f"{self.path_label(paths.branch)}: calls the runner {runner} "
+            f"({self.runner_source()})"
         )
         self.push_screen(RunScreen(request, title), self._after_run)
 
@@ -812,7 +827,11 @@ class ToolReplayApp(App[None]):
         def start(runner: str) -> None:
             request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
-                RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}"),
+                RunScreen(
+                    request,
+                    f"strict replay of {self.trace_label}: calls the runner {runner} "
+                    f"({self.runner_source()})",
+                ),
                 self._after_run,
             )
 

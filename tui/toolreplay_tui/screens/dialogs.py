@@ -31,7 +31,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question")
+            yield Static(self.question, classes="dialog-question", markup=False)
             yield Static(f"y  {self.yes}     n  {self.no}", classes="dialog-keys")
 
     def action_answer(self, answer: bool) -> None:
@@ -64,7 +64,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question")
+            yield Static(self.question, classes="dialog-question", markup=False)
             yield Input(self.initial, placeholder=self.placeholder, id="prompt-input")
             yield Static(id="prompt-problem", classes="dialog-problem")
             yield Static("enter  accept     escape  cancel", classes="dialog-keys")

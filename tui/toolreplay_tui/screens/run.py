@@ -54,7 +54,7 @@ class RunScreen(ModalScreen[NextStep | None]):
 
     def compose(self) -> ComposeResult:
         with ScrollBox(id="run-box"):
-            yield Static(self.title_text, id="run-title")
+            yield Static(self.title_text, id="run-title", markup=False)
             yield Static(id="run-offer", classes="hidden")
             yield RunPanel(id="run-panel")
         yield KeyFooter()
