@@ -268,10 +268,191 @@ async def _until(condition: Callable[[], object], what: str) -> float:
     return time.perf_counter()
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak resident set size (Linux reports kilobytes, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    """This process's peak resident set size (Linux reports kilobytes, macOS bytes); with
+    `RUSAGE_CHILDREN`, that of its largest child that has ended."""
+    peak = resource.getrusage(who).ru_maxrss
     return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
+
+
+# --- a large value ----------------------------------------------------------------------
+
+LARGE_SHAPES = ("records", "text")
+"""A large value as a list of small objects (an API's page of rows), or as one string (a
+file's content)."""
+LARGE_TARGET_S = 0.5
+"""Seconds to the first frame, and from `v` to the value's screen, with a large value."""
+LARGE_MEMORY_TARGET = 4.0
+"""Memory a large value may cost the debugger, in times its size."""
+
+
+def _large_value(shape: str, size: int) -> toolreplay.JsonValue:
+    if shape == "text":
+        line = "the quick brown fox jumps over the lazy dog; "
+        return (line * (size // len(line) + 1))[:size]
+    row_size = len(json.dumps({"id": 0, "name": "customer 0", "note": "x" * 40}))
+    count = max(1, size // (row_size + 1))
+    return {"rows": [{"id": i, "name": f"customer {i}", "note": "x" * 40} for i in range(count)]}
+
+
+def write_large_value_trace(path: Path, shape: str, size: int) -> int:
+    """A complete trace: `bench.fetch(page=1)` returning a value of about `size` bytes
+    (`shape`: records or text), then three small calls; returns the value's size as
+    its line holds it."""
+    value = _large_value(shape, size)
+    fetch = toolreplay.fingerprint({"page": 1})
+    operations = [
+        Operation(0, OperationIdentity("bench", "fetch", fetch, 0), {"page": 1}, Returned(value))
+    ]
+    for i in range(1, 4):
+        operations.append(
+            _kv_operation(i, f"key-{i}", 0, toolreplay.fingerprint({"key": f"key-{i}"}))
+        )
+    header = TraceHeader(
+        trace_id=f"bench-tui-large-{shape}",
+        mode="record",
+        library_version=toolreplay.__version__,
+        metadata={"benchmark": "benchmarks.tui", "runner": "bench:main"},
+    )
+    from toolreplay.trace.writer import write_whole_trace
+
+    write_whole_trace(
+        path, header, operations, SessionEnding("completed"), overwrite=True, what="t"
+    )
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+async def _measure_large(trace: Path) -> dict[str, float]:
+    """First frame, first rows and `v` (on the first operation, the large one) to the
+    frame showing the value's screen; the integrity check; the peak RSS."""
+    app = BenchApp(trace, trace.parent)
+    probe = app.probe
+    probe.expect_row(0)
+    async with app.run_test(size=SCREEN_SIZE) as pilot:
+        first_rows = await probe.wait("the first row") - probe.started
+        browse = app.screen
+        probe.expect(lambda: app.screen is not browse)
+        started = _post_key(app, "v")
+        full_value = await probe.wait("the value's screen") - started
+        checked = (
+            await _until(lambda: app.background.integrity.state != "checking", "checked")
+            - probe.started
+        )
+        if app.background.integrity.state != "ok":
+            raise RuntimeError(f"the check failed: {app.background.integrity.problem}")
+        await pilot.press("escape")
+        await pilot.pause()
+    assert probe.first_frame is not None
+    return {
+        "first_frame": probe.first_frame - probe.started,
+        "first_rows": first_rows,
+        "v": full_value,
+        "checked": checked,
+        "peak_rss_mb": _peak_rss_mb(),
+        "check_rss_mb": _peak_rss_mb(resource.RUSAGE_CHILDREN),
+    }
+
+
+def child_large(trace: Path) -> dict[str, float]:
+    for module in HARNESS_MODULES:
+        importlib.import_module(module)  # before the clock
+    with mock.patch.object(OperationList, "render_line", _noting_render_line):
+        return asyncio.run(_measure_large(trace))
+
+
+@dataclass(slots=True)
+class LargeResult:
+    """One shape of large value: its size, and the debugger with it and with a small one."""
+
+    shape: str
+    value_bytes: int
+    large: dict[str, float]
+    small: dict[str, float]
+
+
+def measure_large(shape: str, size: int, repeats: int, directory: Path) -> LargeResult:
+    """The debugger on a trace holding a `size`-byte value of `shape`, and on the same
+    trace with a 1 KB value (whose peak RSS is the baseline the large value adds to)."""
+    trace, small_trace = directory / f"large-{shape}.trp", directory / f"small-{shape}.trp"
+    # Written by children: a process forked from one that built the value would start
+    # with its peak RSS (Linux keeps `ru_maxrss` across fork and exec).
+    written = _in_child("--child-write-large", shape, str(size), str(trace))
+    value_bytes = int(written["value_bytes"])
+    _in_child("--child-write-large", shape, "1000", str(small_trace))
+    larges: list[dict[str, float]] = []
+    smalls: list[dict[str, float]] = []
+    for _ in range(repeats):
+        smalls.append(_in_child("--child-large", str(small_trace)))
+        larges.append(_in_child("--child-large", str(trace)))
+    trace.unlink()
+    small_trace.unlink()
+
+    def best(runs: list[dict[str, float]]) -> dict[str, float]:
+        return {key: min(run[key] for run in runs) for key in runs[0]}
+
+    return LargeResult(shape, value_bytes, best(larges), best(smalls))
+
+
+def large_report(results: Sequence[LargeResult]) -> str:
+    out = [
+        "",
+        "a large value: `bench.fetch` returning it first, three small calls after; first frame "
+        "and first rows from constructing the app; v: from posting `v` (the list on the large "
+        "operation) to the frame showing its screen; checked: to the integrity check passing; "
+        "RSS: the debugger's peak, what the large value adds to it (against the same session "
+        "with a 1 KB value), and the peak of the child process the check runs in",
+        "",
+    ]
+    headers = [
+        "value",
+        "MB",
+        "first frame s",
+        "first rows s",
+        "v s",
+        "checked s",
+        "RSS MB",
+        "RSS, 1 KB value MB",
+        "added / value",
+        "check child RSS MB",
+    ]
+    rows = []
+    for r in results:
+        added = (r.large["peak_rss_mb"] - r.small["peak_rss_mb"]) * 1024 * 1024
+        rows.append(
+            [
+                r.shape,
+                f"{r.value_bytes / 1e6:.1f}",
+                f"{r.large['first_frame']:.3f}",
+                f"{r.large['first_rows']:.3f}",
+                f"{r.large['v']:.3f}",
+                f"{r.large['checked']:.3f}",
+                f"{r.large['peak_rss_mb']:.0f}",
+                f"{r.small['peak_rss_mb']:.0f}",
+                f"{added / r.value_bytes:.2f}x",
+                f"{r.large['check_rss_mb']:.0f}",
+            ]
+        )
+    out.extend(measure.table(headers, rows))
+    out += ["", measure.TARGETS_HEADING]
+    for r in results:
+        slowest = max(r.large["first_rows"], r.large["v"])
+        added = (r.large["peak_rss_mb"] - r.small["peak_rss_mb"]) * 1024 * 1024
+        out.append(
+            measure.target_line(
+                slowest < LARGE_TARGET_S,
+                f"{r.shape}: first rows and v under {LARGE_TARGET_S:g} s with a "
+                f"{r.value_bytes / 1e6:.0f} MB value: {r.large['first_rows']:.3f} s and "
+                f"{r.large['v']:.3f} s",
+            )
+        )
+        out.append(
+            measure.target_line(
+                added < LARGE_MEMORY_TARGET * r.value_bytes,
+                f"{r.shape}: the value adds under {LARGE_MEMORY_TARGET:g}x its size to the "
+                f"peak RSS: {added / 1e6:.0f} MB, {added / r.value_bytes:.2f}x",
+            )
+        )
+    return "\n".join(out)
 
 
 # --- in a child process: one app start, or one read_trace --------------------------------
@@ -760,12 +941,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=5,
         help="timed fork round trips on the bundled incident, cold and warm (0 skips them)",
     )
+    parser.add_argument(
+        "--large-mb",
+        type=float,
+        default=50.0,
+        help="the size of the large value, in MB (0 skips it; default 50)",
+    )
+    parser.add_argument("--child-large", metavar="TRACE", help=argparse.SUPPRESS)
+    parser.add_argument("--child-write-large", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--child-app", nargs=2, metavar=("TRACE", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--child-read", metavar="TRACE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_app is not None:
         trace, n = args.child_app
         print(json.dumps(child_app(Path(trace), int(n), args.presses)))
+        return 0
+    if args.child_write_large is not None:
+        shape, size, path = args.child_write_large
+        print(json.dumps({"value_bytes": write_large_value_trace(Path(path), shape, int(size))}))
+        return 0
+    if args.child_large is not None:
+        print(json.dumps(child_large(Path(args.child_large))))
         return 0
     if args.child_read is not None:
         print(json.dumps(child_read(Path(args.child_read))))
@@ -783,13 +979,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n in sizes:
             measure.progress(f"measuring N={n:,} ...")
             results.append(measure_size(n, repeats, presses, directory))
+        large_text = ""
+        if args.large_mb > 0:
+            large: list[LargeResult] = []
+            for shape in LARGE_SHAPES:
+                measure.progress(f"measuring a {args.large_mb:g} MB value of {shape} ...")
+                large.append(measure_large(shape, int(args.large_mb * 1e6), repeats, directory))
+            large_text = large_report(large)
         fork_text = ""
         if args.forks > 0:
             measure.progress("timing fork round trips (cold, then warm) ...")
             cold = asyncio.run(fork_round_trips(directory, warm=False, forks=args.forks))
             warm = asyncio.run(fork_round_trips(directory, warm=True, forks=args.forks))
             fork_text = fork_report(cold, warm)
-    print(report(results, repeats, presses, time.perf_counter() - started) + fork_text)
+    print(report(results, repeats, presses, time.perf_counter() - started) + large_text + fork_text)
     return 0
 
 
