@@ -258,14 +258,20 @@ def _post_key(app: ToolReplayApp, key: str) -> float:
     return started
 
 
-async def _until(condition: Callable[[], object], what: str) -> float:
-    """Poll (every millisecond) until `condition()`; the `time.perf_counter()` then."""
+async def _until(condition: Callable[[], object], what: str, poll: float = 0.001) -> float:
+    """Poll (every millisecond, or `poll` seconds) until `condition()`; the
+    `time.perf_counter()` then."""
     deadline = time.perf_counter() + TIMEOUT
     while not condition():
         if time.perf_counter() > deadline:
             raise RuntimeError(f"not within {TIMEOUT:g} s: {what}")
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(poll)
     return time.perf_counter()
+
+
+BACKGROUND_POLL = 0.01
+"""How often the waits for the index and the check look (seconds): polling every
+millisecond for seconds would take a core from the work being waited for."""
 
 
 def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
@@ -335,7 +341,9 @@ async def _measure_large(trace: Path) -> dict[str, float]:
         started = _post_key(app, "v")
         full_value = await probe.wait("the value's screen") - started
         checked = (
-            await _until(lambda: app.background.integrity.state != "checking", "checked")
+            await _until(
+                lambda: app.background.integrity.state != "checking", "checked", BACKGROUND_POLL
+            )
             - probe.started
         )
         if app.background.integrity.state != "ok":
@@ -464,9 +472,13 @@ async def _measure_app(trace: Path, n: int, presses: int) -> dict[str, float]:
     probe.expect_row(0)
     async with app.run_test(size=SCREEN_SIZE) as pilot:
         first_rows = await probe.wait("the first row") - probe.started
-        indexed = await _until(lambda: app.background.indexed, "indexed") - probe.started
+        indexed = (
+            await _until(lambda: app.background.indexed, "indexed", BACKGROUND_POLL) - probe.started
+        )
         checked = (
-            await _until(lambda: app.background.integrity.state != "checking", "checked")
+            await _until(
+                lambda: app.background.integrity.state != "checking", "checked", BACKGROUND_POLL
+            )
             - probe.started
         )
         if app.background.integrity.state != "ok":

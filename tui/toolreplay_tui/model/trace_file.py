@@ -18,6 +18,7 @@ only ever read.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import re
@@ -509,15 +510,6 @@ class TraceFile:
         """Decode operation `index`'s line; a bad one raises `TraceFormatError` naming it."""
         return self._lines.operation(line, index + 2)
 
-    def decoded(self, index: int) -> Operation | None:
-        """Operation `index`, or None when its line does not decode (the list shows why,
-        and the integrity check reports it). A large line is decoded in full: call
-        `entry` for what the list and the detail pane show."""
-        try:
-            return self.operation(index)
-        except TraceFormatError:
-            return None
-
     def entry(self, index: int) -> Entry:
         """What the list shows for line `index`, decoded with its page on first use: the
         operation, or for a large line (`LARGE_LINE_BYTES`) the operation without its
@@ -689,7 +681,7 @@ class TraceFile:
 
     # --- the integrity check -------------------------------------------------------------
 
-    def check(self, cancelled: Cancelled = _never) -> Integrity:
+    def check(self, cancelled: Cancelled = _never, *, index: bool = True) -> Integrity:
         """Check the trace as `read_trace` does, streaming; sets and returns `integrity`.
 
         Every line is decoded under `read_trace`'s rules, keeping nothing (a trace
@@ -697,13 +689,15 @@ class TraceFile:
         wrote the footer hashed the lines above it, not that they decode). Then a
         complete trace's footer must give the operation count and the SHA-256 of
         every byte before it; an incomplete trace's fingerprints are recomputed,
-        a torn last line set aside. Indexes first if needed. Returns the
+        a torn last line set aside. Indexes first if needed (`index=False`: not at
+        all, for a process that only checks and needs no line offsets). Returns the
         `checking` state unchanged when cancelled.
         """
         try:
-            self.index(cancelled)
-            if not self._indexed:
-                return self.integrity
+            if index:
+                self.index(cancelled)
+                if not self._indexed:
+                    return self.integrity
             if not self._check_lines(cancelled):
                 return self.integrity
         except TraceError as error:
@@ -867,8 +861,12 @@ def check_main(arguments: list[str]) -> int:
     except TraceError as error:
         print(json.dumps({"problem": str(error)}), flush=True)
         return 0
+    # This process only checks: every object it decodes is dropped at once, so cyclic
+    # garbage collection would only cost time.
+    gc.disable()
     with trace:
-        worker = threading.Thread(target=trace.check, daemon=True)
+        worker = threading.Thread(target=trace.check, kwargs={"index": False})
+        worker.daemon = True
         worker.start()
         while worker.is_alive():
             worker.join(PROGRESS_SECONDS)
