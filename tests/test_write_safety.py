@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ import pytest
 import toolreplay
 from tests.support.case_app import EXPECTED, App, run_cli
 from tests.support.killing import run_killed_at
-from toolreplay.files import source_conflict
+from toolreplay.files import remove_abandoned, source_conflict
 
 LEGACY = Path(__file__).parent / "adapters" / "data" / "legacy_refund.trp"
 KEY = "k" * 32  # a redaction key (TOOLREPLAY_REDACTION_KEY), test only
@@ -410,3 +411,35 @@ def test_a_second_record_overwrite_while_one_records_fails_explicitly(tmp_path: 
     )
     assert again.returncode == 0, again.stderr  # once it is done, overwriting is allowed
     assert [op.inputs for op in toolreplay.read_trace(tmp_path / "t.trp").operations] == [{"n": 7}]
+
+
+# --- claims ------------------------------------------------------------------------------
+
+HOLDER = """
+import fcntl, os, sys, time
+descriptor = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(descriptor, fcntl.LOCK_EX)
+print("claimed", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_leftover_is_removed_only_once_its_writer_is_gone(tmp_path: Path) -> None:
+    leftover = tmp_path / ".out.trp.0123456789ab.tmp"
+    pattern = re.compile(r"\.out\.trp\.[0-9a-f]{12}\.tmp")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(leftover)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "claimed\n"
+        assert remove_abandoned(tmp_path, pattern) == []  # still being written
+        assert leftover.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+    assert remove_abandoned(tmp_path, pattern) == [leftover]  # its writer was killed
+    assert not leftover.exists()
+    (tmp_path / "out.trp").write_text("not matched")
+    assert remove_abandoned(tmp_path, pattern) == []
+    assert (tmp_path / "out.trp").exists()

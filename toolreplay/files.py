@@ -91,28 +91,34 @@ def source_conflict(destination: Path, sources: Iterable[Path]) -> str | None:
 # --- claims: telling an abandoned temporary file from one being written --------------------
 
 
-def claim(descriptor: int) -> bool:
-    """Lock an open file or folder for as long as this process keeps `descriptor` open.
+_ClaimState = Literal["claimed", "held", "unsupported"]
+"""What trying to claim a file found: claimed now, held by another, or no locks here."""
 
-    A temporary file or staging folder is claimed by the process that writes it;
-    when that process dies, however (`SIGKILL` included), the system releases
-    the claim, so `remove_abandoned` can tell what is left over from what is
-    still being written. False where the system has no such locks (Windows) or
-    another process holds the claim.
-    """
+
+def _try_claim(descriptor: int, *, wait: bool = False) -> _ClaimState:
     if sys.platform == "win32":
-        return False
+        return "unsupported"
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
+        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return "held"
+    except OSError:  # ENOLCK, EOPNOTSUPP: a file system without such locks
+        return "unsupported"
+    return "claimed"
 
 
-def _claim_waiting(descriptor: int) -> None:
-    """`claim`, waiting while a `remove_abandoned` elsewhere holds it."""
-    if sys.platform != "win32":
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+def claim(descriptor: int) -> bool:
+    """Lock an open file or folder for as long as this process keeps `descriptor` open;
+    False when another process holds it.
+
+    A file being written, or a staging folder, is claimed by the process that writes
+    it; when that process dies, however (`SIGKILL` included), the system releases
+    the claim, so `remove_abandoned` can tell what is left over from what is still
+    being written, and a second writer of the same trace can tell it is second. Where
+    there are no such locks (Windows, some network file systems) this is True and
+    claims nothing: nothing can then be told apart.
+    """
+    return _try_claim(descriptor) != "held"
 
 
 def _still_at(descriptor: int, path: Path) -> bool:
@@ -128,8 +134,9 @@ def remove_abandoned(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
 
     Temporary files and staging folders are claimed (`claim`) by the process
     writing them; one that nobody claims was left by a process that was killed.
-    Returns what was removed. Does nothing where the system has no locks
-    (Windows), and never raises: a leftover that cannot be removed stays.
+    Returns what was removed. Removes nothing where there are no locks (Windows,
+    a file system without them), and never raises: a leftover that cannot be
+    removed stays.
     """
     removed: list[Path] = []
     if sys.platform == "win32":
@@ -145,8 +152,8 @@ def remove_abandoned(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
         except OSError:
             continue
         try:
-            if not claim(descriptor) or not _still_at(descriptor, path):
-                continue
+            if _try_claim(descriptor) != "claimed" or not _still_at(descriptor, path):
+                continue  # in use, or no way to tell here
             if stat.S_ISDIR(os.fstat(descriptor).st_mode):
                 shutil.rmtree(path, ignore_errors=True)
             else:
@@ -168,7 +175,7 @@ def claimed_folder(parent: Path, prefix: str) -> tuple[Path, int]:
             descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             continue  # removed at once by another process's clean-up
-        _claim_waiting(descriptor)
+        _try_claim(descriptor, wait=True)  # while another's clean-up holds it: after it
         if _still_at(descriptor, folder):
             return folder, descriptor
         # Another process's clean-up took it for abandoned before it was claimed.
@@ -229,7 +236,7 @@ def _create_sibling(path: Path) -> tuple[int, Path]:
             descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
         except FileExistsError:
             continue
-        _claim_waiting(descriptor)
+        _try_claim(descriptor, wait=True)  # while another's clean-up holds it: after it
         if _still_at(descriptor, temporary):
             return descriptor, temporary
         # Another writer's clean-up took it for abandoned before it was claimed: next name.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -218,7 +217,7 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
     # Claimed for as long as it is written: a second writer of the same file, which only
     # an overwrite can open, is refused before it truncates anything, rather than both
     # reporting success while their lines overwrite each other.
-    if not claim(descriptor) and sys.platform != "win32":
+    if not claim(descriptor):
         os.close(descriptor)
         raise TraceError(
             f"{path}: another process is writing this trace right now (a recording, or a "
