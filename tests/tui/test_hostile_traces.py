@@ -16,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import random
+import shlex
 import shutil
+import signal
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +36,8 @@ from toolreplay_tui.screens.full_value import FullValueScreen
 
 import toolreplay
 from tests.tui.pilot import SIZE, pilot_test, said, text_of, wait_for
+from tests.tui.terminal import TMUX, TmuxTerminal
+from tests.tui.test_terminal_walk import tui_command
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_TRACES = {
@@ -451,3 +456,53 @@ def test_corrupted_real_traces_never_crash_the_app_and_agree_with_read_trace(
 
     problems = asyncio.run(run_all())
     assert problems == [], "\n".join(problems)
+
+
+# --- in a real terminal -----------------------------------------------------------------------
+
+needs_tmux = pytest.mark.skipif(TMUX is None, reason="needs tmux, the real terminal this drives")
+
+
+def terminal_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k and not k.startswith("TMUX")}
+    env["TERM"] = "xterm-256color"
+    return env
+
+
+@needs_tmux
+def test_the_command_prints_the_line_and_exits_2_for_an_unreadable_trace(tmp_path: Path) -> None:
+    lines = lines_of(kv_trace(tmp_path / "base.trp", 40))
+    lines[31] = lines[31].replace(b'"i":30', b'"i":"\xff"', 1)
+    (tmp_path / "bad.trp").write_bytes(with_footer(lines[:-1], lines[-1]))
+    command = " ".join(shlex.quote(part) for part in tui_command())
+    script = f"{command} bad.trp; echo exit-status-$?"
+    terminal = TmuxTerminal(["sh", "-c", script], cwd=tmp_path, env=terminal_env(), width=200)
+    with terminal as term:
+        term.wait_for("integrity check failed", ":32: not UTF-8")
+        term.keys("q")
+        term.wait_for("exit-status-2")
+        printed = " ".join(term.scrollback().split())
+    assert "the trace failed its integrity check: " in printed
+    assert "bad.trp:32: not UTF-8" in printed
+    assert crash_files(tmp_path) == []
+
+
+@needs_tmux
+def test_a_killed_session_loses_no_pending_patch(tmp_path: Path) -> None:
+    kv_trace(tmp_path / "t.trp", 5)
+    env = terminal_env()
+    with TmuxTerminal([*tui_command(), "t.trp"], cwd=tmp_path, env=env) as term:
+        term.wait_for("checked", "kv.get")
+        term.keys("Tab")
+        term.wait_for("Edit value")
+        term.keys("Enter")
+        term.wait_for("esc Cancel edit")
+        term.type("12345")
+        term.keys("Enter")
+        term.wait_for("1 pending patch")
+        pid = int(term.pane_pid())
+        os.kill(pid, signal.SIGKILL)  # no chance to save anything now
+        term.wait_for("Pane is dead")  # tmux keeps the killed pane's last screen
+    with TmuxTerminal([*tui_command(), "t.trp"], cwd=tmp_path, env=env) as term:
+        screen = term.wait_for("1 pending patch", "restored 1 pending patch")
+        assert "w saves them" in " ".join(screen.split())
