@@ -445,7 +445,10 @@ def edited_output(
     if "body" in result:
         result["body"] = edited_object
         return result
-    events = _objects(result.get("events"))
+    recorded = result.get("events")
+    if not isinstance(recorded, list) or len(_objects(recorded)) != len(recorded):
+        raise PatchError("the recorded stream's events are not all objects; re-record the call")
+    events = cast(list[JsonObject], recorded)  # edited in place: events may be inserted
     if response_kind(output) == "responses":
         _edit_responses_stream(events, final, edited_object)
     else:
