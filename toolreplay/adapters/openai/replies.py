@@ -434,7 +434,7 @@ class _Reply:
         # The recorded answer's fields, in its order, with what is this call's own set
         # afresh: the request's echoed settings, the ids, the output and its usage.
         body = cast(JsonObject, copy_value(self.template or _RESPONSE))
-        body.update(copy_value(_PER_REQUEST))  # pyright: ignore[reportArgumentType, reportCallIssue]
+        body.update(cast(JsonObject, copy_value(_PER_REQUEST)))
         for key in _ECHOED:
             if key in self.request:
                 body[key] = copy_value(self.request[key])

@@ -58,6 +58,10 @@ def _objects(value: JsonValue) -> list[JsonObject]:
     return [cast(JsonObject, item) for item in value if isinstance(item, dict)]
 
 
+def _copy(value: JsonObject) -> JsonObject:
+    return cast(JsonObject, copy_value(value))
+
+
 def _data(event: JsonValue) -> JsonObject | None:
     found = _object(event)
     return _object(found.get("data")) if found is not None else None
@@ -211,7 +215,7 @@ def responses_events(final: JsonObject) -> list[JsonValue]:
         started["completed_at"] = None
     events: list[tuple[str, JsonObject]] = [
         ("response.created", {"response": started}),
-        ("response.in_progress", {"response": copy_value(started)}),  # pyright: ignore[reportAssignmentType]
+        ("response.in_progress", {"response": copy_value(started)}),
     ]
     for index, item in enumerate(_objects(final.get("output"))):
         events.extend(_item_events(index, item))
@@ -294,7 +298,7 @@ def chat_chunks(final: JsonObject, *, include_usage: bool) -> list[JsonValue]:
     head = {"id": head.pop("id", None), "object": _CHUNK, **head}
 
     def chunk(choices: list[JsonValue]) -> JsonValue:
-        data: JsonObject = {**copy_value(head), "choices": choices}  # pyright: ignore[reportGeneralTypeIssues]
+        data: JsonObject = {**_copy(head), "choices": choices}
         if include_usage:
             data["usage"] = None
         return {"data": data}
@@ -339,7 +343,7 @@ def chat_chunks(final: JsonObject, *, include_usage: bool) -> list[JsonValue]:
             )
         events.append(chunk(entry(number, {}, choice.get("finish_reason", "stop"))))
     if include_usage:
-        events.append({"data": {**copy_value(head), "choices": [], "usage": final.get("usage")}})  # pyright: ignore[reportGeneralTypeIssues]
+        events.append({"data": {**_copy(head), "choices": [], "usage": final.get("usage")}})
     events.append({"data_text": "[DONE]"})
     return events
 
