@@ -26,15 +26,16 @@ from toolreplay.adapters.openai import edit, edited_output, final_response, inst
 from toolreplay.adapters.openai.streams import apply_edits
 
 ASK: Any = [{"role": "user", "content": "Refund order 8812?"}]
-TOOLS: Any = [
-    {
-        "type": "function",
-        "name": "lookup",
-        "parameters": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
-    }
-]
+LOOKUP: Any = {
+    "type": "object",
+    "properties": {"order_id": {"type": "integer"}},
+    "required": ["order_id"],
+    "additionalProperties": False,
+}
+TOOLS: Any = [{"type": "function", "name": "lookup", "parameters": LOOKUP, "strict": True}]
+# Strict: openai 2.x's chat.completions.stream parses only strict tools.
 CHAT_TOOLS: Any = [
-    {"type": "function", "function": {"name": "lookup", "parameters": TOOLS[0]["parameters"]}}
+    {"type": "function", "function": {"name": "lookup", "parameters": LOOKUP, "strict": True}}
 ]
 RECORDED_TEXT = "Approved: the refund of 1200 dollars is on its way today."
 CHAT_TEXT = "Yes, we will refund the whole order right away."
