@@ -189,6 +189,12 @@ def test_unchanged_text_keeps_its_deltas_and_a_new_text_gets_one(
     assert numbers == list(range(len(events)))  # renumbered around the inserted delta
 
 
+def _arguments(response: Any) -> str:
+    """The arguments of a response's one function call."""
+    (call,) = [item for item in response.output if item.type == "function_call"]
+    return call.arguments
+
+
 def scripted() -> ScriptedModel:
     return ScriptedModel(
         turns=[[ToolCall("lookup", {"order_id": 8812})]], final_text=lambda outputs: "done"
@@ -210,7 +216,7 @@ def test_edited_tool_call_arguments_stream_consistently(mode: str, tmp_path: Pat
                 e.arguments_delta for e in c if e.type == "tool_calls.function.arguments.delta"
             )
             completion = c.get_final_completion()
-        return args, response.output[0].arguments, chat_args, completion
+        return args, _arguments(response), chat_args, completion
 
     async def async_calls(client: openai.AsyncOpenAI) -> tuple[Any, ...]:
         async with client.responses.stream(model="gpt-5-mini", input="Look up", tools=TOOLS) as s:
@@ -229,7 +235,7 @@ def test_edited_tool_call_arguments_stream_consistently(mode: str, tmp_path: Pat
                 ]
             )
             completion = await c.get_final_completion()
-        return args, response.output[0].arguments, chat_args, completion
+        return args, _arguments(response), chat_args, completion
 
     with toolreplay.record(source):
         sync_calls(instrument(sync_client(scripted())))
@@ -281,7 +287,7 @@ def test_edits_the_events_cannot_carry_are_refused_precisely(source: Path, tmp_p
         output, {"output": 1}
     )
     # A top-level field is set wherever the stream states it.
-    renamed = edited_output(output, {"$.model": "gpt-5"})
+    renamed: Any = edited_output(output, {"$.model": "gpt-5"})
     models = [e["data"]["response"]["model"] for e in renamed["events"] if "response" in e["data"]]
     assert models == ["gpt-5", "gpt-5", "gpt-5"]
 
