@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -399,6 +400,8 @@ class _EchoResolver:
         assert isinstance(spec, dict)
         if spec.get("refuse"):
             raise PatchError("this echo refuses")
+        if spec.get("unportable"):
+            return cast(toolreplay.JsonValue, {"words": {"a", "b"}})  # a set: not JSON
         replaced = call.replaced.value if isinstance(call.replaced, toolreplay.Returned) else None
         return {"spec": spec, "inputs": call.inputs, "replaced": replaced, "near": call.near}
 
@@ -462,6 +465,14 @@ def test_an_adapter_resolves_recipes_through_the_registry(tmp_path: Path) -> Non
             say("recorded")
             with pytest.raises(PatchApplicationError):
                 say("new")
+    unportable = toolreplay.supply_output(
+        effect="echo.say", value=OutputRecipe("reply", "echo", {"unportable": True})
+    )
+    with (
+        pytest.raises(PatchApplicationError, match=r"resolved to: .*is not portable JSON"),
+        toolreplay.fork(source, tmp_path / "unportable.trp", patches=[unportable]),
+    ):
+        echo_app()
     malformed = toolreplay.supply_output(
         effect="echo.say", value=OutputRecipe("reply", "echo", [1])
     )

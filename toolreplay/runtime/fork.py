@@ -31,6 +31,7 @@ from toolreplay._version import __version__
 from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     ForkOptionError,
+    NonPortableValueError,
     PatchApplicationError,
     PatchError,
     PatchTargetError,
@@ -428,7 +429,7 @@ class ForkSession(ReplaySession):
             output = ensure_portable(
                 resolver.resolve(call), what=f"the output {planned.what} resolved to"
             )
-        except PatchError as error:
+        except (PatchError, NonPortableValueError) as error:
             raise error_class(
                 f"{planned.what} could not answer {identity.describe()}: {error}",
                 patch_id=patch.patch_id,
