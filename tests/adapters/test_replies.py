@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from tests.adapters.support import async_client, sync_client
 from toolreplay import PatchApplicationError, PatchError, PatchTargetError
 from toolreplay.adapters.openai import instrument, reply
 
+ROOT = Path(__file__).resolve().parents[2]
 RESPONSES = "openai.responses.create"
 CHAT = "openai.chat.completions.create"
 
@@ -510,3 +514,55 @@ def test_a_reply_is_scanned_for_secrets_like_a_recording(source: Path, tmp_path:
     ):
         instrument(sync_client(refusing())).responses.create(model="gpt-5-mini", input="x")
     assert "sk-proj-" not in branch.read_text()
+
+
+def test_the_command_line_forks_with_a_reply_from_a_patch_file(tmp_path: Path) -> None:
+    (tmp_path / "asker.py").write_text(
+        "from pathlib import Path\n"
+        "import openai\n"
+        "from examples.local_openai import HTTP, LocalOpenAI\n"
+        "from toolreplay.adapters.openai import instrument\n"
+        "def main():\n"
+        "    api = LocalOpenAI('approve')  # reached only while recording\n"
+        "    http = HTTP.Client(transport=HTTP.MockTransport(api))\n"
+        "    client = instrument(openai.OpenAI(api_key='sk-local', http_client=http))\n"
+        "    question = Path('question.txt').read_text()\n"
+        "    return client.responses.create(model='gpt-5-mini', input=question).output_text\n"
+    )
+    (tmp_path / "question.txt").write_text("Refund order 8812?")
+    recorded = run_cli("record", "-r", "asker:main", "-o", "asked.trp", "-f", "json", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert json.loads(recorded.stdout)["return_value"] == "approve"
+
+    (tmp_path / "question.txt").write_text("Refund order 8812, which was lost?")
+    answer = toolreplay.supply_output(effect=RESPONSES, value=reply(text="Yes: it was lost."))
+    patch_file = toolreplay.write_patches(tmp_path / "reply.json", [answer])
+    entry = json.loads(patch_file.read_text())["patches"][0]
+    assert entry == {
+        "kind": "supply_output",
+        "effect": RESPONSES,
+        "reply": {"text": "Yes: it was lost."},
+        "patch_id": answer.patch_id,
+    }
+    forked = run_cli(
+        "fork", "asked.trp", "-p", "reply.json", "-o", "lost.trp", "--allow-unobserved",
+        "-f", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    assert json.loads(forked.stdout)["return_value"] == "Yes: it was lost."
+    (operation,) = toolreplay.read_trace(tmp_path / "lost.trp").operations
+    assert (operation.origin, operation.patch_id) == ("supplied", answer.patch_id)
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    environment["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "toolreplay", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
