@@ -27,6 +27,7 @@ __all__ = [
     "PATCH_FILE_FORMAT_VERSION",
     "REBUILT_EXCEPTIONS",
     "RUNNER_PATTERN",
+    "TERMINAL_UNSAFE_RANGES",
     "TRACE_FORMAT_VERSION",
     "AdapterError",
     "AlignmentRow",
@@ -154,6 +155,9 @@ __all__ = [
     "set_redaction",
     "supply_error",
     "supply_output",
+    "terminal_safe",
+    "terminal_safe_parts",
+    "terminal_safe_text",
     "value_differences",
     "verify_case",
     "verify_case_async",
@@ -305,6 +309,12 @@ __getattr__, __dir__ = lazy_exports(
             "FoundTrace",
             "TraceSearch",
             "find_traces",
+        ),
+        "toolreplay.terminal": (
+            "TERMINAL_UNSAFE_RANGES",
+            "terminal_safe",
+            "terminal_safe_parts",
+            "terminal_safe_text",
         ),
         "toolreplay.trace": (
             "TRACE_FORMAT_VERSION",
@@ -473,6 +483,12 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         FoundTrace,
         TraceSearch,
         find_traces,
+    )
+    from toolreplay.terminal import (
+        TERMINAL_UNSAFE_RANGES,
+        terminal_safe,
+        terminal_safe_parts,
+        terminal_safe_text,
     )
     from toolreplay.trace import (
         TRACE_FORMAT_VERSION,
