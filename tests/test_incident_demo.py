@@ -389,6 +389,21 @@ def test_a_burst_of_500_connections_is_queued_not_dropped(demo: Demo) -> None:
     assert status == 200
 
 
+def test_clients_that_disconnect_mid_headers_print_nothing(demo: Demo) -> None:
+    # The audit's case: half a request's headers, then the client is gone; 50 times.
+    host, port = demo.host.split(":")
+    for _ in range(50):
+        with socket.create_connection((host, int(port)), timeout=30) as connection:
+            connection.sendall(f"GET / HTTP/1.1\r\nHost: {demo.host}\r\nAccept: te".encode())
+    status, _ = demo.request("GET", "/api/state")
+    assert status == 200  # still serving
+    assert demo.stop() == 0
+    assert demo.process.stderr is not None
+    printed = demo.process.stderr.read()
+    assert "Traceback" not in printed
+    assert printed == ""
+
+
 def test_the_server_binds_loopback_only(demo: Demo) -> None:
     assert demo.url.startswith("http://127.0.0.1:")
     status, _ = demo.request("GET", "/api/state")

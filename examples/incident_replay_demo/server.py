@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from examples.incident_replay_demo.scenario import STEPS, DemoError, DemoScenario
+from toolreplay.terminal import terminal_safe
 
 __all__ = ["DemoServer", "main"]
 
@@ -56,6 +57,16 @@ class DemoServer(ThreadingHTTPServer):
     def __init__(self, port: int, scenario: DemoScenario) -> None:
         super().__init__((HOST, port), _Handler)
         self.scenario = scenario
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-request is normal for a server: nothing is printed.
+        Anything else is one line (escaped: it may quote the request), not a traceback."""
+        error = sys.exception()
+        if isinstance(error, ConnectionError):  # BrokenPipeError, ConnectionResetError, ...
+            return
+        where = f"{client_address[0]}:{client_address[1]}"
+        problem = "unknown error" if error is None else f"{type(error).__name__}: {error}"
+        print(terminal_safe(f"request from {where} failed: {problem}"), file=sys.stderr)
 
     def own_hosts(self) -> frozenset[str]:
         """The Host values that name this server: the address the page is opened at."""
