@@ -60,7 +60,7 @@ SHOW_CUT = ["input-key", "input-value", "output-key", "error-type"]
 FIND_WHOLE = ["runner", "metadata-key", "metadata-value", "ending-error-type"]
 
 
-def toolreplay_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def toolreplay_cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolreplay", *args],
         cwd=cwd,
@@ -70,7 +70,7 @@ def toolreplay_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[
         errors="surrogateescape",  # a lone surrogate printed raw would show here
         timeout=120,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", **env},
     )
 
 
@@ -290,3 +290,35 @@ def test_verify_text_and_json(traces: Path, tmp_path: Path) -> None:
     document = json.loads(as_json.stdout)
     messages = " ".join(case["error"]["message"] for case in document["cases"])
     assert_tags(messages, ["case-name", "expected", "file-name"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "replay {trace}",  # the trace's own (hostile) runner: refused, and named
+        f"replay {{trace}} --runner {RUNNER}",  # it misses: the candidates are quoted
+        f"fork {{trace}} --runner {RUNNER} --output {{out}}/branch.trp --patches {{out}}/fix.json",
+        f"promote {{trace}} --runner {RUNNER} --output {{out}}/case --name c --expect-json 1",
+        "migrate {trace} --output {out}/migrated.trp",
+        "redact {trace} {out}/redacted.trp --rule $..name",
+    ],
+    ids=lambda command: " ".join(command.split()[:3:2]),
+)
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_run_and_write_commands_quote_a_hostile_trace_escaped(
+    traces: Path, tmp_path: Path, command: str, output_format: str
+) -> None:
+    trace = traces / FILE_NAME
+    patch = toolreplay.replace_output(
+        effect="crm.customer.get", inputs={"customer_id": 5817}, value={"id": 5817}
+    )
+    toolreplay.write_patches(tmp_path / "fix.json", [patch])
+    arguments = [part.format(trace=trace, out=tmp_path) for part in command.split()]
+    key = "a-redaction-key-for-the-hostile-suite"
+    result = toolreplay_cli(*arguments, "--format", output_format, TOOLREPLAY_REDACTION_KEY=key)
+    assert result.returncode in (0, 1, 2), result.stderr
+    assert_terminal_safe(result)
+    if output_format == "json" and result.stdout:
+        json.loads(result.stdout)
+    # The trace's text is quoted (file name, runner, effects...), escaped in some spelling.
+    assert f"]52;c;{CLIPBOARD}" in result.stdout + result.stderr
