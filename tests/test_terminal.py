@@ -86,3 +86,28 @@ def test_rich_text_marks_escapes_and_never_reads_markup() -> None:
 def test_the_rule_is_public() -> None:
     assert toolreplay.terminal_safe is terminal_safe
     assert "terminal_safe_text" in toolreplay.__all__
+
+
+def test_a_rich_text_keeps_its_styles_on_the_characters_they_covered() -> None:
+    from rich.text import Text
+
+    text = Text("ab")
+    text.append("c\x1bd\u202e", style="red")
+    text.append("ef", style="blue")
+    safe = terminal_safe_text(text)
+    assert safe.plain == "abc\\u001bd\\u202eef"
+    assert [(span.start, span.end, span.style) for span in safe.spans] == [
+        (2, 16, "red"),
+        (16, 18, "blue"),
+        (3, 9, ESCAPE_STYLE),
+        (10, 16, ESCAPE_STYLE),
+    ]
+    plain = Text("nothing to escape", style="bold")
+    assert terminal_safe_text(plain) is plain
+
+
+def test_is_terminal_safe() -> None:
+    assert toolreplay.is_terminal_safe("café [red] ❤️")
+    assert not toolreplay.is_terminal_safe("a\u200bb")
+    assert not toolreplay.is_terminal_safe("two\nlines")
+    assert toolreplay.is_terminal_safe("two\nlines", keep="\n")

@@ -138,6 +138,7 @@ __all__ = [
     "fork",
     "format_path",
     "is_placeholder",
+    "is_terminal_safe",
     "migrate_trace",
     "parse_json_text",
     "preview",
@@ -312,6 +313,7 @@ __getattr__, __dir__ = lazy_exports(
         ),
         "toolreplay.terminal": (
             "TERMINAL_UNSAFE_RANGES",
+            "is_terminal_safe",
             "terminal_safe",
             "terminal_safe_parts",
             "terminal_safe_text",
@@ -486,6 +488,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from toolreplay.terminal import (
         TERMINAL_UNSAFE_RANGES,
+        is_terminal_safe,
         terminal_safe,
         terminal_safe_parts,
         terminal_safe_text,

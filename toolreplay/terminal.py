@@ -33,15 +33,19 @@ they cannot carry more than 4 bits a character.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import cache
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.style import Style
     from rich.text import Text
 
 __all__ = [
     "ESCAPE_STYLE",
     "TERMINAL_UNSAFE_RANGES",
+    "is_terminal_safe",
     "terminal_safe",
     "terminal_safe_parts",
     "terminal_safe_text",
@@ -109,6 +113,11 @@ def _replace(match: re.Match[str]) -> str:
     return _escape(match.group())
 
 
+def is_terminal_safe(text: str, *, keep: str = "") -> bool:
+    """Whether `text` holds no terminal-unsafe character (except those in `keep`)."""
+    return _unsafe(keep).search(text) is None
+
+
 def terminal_safe(text: str, *, keep: str = "") -> str:
     """`text` with every terminal-unsafe character (see the module) replaced by its
     `\\uXXXX` escape; characters in `keep` (newline, tab) are left as they are."""
@@ -131,13 +140,49 @@ def terminal_safe_parts(text: str, *, keep: str = "") -> list[tuple[str, bool]]:
 
 
 def terminal_safe_text(
-    text: str, style: str = "", *, keep: str = "", escape_style: str = ESCAPE_STYLE
+    text: str | Text,
+    style: str | Style = "",
+    *,
+    keep: str = "",
+    escape_style: str | Style = ESCAPE_STYLE,
 ) -> Text:
-    """`text` as a Rich `Text` in `style`, its unsafe characters escaped and drawn in
-    `escape_style`. Never parsed as markup: `[bold]` in a trace stays those characters."""
-    from rich.text import Text  # only a caller that draws pays for Rich
+    """`text` as a Rich `Text`, its unsafe characters escaped and drawn in `escape_style`.
 
-    safe = Text(style=style)
-    for part, escaped in terminal_safe_parts(text, keep=keep):
-        safe.append(part, style=escape_style if escaped else None)
+    A `str` becomes a `Text` in `style` and is never parsed as markup (`[bold]` in a
+    trace stays those characters). A `Text` keeps its styles, each on the characters it
+    covered (`style` is not used); it is returned as it is when nothing needs escaping.
+    Rich itself drops a few controls (BEL, backspace, carriage return, form feed) from
+    a `Text` as it is built, so escape a `str`, not a `Text` made of it, to show them.
+    """
+    from rich.text import Span, Text  # only a caller that draws pays for Rich
+
+    if isinstance(text, str):
+        safe = Text(style=style)
+        for part, escaped in terminal_safe_parts(text, keep=keep):
+            safe.append(part, style=escape_style if escaped else None)
+        return safe
+    plain = text.plain
+    matches = list(_unsafe(keep).finditer(plain))
+    if not matches:
+        return text
+    starts = [match.start() for match in matches]
+    escapes = [_escape(match.group()) for match in matches]
+    grown = list(accumulate(len(escape) - 1 for escape in escapes))  # after each match
+
+    def moved(index: int) -> int:  # where `index` of `plain` is in the escaped text
+        before = bisect_left(starts, index)
+        return index + (grown[before - 1] if before else 0)
+
+    pieces: list[str] = []
+    position = 0
+    for start, escape in zip(starts, escapes, strict=True):
+        pieces += [plain[position:start], escape]
+        position = start + 1
+    pieces.append(plain[position:])
+    safe = text.blank_copy("".join(pieces))
+    safe.spans[:] = [Span(moved(s.start), moved(s.end), s.style) for s in text.spans]
+    safe.spans.extend(
+        Span(moved(start), moved(start) + len(escape), escape_style)
+        for start, escape in zip(starts, escapes, strict=True)
+    )
     return safe

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
-from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN, SecretFinding
+from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN, SecretFinding, terminal_safe_text
 from toolreplay.redaction import describe_findings
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
@@ -83,7 +83,8 @@ class PromoteScreen(Screen[None]):
             ),
             id="promote-title",
         )
-        yield Static(Text.assemble(("trace   ", "dim"), self.branch_label), id="promote-trace")
+        label = terminal_safe_text(self.branch_label)
+        yield Static(Text.assemble(("trace   ", "dim"), label), id="promote-trace")
         with ScrollBox(id="promote-body"):
             with Vertical(id="promote-form"):
                 with Horizontal(classes="form-row"):
@@ -121,7 +122,7 @@ class PromoteScreen(Screen[None]):
         where = describe_findings([replace(finding, file=None) for finding in self.findings])
         return Text.assemble(
             (f"The secret scanner flags this trace: it holds {values} (not shown).\n", "bold"),
-            where,
+            terminal_safe_text(where, keep="\n"),
             "\nA case is meant to be committed: promote refuses this trace unless the box "
             "below is checked. Better, redact it first (toolreplay redact).",
         )
