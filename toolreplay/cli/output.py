@@ -36,6 +36,7 @@ __all__ = [
     "TerminalSafeStream",
     "add_format_option",
     "application_output_to_stderr",
+    "drawn_by_the_ui",
     "raw_stream",
     "terminal_safe_streams",
 ]
@@ -106,6 +107,18 @@ def terminal_safe_streams() -> Generator[None]:
     saved = sys.stdout, sys.stderr
     sys.stdout = TerminalSafeStream(raw_stream(sys.stdout))
     sys.stderr = TerminalSafeStream(raw_stream(sys.stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+@contextlib.contextmanager
+def drawn_by_the_ui() -> Generator[None]:
+    """The raw streams meanwhile, for a UI that escapes what it draws itself (the
+    terminal debugger): its own styles, and its exit message's, stay styles."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = raw_stream(sys.stdout), raw_stream(sys.stderr)
     try:
         yield
     finally:
