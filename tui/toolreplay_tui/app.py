@@ -419,7 +419,8 @@ class ToolReplayApp(App[None]):
             if self.pending.dirty:
                 text.append(" (unsaved: w saves them)", style="yellow")
             elif self.pending.saved_path is not None:
-                text.append(f" (saved in {self.path_label(self.pending.saved_path)})", style="dim")
+                saved = f" (saved in {self.path_label(self.pending.saved_path)})"
+                text.append(terminal_safe_text(saved, "dim"))  # named after the trace
             text.append(" · f forks with them", style="dim")
         else:
             text.append("no pending patch: e edits the selected output", style="dim")

@@ -19,7 +19,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
-from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN, SecretFinding, terminal_safe_text
+from toolreplay import (
+    CASE_NAME_PATTERN,
+    RUNNER_PATTERN,
+    SecretFinding,
+    terminal_safe,
+    terminal_safe_text,
+)
 from toolreplay.redaction import describe_findings
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
@@ -95,7 +101,8 @@ class PromoteScreen(Screen[None]):
                     yield Input(self.defaults.folder, id="promote-folder")
                 with Horizontal(classes="form-row"):
                     yield Label("runner", classes="form-label")
-                    yield Input(self.defaults.runner, id="promote-runner")
+                    # A trace's runner with a control character is no runner: shown escaped.
+                    yield Input(terminal_safe(self.defaults.runner), id="promote-runner")
                 yield Label("expected return value (JSON)", classes="form-label-wide")
                 yield ExpectedValueBox(
                     self.defaults.expected, language=None, soft_wrap=True, id="promote-expected"
