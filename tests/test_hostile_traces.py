@@ -322,3 +322,19 @@ def test_run_and_write_commands_quote_a_hostile_trace_escaped(
         json.loads(result.stdout)
     # The trace's text is quoted (file name, runner, effects...), escaped in some spelling.
     assert f"]52;c;{CLIPBOARD}" in result.stdout + result.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="needs file names of any bytes (Linux)")
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(traces: Path, tmp_path: Path) -> None:
+    # Python holds the byte 0xff of such a name as a lone surrogate, which UTF-8 cannot
+    # print: escaped, it prints, and json reads it back as the same string.
+    name = os.fsdecode(b"bad\xff\x1bname.trp")
+    shutil.copy(traces / "complete.trp", tmp_path / name)
+    for command in (["find", str(tmp_path)], ["show", str(tmp_path / name)]):
+        for option in ([], ["--format", "json"]):
+            result = toolreplay_cli(*command, *option)
+            assert result.returncode == 0, result.stderr
+            assert_terminal_safe(result)
+            assert "bad\\udcff\\u001bname.trp" in result.stdout
+    document = json.loads(toolreplay_cli("find", str(tmp_path), "--format", "json").stdout)
+    assert [trace["path"] for trace in document["traces"]] == [name]

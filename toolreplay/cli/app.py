@@ -118,4 +118,11 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             status = command.run(**values)
         except UsageError as error:
             parser.error(str(error))
+        except Exception:
+            # What the interpreter would print and exit with, but through the escaping
+            # stream: an unexpected error's message may quote a trace.
+            import traceback
+
+            traceback.print_exc()
+            sys.exit(1)
         sys.exit(status)
