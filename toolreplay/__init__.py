@@ -27,6 +27,7 @@ __all__ = [
     "PATCH_FILE_FORMAT_VERSION",
     "REBUILT_EXCEPTIONS",
     "RUNNER_PATTERN",
+    "TERMINAL_UNSAFE_RANGES",
     "TRACE_FORMAT_VERSION",
     "AdapterError",
     "AlignmentRow",
@@ -139,6 +140,7 @@ __all__ = [
     "fork",
     "format_path",
     "is_placeholder",
+    "is_terminal_safe",
     "migrate_trace",
     "parse_json_text",
     "preview",
@@ -156,6 +158,9 @@ __all__ = [
     "set_redaction",
     "supply_error",
     "supply_output",
+    "terminal_safe",
+    "terminal_safe_parts",
+    "terminal_safe_text",
     "value_differences",
     "verify_case",
     "verify_case_async",
@@ -309,6 +314,13 @@ __getattr__, __dir__ = lazy_exports(
             "FoundTrace",
             "TraceSearch",
             "find_traces",
+        ),
+        "toolreplay.terminal": (
+            "TERMINAL_UNSAFE_RANGES",
+            "is_terminal_safe",
+            "terminal_safe",
+            "terminal_safe_parts",
+            "terminal_safe_text",
         ),
         "toolreplay.trace": (
             "TRACE_FORMAT_VERSION",
@@ -479,6 +491,13 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         FoundTrace,
         TraceSearch,
         find_traces,
+    )
+    from toolreplay.terminal import (
+        TERMINAL_UNSAFE_RANGES,
+        is_terminal_safe,
+        terminal_safe,
+        terminal_safe_parts,
+        terminal_safe_text,
     )
     from toolreplay.trace import (
         TRACE_FORMAT_VERSION,

@@ -73,7 +73,8 @@ def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySes
         session.__enter__()
     except (ToolReplayError, OSError) as error:
         raise _Refused(error) from error
-    with application_output_to_stderr():
+    # A recording's application prints as it wrote it: nothing it reads is from a trace.
+    with application_output_to_stderr(from_trace=not isinstance(session, RecordSession)):
         _call(report, runner, session)
     storage = session.write_error
     if storage is not None:
@@ -256,7 +257,7 @@ def record(
             scanner=secret_scanner(patterns),
         )
         session.check_before_run()  # before the import: a refused --output runs no app code
-        with application_output_to_stderr():  # the import may print
+        with application_output_to_stderr(from_trace=False):  # the import may print
             resolved = _resolve_runner(runner, None)
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError, SecretScanError) as refusal:

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from toolreplay import OperationIdentity
+from toolreplay import OperationIdentity, terminal_safe_text
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
@@ -115,13 +115,13 @@ class OperationList(CursorList):
         effect = row.effect
         if row.occurrence:
             effect = f"{effect}#{row.occurrence}"
-        if len(effect) > self._effect_width:
-            effect = effect[: self._effect_width - 1] + "…"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{row.logical_id:>{self._index_width}}  ")
         if self._lane_width:
-            text.append(f"{row.lane or '':<{self._lane_width}}  ")
-        text.append(f"{effect:<{self._effect_width}}  ")
+            text.append(_cell(row.lane or "", self._lane_width))
+            text.append("  ")
+        text.append(_cell(effect, self._effect_width))
+        text.append("  ")
         status_style = (
             self.get_component_rich_style("operation-list--error") if row.status == "error" else ""
         )
@@ -137,7 +137,8 @@ class OperationList(CursorList):
         if self._lane_width:
             text.append(self.rows.timeline(position, self.cursor, TIMELINE_WIDTH))
             text.append("  ")
-        text.append(row.preview, style=self.get_component_rich_style("operation-list--dim"))
+        dim = self.get_component_rich_style("operation-list--dim")
+        text.append(terminal_safe_text(row.preview, dim))
         return text
 
     def cursor_changed(self, position: int) -> None:
@@ -147,3 +148,10 @@ class OperationList(CursorList):
 
     def action_open(self) -> None:
         self.post_message(self.Opened())
+
+
+def _cell(text: str, width: int) -> Text:
+    """`text` escaped (it is the trace's), cut with `…` and padded to `width` cells."""
+    cell = terminal_safe_text(text)
+    cell.truncate(width, overflow="ellipsis", pad=True)
+    return cell
