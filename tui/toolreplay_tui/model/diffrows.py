@@ -99,6 +99,7 @@ def _field_side(
     head = f"#{operation.logical_id} {operation.effect}"
     if operation.identity.occurrence:
         head += f" (occ {operation.identity.occurrence})"
+    head += _ORIGIN_TAGS.get(operation.origin, "")
     shown = _shown(value, present, max(min(width - len(head) - 10, 40), 12))
     room = width - len(head) - len(shown) - 5
     if len(path) > room:
@@ -211,14 +212,22 @@ class DiffRows:
                 "the fork stopped at this call: the recording never made it and no patch "
                 "supplied it (f after supplying its outcome runs past it)"
             )
+        stood = (
+            ""
+            if aligned.source is None
+            else f"; it stands where the recording's #{aligned.source.logical_id} stood, "
+            "which the fork never called"
+        )
         if aligned.target is not None and aligned.target.origin == "live":
-            return "this call ran live in the fork (fork --live); its outcome is not recorded"
+            return (
+                "this call ran live in the fork (fork --live); its outcome is not recorded" + stood
+            )
         if aligned.patch_id is None:
             return None
         if aligned.target is not None and aligned.target.origin == "supplied":
             return (
                 f"the recording never made this call; its outcome was supplied by patch "
-                f"{aligned.patch_id}"
+                f"{aligned.patch_id}" + stood
             )
         if any(
             kind in ("output_changed", "status_changed", "error_changed")
