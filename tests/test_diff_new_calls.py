@@ -10,20 +10,18 @@ request carries the tool's output.
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import toolreplay
-from toolreplay import JsonValue, Operation, ReplayMiss, Returned
+from tests.support.agent_fork import TOOL_OUTPUT_PATH, record_and_fork
+from toolreplay import JsonValue
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -257,71 +255,15 @@ def test_crossing_new_calls_stay_unpaired(tmp_path: Path) -> None:
 # --- an unmodified pydantic-ai agent ---------------------------------------------------
 
 
-def _agent_run(api: str) -> Callable[[Any], Any]:
-    from tests.adapters.agent_apps import run_pydantic_ai
-    from tests.adapters.support import async_client
-
-    def run(model: Any) -> Any:
-        return asyncio.run(run_pydantic_ai(async_client(model), api=api, streamed=False))
-
-    return run
-
-
-def _answer_text(operation: Operation, api: str, text: str) -> JsonValue:
-    """The recorded adapter outcome of `operation`, its answer text replaced."""
-    outcome = operation.outcome
-    assert isinstance(outcome, Returned)
-    envelope: Any = copy.deepcopy(outcome.value)
-    if api == "responses":
-        envelope["body"]["output"][0]["content"][0]["text"] = text
-    else:
-        envelope["body"]["choices"][0]["message"]["content"] = text
-    return envelope
-
-
-TOOL_OUTPUT_PATH = {
-    "responses": "$.inputs.body.input[2].output",
-    "chat": "$.inputs.body.messages[3].content",
-}
-
-
 @pytest.mark.parametrize("api", ["responses", "chat"])
 def test_a_pydantic_ai_fork_shows_the_tool_output_inside_the_model_request(
     api: str, tmp_path: Path
 ) -> None:
     pytest.importorskip("pydantic_ai")
-    from examples.local_openai import refusing
-    from tests.adapters.agent_apps import ORDER_ID, pydantic_ai_api
+    forked = record_and_fork(tmp_path, api)
+    model_effect, lookup_effect = forked.model_effect, forked.lookup_effect
 
-    run = _agent_run(api)
-    source, stopped, branch = (tmp_path / n for n in ("refund.trp", "stop.trp", "lost.trp"))
-    with toolreplay.record(source):
-        run(pydantic_ai_api())
-    model_effect, lookup_effect = (op.effect for op in toolreplay.read_trace(source).operations[:2])
-    lost = toolreplay.replace_output(
-        effect=lookup_effect,
-        inputs={"order_id": ORDER_ID},
-        value={"order_id": ORDER_ID, "total": 300.0, "status": "lost"},
-    )
-    # The strict fork stops at the new model request; its inputs are the supply's.
-    refused: list[Any] = []
-    with pytest.raises(Exception) as raised:  # the framework may wrap the miss
-        with toolreplay.fork(source, stopped, patches=[lost]):
-            run(refusing(refused))
-    chain = [raised.value, raised.value.__cause__, raised.value.__context__]
-    (miss,) = [error for error in chain if isinstance(error, ReplayMiss)]
-    recorded_answer = toolreplay.read_trace(source).operations[2]
-    answered = toolreplay.supply_output(
-        effect=model_effect,
-        inputs=dict(miss.inputs),
-        value=_answer_text(recorded_answer, api, "Order 8812 was lost: refund it in full."),
-    )
-    # The recorded second request is never made again: the branch leaves it unobserved.
-    with toolreplay.fork(source, branch, patches=[lost, answered], unobserved="allow"):
-        assert run(refusing(refused)) == "Order 8812 was lost: refund it in full."
-    assert refused == []
-
-    report = toolreplay.diff(source, branch)
+    report = toolreplay.diff(forked.source, forked.branch)
     assert [(d.type, d.effect) for d in report.differences] == [
         ("output_changed", lookup_effect),
         ("input_changed", model_effect),
@@ -332,34 +274,33 @@ def test_a_pydantic_ai_fork_shows_the_tool_output_inside_the_model_request(
     assert '"status":"lost"' in str(asked.fields[0].target)
     assert asked.target is not None
     assert asked.target.origin == "supplied"
-    assert report.rows[2].patch_id == answered.patch_id
+    assert report.rows[2].patch_id == forked.answered.patch_id
 
     # The command line shows the same, as text and JSON.
-    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    shown = subprocess.run(
-        [sys.executable, "-m", "toolreplay", "diff", str(source), str(branch)],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    assert (
-        f"input_changed at {model_effect} occurrence 0 (source #2, target #2), outcome supplied "
-        f"by patch {answered.patch_id}\n    {TOOL_OUTPUT_PATH[api]}: source "
-    ) in shown
-    document = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "toolreplay", "diff", str(source), str(branch), "-f", "json"],
+    def diff(*options: str) -> str:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolreplay",
+                "diff",
+                str(forked.source),
+                str(forked.branch),
+                *options,
+            ],
             cwd=ROOT,
-            env=environment,
+            env={k: v for k, v in os.environ.items() if "API_KEY" not in k},
             capture_output=True,
             text=True,
             timeout=120,
             check=True,
         ).stdout
-    )
+
+    assert (
+        f"input_changed at {model_effect} occurrence 0 (source #2, target #2), outcome supplied "
+        f"by patch {forked.answered.patch_id}\n    {TOOL_OUTPUT_PATH[api]}: source "
+    ) in diff()
+    document = json.loads(diff("-f", "json"))
     assert [row["status"] for row in document["rows"]] == ["same", "changed", "changed"]
     assert document["differences"][1]["fields"][0]["path"] == TOOL_OUTPUT_PATH[api]
     assert document["rows"][2]["target"]["origin"] == "supplied"

@@ -34,6 +34,7 @@ __all__ = [
     "ApplicationExecutionError",
     "AttemptedCall",
     "BehavioralRegressionError",
+    "CallSummary",
     "Capture",
     "CaptureConfigError",
     "CapturedRequest",
@@ -149,10 +150,12 @@ __all__ = [
     "read_trace",
     "record",
     "redact",
+    "register_summarizer",
     "replace_error",
     "replace_output",
     "replay",
     "set_redaction",
+    "summarize_call",
     "supply_error",
     "supply_output",
     "value_differences",
@@ -289,6 +292,7 @@ __getattr__, __dir__ = lazy_exports(
             "set_redaction",
         ),
         "toolreplay.runners": ("RUNNER_PATTERN",),
+        "toolreplay.summaries": ("CallSummary", "register_summarizer", "summarize_call"),
         "toolreplay.runtime": (
             "REBUILT_EXCEPTIONS",
             "ForkSession",
@@ -477,6 +481,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         TraceSearch,
         find_traces,
     )
+    from toolreplay.summaries import CallSummary, register_summarizer, summarize_call
     from toolreplay.trace import (
         TRACE_FORMAT_VERSION,
         AttemptedCall,

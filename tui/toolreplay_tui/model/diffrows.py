@@ -17,6 +17,7 @@ from toolreplay import (
     FieldDifference,
     Operation,
     Returned,
+    summarize_call,
 )
 from toolreplay.diff import DIFFERENCE_TYPES, DifferenceType, describe_trace
 from toolreplay.portable import JsonValue, preview
@@ -55,12 +56,15 @@ _ORIGIN_TAGS = {"supplied": " [supplied]", "live": " [live]"}
 
 
 def describe_attempted(call: AttemptedCall, width: int = 60) -> str:
-    """`review.queue.add attempted, not recorded {"order_id": …}`: where a fork stopped."""
+    """`review.queue.add attempted, not recorded {"order_id": …}`: where a fork stopped
+    (a model call by its last message)."""
     head = f"{call.effect}"
     if call.identity.occurrence:
         head += f" (occ {call.identity.occurrence})"
     head += " attempted, not recorded"
-    return f"{head} {preview(call.inputs, max(width - len(head) - 1, 12))}"
+    room = max(width - len(head) - 1, 12)
+    summary = summarize_call(call.effect, call.inputs)
+    return f"{head} {preview(call.inputs, room) if summary is None else summary.line(room)}"
 
 
 def marker_for(differences: tuple[DifferenceType, ...]) -> str:
@@ -80,6 +84,9 @@ def describe_side(operation: Operation | None, width: int = 60) -> str:
         head += f" (occ {operation.identity.occurrence})"
     head += _ORIGIN_TAGS.get(operation.origin, "")
     room = max(width - len(head) - 7, 12)
+    summary = summarize_call(operation.effect, operation.inputs, outcome)
+    if summary is not None:  # a model call: its last message and its answer
+        return f"{head} {summary.line(room + 4)}"
     if isinstance(outcome, Returned):
         return f"{head} ok {preview(outcome.value, room)}"
     message = f"{outcome.error_type.rpartition('.')[2]}: {outcome.message}"
