@@ -55,6 +55,8 @@ def test_a_pydantic_ai_agents_two_model_turns_read_apart(
     )
     first, tool, second = _summaries(operations)
     assert tool is None  # not a model call: shown by its inputs, as before
+    assert first is not None
+    assert second is not None
     assert first == CallSummary(ASKED_FIRST, 'lookup_order({"order_id": 8812})')
     assert second == CallSummary(
         f"tool lookup_order: {TOOL_OUTPUT}",
