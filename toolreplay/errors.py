@@ -35,6 +35,7 @@ __all__ = [
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
+    "PatchApplicationError",
     "PatchError",
     "PatchFileError",
     "PatchTargetError",
@@ -306,6 +307,16 @@ class PatchTargetError(PatchError):
     def __init__(self, message: str, *, patch_id: str) -> None:
         super().__init__(message)
         self.patch_id = patch_id
+
+
+class PatchApplicationError(PatchTargetError, ReplayContractError):
+    """A patch could not answer the call it was applied to, while the application ran.
+
+    Its recipe does not fit the request (a `reply(...)` naming a tool the request
+    does not offer, an endpoint it cannot answer), or which new call a next-call
+    patch answers depends on how threads were scheduled. The fork fails even if
+    the application catches it.
+    """
 
 
 class DiffError(ToolReplayError):

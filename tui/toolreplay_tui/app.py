@@ -525,6 +525,7 @@ class ToolReplayApp(App[None]):
                         patch.occurrence,
                         result.value,
                         patch.kind,
+                        patch.recipe,  # a reply(...) stays one: its spec is what is edited
                     )
                 )
             except (PatchError, NonPortableValueError) as error:
