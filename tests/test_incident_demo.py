@@ -177,10 +177,10 @@ def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
         "manual_review",
         True,
     )
-    assert compare["missing"] == ["billing.refund.create", "notify.customer"]
-    assert compare["added"] == [
-        {"effect": "review.queue.add", "origin": "supplied"},
-        {"effect": "notify.customer", "origin": "supplied"},
+    assert compare["missing"] == ["billing.refund.create"]
+    assert compare["added"] == [{"effect": "review.queue.add", "origin": "supplied"}]
+    assert compare["asked_differently"] == [
+        {"effect": "notify.customer", "origin": "supplied", "paths": ["$.inputs.message"]}
     ]
     status, state = demo.act("promote")
     promote = state["results"]["promote"]
@@ -490,11 +490,10 @@ def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
         expect(compare).to_contain_text("openai.responses.create")
         expect(compare).to_contain_text("$.output.body.output[1].content[0].text")
         expect(compare).to_contain_text("not a claim about the root cause")
+        expect(compare).to_contain_text("Missing from the corrected run: billing.refund.create.")
+        expect(compare).to_contain_text("Added: review.queue.add (supplied).")
         expect(compare).to_contain_text(
-            "Missing from the corrected run: billing.refund.create, notify.customer"
-        )
-        expect(compare).to_contain_text(
-            "Added: review.queue.add (supplied), notify.customer (supplied)"
+            "Asked differently: notify.customer (supplied) at $.inputs.message."
         )
         buttons["promote"].click()
         promote = page.locator('[data-result="promote"]')

@@ -257,6 +257,16 @@ class DemoScenario:
                 for d in report.differences
                 if d.type == "operation_added"
             ],
+            # A new call standing where a recorded one stood: the same call, asked differently.
+            "asked_differently": [
+                {
+                    "effect": d.effect,
+                    "origin": d.target.origin if d.target else "attempted",
+                    "paths": [f.path for f in d.fields],
+                }
+                for d in report.differences
+                if d.type == "input_changed"
+            ],
         }
 
     def _promote(self) -> dict[str, JsonValue]:

@@ -27,6 +27,7 @@ from tests.adapters.agent_apps import (
 )
 from tests.adapters.real_clients import needs_openai_3, pytest_on_case
 from tests.adapters.support import async_client
+from tests.support.agent_fork import TOOL_OUTPUT_PATH
 from toolreplay.adapters.openai import reply
 
 pytestmark = needs_openai_3
@@ -75,6 +76,12 @@ def test_an_agents_sdk_what_if_completes_offline_and_promotes(
     (tool_output,) = [i for i in request["input"] if i.get("type") == "function_call_output"]
     assert "250.0" in tool_output["output"]
     assert operations[3].inputs == {"order_id": ORDER_ID, "amount": 250.0}
+    report = toolreplay.diff(trace, branch)
+    asked = [d for d in report.differences if d.type == "input_changed"]
+    assert [(d.effect, [f.path for f in d.fields]) for d in asked] == [
+        ("openai.responses.create", ["$.inputs.body.input[2].output"]),
+        ("billing.refund.issue", ["$.inputs.amount"]),
+    ]
 
     runner = "agents_refund_streamed" if streamed else "agents_refund"
     case = toolreplay.promote(
@@ -119,6 +126,16 @@ def test_a_pydantic_ai_what_if_completes_offline_and_promotes(
     assert refused == []
     operations = toolreplay.read_trace(branch).operations
     assert [op.origin for op in operations] == ["recorded", "patched", "supplied"]
+    # The diff reads the new request as the recorded one asked differently: at the tool
+    # output inside it (RFC 0004 §3.3), its answer credited to the supply patch.
+    report = toolreplay.diff(trace, branch)
+    assert [(d.type, d.effect) for d in report.differences] == [
+        ("output_changed", "shop.order.lookup"),
+        ("input_changed", model),
+        ("output_changed", model),
+    ]
+    assert [f.path for f in report.differences[1].fields] == [TOOL_OUTPUT_PATH[api]]
+    assert report.differences[2].patch_id == patches[1].patch_id
 
     if (api, streamed) not in PROMOTED:
         return  # each child pytest run costs seconds: two variants are promoted

@@ -33,6 +33,7 @@ from toolreplay.errors import (
     RedactionError,
     ReplayContractError,
     RunnerError,
+    RunnerImportError,
     SecretInTraceError,
     SecretScanError,
     SessionError,
@@ -160,8 +161,8 @@ def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) 
         sys.stdout.write(f"returned {shown}\n")
     else:
         assert report.error is not None
-        captured = report.error.traceback
-        if report.outcome == "application_error" and captured:
+        captured = report.error.traceback  # an application error's, or a runner import's
+        if captured:
             sys.stderr.write(captured if captured.endswith("\n") else captured + "\n")
         sys.stderr.write(f"error: {report.outcome}: {report.error.type}: ")
         sys.stderr.write(report.error.message + "\n")
@@ -179,6 +180,9 @@ def _refuse(report: RunDocument, error: BaseException, output_format: OutputForm
     # A trace that cannot be created for lack of space is no bad argument.
     report.outcome = "storage_error" if isinstance(error, TraceWriteError) else "invalid_arguments"
     report.error = ErrorReport.from_exception(error)
+    if isinstance(error, RunnerImportError):
+        # Where the application's import failed is the one thing to show (RFC 0004 §4.6).
+        report.error = replace(report.error, traceback=error.import_traceback() or None)
     return _emit(report, output_format, [])
 
 

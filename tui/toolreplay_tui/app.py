@@ -233,7 +233,7 @@ class ToolReplayApp(App[None]):
         )
         self.runner = runner
         self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
-        # Forks and replays fork a warm child that has imported the application once.
+        # Forks, replays and promotes fork a warm child that has imported the application once.
         self.warm = (
             WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
             if warm_runs

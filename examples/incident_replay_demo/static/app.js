@@ -98,7 +98,9 @@ function render(state) {
       "not a claim about the root cause." +
       (compare.from_patch ? " The target's value here came from the correction." : ""), "note"),
     el("span", `Missing from the corrected run: ${compare.missing.join(", ") || "none"}. ` +
-      `Added: ${compare.added.map((a) => `${a.effect} (${a.origin})`).join(", ") || "none"}.`,
+      `Added: ${compare.added.map((a) => `${a.effect} (${a.origin})`).join(", ") || "none"}. ` +
+      `Asked differently: ${compare.asked_differently.map((a) =>
+        `${a.effect} (${a.origin}) at ${a.paths.join(", ")}`).join("; ") || "none"}.`,
     "rows"),
   ] : []);
   const promote = results.promote;

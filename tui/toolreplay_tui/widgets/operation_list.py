@@ -109,9 +109,16 @@ class OperationList(CursorList):
     def row_count(self) -> int:
         return 0 if self.rows is None else len(self.rows)
 
+    def _preview_width(self, width: int) -> int:
+        """The cells left for the preview after the other columns, in a line of `width`."""
+        used = self._index_width + 2 + self._effect_width + 2 + 6 + 2 + 8 + 2
+        if self._lane_width:
+            used += self._lane_width + 2 + TIMELINE_WIDTH + 2
+        return max(width - used, 12)
+
     def render_row(self, position: int, width: int) -> Text:
         assert self.rows is not None
-        row = self.rows.row(position, self.pending)
+        row = self.rows.row(position, self.pending, preview_width=self._preview_width(width))
         effect = row.effect
         if row.occurrence:
             effect = f"{effect}#{row.occurrence}"
