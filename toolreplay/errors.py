@@ -31,6 +31,7 @@ __all__ = [
     "ForkOptionError",
     "JsonTextError",
     "LegacyOpenAITraceError",
+    "MCPAdapterDependencyError",
     "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
@@ -451,6 +452,10 @@ class AdapterError(ToolReplayError):
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
     """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
+
+
+class MCPAdapterDependencyError(AdapterError, ImportError):
+    """The MCP adapter needs an `mcp` SDK version in its supported range, and it is missing."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):
