@@ -209,7 +209,7 @@ def _instrument_fastmcp(target: Any, server: str | None) -> Any:
 
 
 def _client_transport_class() -> type[Any]:
-    from fastmcp.client.transports import ClientTransport, TransportOptions
+    from fastmcp.client.transports.base import ClientTransport, TransportOptions
 
     class InstrumentedClientTransport(ClientTransport):
         """A FastMCP client transport whose every request is an effect."""
