@@ -17,13 +17,27 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from mcp import StdioServerParameters
 
+_E = TypeVar("_E", bound=BaseException)
 ROOT = Path(__file__).resolve().parents[3]
 SERVER_MODULE = "tests.adapters.mcp.weather_server"
 CANARY = "canary-7f3a9c2e-never-recorded"
 """A credential given to the servers (environment, command line, HTTP headers)."""
+
+
+def inner(error: BaseException, kind: type[_E]) -> _E:
+    """The `kind` exception in `error`, however deep in exception groups (the SDK's task
+    groups report what a `ClientSession` block raised in one)."""
+    if isinstance(error, kind):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for member in error.exceptions:
+            with contextlib.suppress(LookupError):
+                return inner(member, kind)
+    raise LookupError(f"no {kind.__name__} in {error!r}")
 
 
 def stdio_params(marker: Path, *, command: str = sys.executable) -> StdioServerParameters:

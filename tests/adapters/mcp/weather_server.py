@@ -16,9 +16,12 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-server = MCPServer("weather", instructions="Weather for any city.")
+server = MCPServer(
+    "weather", instructions="Weather for any city.", log_level="CRITICAL"  # quiet on stderr
+)
 
 
 class Forecast(BaseModel):
@@ -38,7 +41,7 @@ def forecast(city: str) -> Forecast:
 @server.tool()
 def outage(region: str) -> str:
     """Report an outage (always fails: the feed is down)."""
-    raise ValueError(f"the outage feed for {region} is down")
+    raise ToolError(f"the outage feed for {region} is down")
 
 
 @server.tool()
