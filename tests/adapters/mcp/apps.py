@@ -21,7 +21,7 @@ import openai
 
 from examples.local_openai import refusing
 from examples.local_openai.scripted import ScriptedModel, ToolCall
-from tests.adapters.mcp.support import stdio_params
+from tests.adapters.mcp.support import CANARY, stdio_params
 from tests.adapters.support import async_client
 from toolreplay import JsonValue
 from toolreplay.adapters import mcp as mcp_adapter
@@ -77,6 +77,9 @@ async def agents_app(server: Any, client: openai.AsyncOpenAI) -> str:
             instructions="Answer with the forecasts.",
             mcp_servers=[server],
             model=OpenAIResponsesModel(model="gpt-5-mini", openai_client=instrument_openai(client)),
+            # The first forecast is the answer: the run ends at the tools, so a fork that
+            # changes a forecast needs no new model call.
+            tool_use_behavior="stop_on_first_tool",
         )
         result = await Runner.run(agent, QUESTION, run_config=RunConfig(group_id="weather"))
     return str(result.final_output)
@@ -97,6 +100,18 @@ async def pydantic_ai_app(toolset: Any, client: openai.AsyncOpenAI) -> str:
     async with agent:
         result = await agent.run(QUESTION)
     return result.output
+
+
+def agents_http_server(url: str) -> Any:
+    """The weather server as the Agents SDK's `MCPServerStreamableHttp`, instrumented."""
+    from agents.mcp import MCPServerStreamableHttp
+
+    server = MCPServerStreamableHttp(
+        {"url": url, "headers": {"Authorization": f"Bearer {CANARY}"}},
+        name="weather",
+        client_session_timeout_seconds=20,
+    )
+    return mcp_adapter.instrument(server)
 
 
 def agents_server(marker: Path, *, command: str | None = None) -> Any:

@@ -44,6 +44,7 @@ from toolreplay.adapters.mcp.messages import (
     effect_name,
     error_message,
     incoming,
+    negotiated_version,
     notification_message,
     request_inputs,
     response_message,
@@ -232,6 +233,7 @@ class InstrumentedTransport:
         self._entered = False
         self._waiting: dict[object, _Waiting] = {}
         self._handshake: tuple[str, dict[str, Any] | None] | None = None
+        self._protocol: str | None = None  # the replayed connection's protocol version
         self._live_ready: anyio.Event | None = None
         self._live_error: BaseException | None = None
         self._live_stop: anyio.Event | None = None
@@ -431,7 +433,9 @@ class InstrumentedTransport:
                 "or write a patch value such as tool_result('...')"
             )
         result = output["result"]
-        validate_result(operation, method, result)
+        validate_result(operation, method, result, self._protocol)
+        if method in ("initialize", "server/discover") and isinstance(result, dict):
+            self._protocol = negotiated_version(method, cast(dict[str, Any], result))
         self._deliver_messages(operation, output.get("messages"), params)
         self._put(response_message(request_id, cast(dict[str, Any], result)))
 

@@ -13,12 +13,19 @@ the adapter handles plain values.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import mcp.types as sdk_types
 from mcp.shared.message import SessionMessage
+
+try:  # mcp 2's per-version result tables
+    from mcp_types import methods as _methods
+    from mcp_types import version as _versions
+except ImportError:  # pragma: no cover - mcp 1.x has none
+    _methods = _versions = None
 
 from toolreplay.errors import UnsupportedRequestError, UnsupportedResponseError
 from toolreplay.portable import JsonValue, ensure_portable
@@ -30,6 +37,7 @@ __all__ = [
     "effect_name",
     "error_message",
     "incoming",
+    "negotiated_version",
     "request_inputs",
     "response_message",
     "server_name_problem",
@@ -212,34 +220,56 @@ def client_request_message(
     return server_request_message(request_id, method, params)
 
 
-def validate_result(operation: str, method: str, result: object) -> None:
+def negotiated_version(method: str, result: dict[str, Any]) -> str | None:
+    """The protocol version a handshake's result settles on (as the SDK's client adopts it)."""
+    if method == "initialize":
+        version = result.get("protocolVersion")
+        return version if isinstance(version, str) else None
+    supported = result.get("supportedVersions")
+    modern: tuple[str, ...] = getattr(_versions, "MODERN_PROTOCOL_VERSIONS", ())
+    mutual = [v for v in modern if isinstance(supported, list) and v in supported]
+    return mutual[-1] if mutual else None
+
+
+def validate_result(operation: str, method: str, result: object, version: str | None) -> None:
     """Check that the installed SDK parses `result` as the answer to `method`.
 
     A replay serves what was recorded; a trace edited by hand, or recorded by
     an SDK whose result shapes differ, would otherwise fail inside the SDK with
-    a validation error that names neither the trace nor the call.
+    a validation error that names neither the trace nor the call (and which an
+    agent framework may hand the model as a failed tool). `version` is the
+    connection's protocol version, whose result shapes the SDK checks (mcp 2);
+    without it, the SDK's version-free result class is the check.
     """
     if not isinstance(result, dict):
         raise UnsupportedResponseError(
             f"{operation}: $.output.result must be the JSON-RPC result object, not "
-            f"{type(result).__name__}; restore the recorded output, or re-record the call"
+            f"{type(result).__name__}; restore the recorded output, or write a value such as "
+            "tool_result('...')"
         )
     name = RESULT_TYPES.get(method)
-    model: Any = getattr(sdk_types, name, None) if name is not None else None
-    if model is None:
+    check: Callable[[], object] | None = None
+    surface = getattr(_methods, "validate_server_result", None)
+    if surface is not None and version is not None:
+        check = functools.partial(surface, method, version, result)
+    else:
+        model: Any = getattr(sdk_types, name, None) if name is not None else None
+        if model is not None:
+            check = functools.partial(model.model_validate, result)
+    if check is None:
         return
     try:
-        model.model_validate(result)
-    except Exception as error:  # pydantic's ValidationError, whatever its version
-        import mcp
-
-        version = getattr(mcp, "__version__", None) or _installed_version()
+        check()
+    except (KeyError, ValueError) as error:
+        if not hasattr(error, "errors"):
+            return  # a method or version this SDK has no table for: it does not check either
         first = str(error).splitlines()
         detail = "; ".join(line.strip() for line in first[:3])
         raise UnsupportedResponseError(
-            f"{operation}: mcp {version} cannot parse the recorded result as a {name} "
-            f"({detail}). The trace was edited, or recorded by an SDK whose {method} results "
-            "differ; restore the recorded result, or re-record the call"
+            f"{operation}: mcp {_installed_version()} cannot parse the recorded result as the "
+            f"answer to {method}{f' (protocol {version})' if version else ''}: {detail}. The "
+            "trace was edited, or recorded by an SDK whose results differ; restore the recorded "
+            "result, or re-record the call"
         ) from None
 
 
@@ -271,7 +301,8 @@ def tool_result(
     blocks: list[JsonValue] = list(content or [])
     if text is not None:
         blocks.append({"type": "text", "text": text})
-    result: dict[str, JsonValue] = {"content": blocks, "isError": is_error}
+    # `resultType` is required by the 2026 protocol and dropped by the SDK on older ones.
+    result: dict[str, JsonValue] = {"content": blocks, "isError": is_error, "resultType": "complete"}
     if structured is not None:
         result["structuredContent"] = structured
     return cast(dict[str, JsonValue], ensure_portable({"result": result}, what="tool_result"))
