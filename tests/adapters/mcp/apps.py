@@ -151,3 +151,11 @@ def pydantic_ai_weather() -> str:
     marker = Path("/nonexistent-toolreplay-marker")
     toolset = pydantic_ai_toolset(marker, command="/nonexistent/weather-server")
     return asyncio.run(pydantic_ai_app(toolset, async_client(refusing())))
+
+
+def session_weather() -> dict[str, JsonValue]:
+    """The runner a promoted case calls (the SDK's ClientSession over stdio)."""
+    from mcp.client.stdio import stdio_client
+
+    params = stdio_params(Path("/nonexistent-toolreplay-marker"), command="/nonexistent/server")
+    return asyncio.run(session_app(mcp_adapter.instrument(stdio_client(params), server="weather")))
