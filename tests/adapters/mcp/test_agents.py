@@ -54,7 +54,8 @@ def test_an_agents_sdk_agent_over_stdio_records_replays_forks_and_promotes(tmp_p
     with toolreplay.record(trace):
         recorded = asyncio.run(agents_app(agents_server(marker), async_client(model)))
     assert "Snow" in recorded
-    assert starts(marker) == 1 and len(model.requests) == 1
+    assert starts(marker) == 1
+    assert len(model.requests) == 1
     effects = [op.effect for op in toolreplay.read_trace(trace).operations]
     assert effects.count("mcp.weather.tools.call") == 2
     assert len(_lanes(trace)) == 2  # the two forecasts ran in parallel, each on its lane
@@ -67,19 +68,23 @@ def test_an_agents_sdk_agent_over_stdio_records_replays_forks_and_promotes(tmp_p
                 agents_app(agents_server(marker, command=command), async_client(refusing(refused)))
             )
         assert replayed == recorded
-    assert starts(marker) == 1 and refused == []
+    assert starts(marker) == 1
+    assert refused == []
 
     heat = toolreplay.replace_output(
         effect="mcp.weather.tools.call",
         inputs=OSLO,
-        value=tool_result('{"city": "Oslo", "summary": "Heatwave", "high_c": 31}', structured=HEATWAVE),
+        value=tool_result(
+            '{"city": "Oslo", "summary": "Heatwave", "high_c": 31}', structured=HEATWAVE
+        ),
     )
     with toolreplay.fork(trace, branch, patches=[heat]):
         forked = asyncio.run(
             agents_app(agents_server(marker, command=command), async_client(refusing(refused)))
         )
     assert "Heatwave" in forked
-    assert starts(marker) == 1 and refused == []
+    assert starts(marker) == 1
+    assert refused == []
 
     report = toolreplay.diff(trace, branch)
     first = report.first_divergence
@@ -132,8 +137,10 @@ def test_a_pydantic_ai_agent_records_replays_forks_with_a_supplied_answer_and_pr
     model = weather_model()
     with toolreplay.record(trace):
         recorded = asyncio.run(pydantic_ai_app(pydantic_ai_toolset(marker), async_client(model)))
-    assert "Snow" in recorded and "Sunny" in recorded
-    assert starts(marker) == 1 and len(model.requests) == 2
+    assert "Snow" in recorded
+    assert "Sunny" in recorded
+    assert starts(marker) == 1
+    assert len(model.requests) == 2
     assert len(_lanes(trace)) == 2
 
     command = failing_command(tmp_path, marker)
@@ -145,7 +152,8 @@ def test_a_pydantic_ai_agent_records_replays_forks_with_a_supplied_answer_and_pr
 
     with toolreplay.replay(trace):
         assert run() == recorded
-    assert starts(marker) == 1 and refused == []
+    assert starts(marker) == 1
+    assert refused == []
 
     # The model sees the changed forecast: its next request is one the recording never
     # made, so the strict fork stops there, and the miss shows the patched value in it.
@@ -176,7 +184,8 @@ def test_a_pydantic_ai_agent_records_replays_forks_with_a_supplied_answer_and_pr
     with toolreplay.fork(trace, branch, patches=[heat, answered], unobserved="allow"):
         forked = run()
     assert forked == recorded  # the recorded final text, given to a model that saw the heat
-    assert starts(marker) == 1 and refused == []
+    assert starts(marker) == 1
+    assert refused == []
 
     report = toolreplay.diff(trace, branch)
     first = report.first_divergence

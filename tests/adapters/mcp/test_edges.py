@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,6 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 import toolreplay
-from tests.adapters.mcp.apps import session_app
 from tests.adapters.mcp.support import CANARY, ROOT, failing_command, inner, starts, stdio_params
 from toolreplay.adapters.mcp import instrument, tool_result
 
@@ -73,7 +71,9 @@ def test_a_fork_replaces_a_result_an_error_and_supplies_a_call(tmp_path: Path) -
         )
     assert seen[1] == [False, {"city": "Lima", "summary": "Fog", "high_c": 17}]
     branch = toolreplay.read_trace(tmp_path / "b2.trp").operations
-    assert [(op.origin, op.inputs) for op in branch if op.origin != "recorded"] == [("supplied", LIMA)]
+    assert [(op.origin, op.inputs) for op in branch if op.origin != "recorded"] == [
+        ("supplied", LIMA)
+    ]
     assert starts(marker) == 1
 
 
@@ -85,7 +85,9 @@ def test_a_fork_starts_the_server_only_for_a_live_call(tmp_path: Path) -> None:
     assert starts(marker) == 1  # everything was recorded: nothing started
     with toolreplay.fork(trace, branch, live=["mcp.*"], unobserved="allow"):
         seen = asyncio.run(
-            two_forecasts(instrument(stdio_client(stdio_params(marker)), server="weather"), second="Lima")
+            two_forecasts(
+                instrument(stdio_client(stdio_params(marker)), server="weather"), second="Lima"
+            )
         )
     assert seen[1] == [False, {"city": "Lima", "summary": "Fog", "high_c": 17}]
     assert starts(marker) == 2  # started once, lazily, for the live call
@@ -104,9 +106,12 @@ def test_a_result_the_sdk_cannot_parse_is_a_precise_error(tmp_path: Path) -> Non
     )
     with pytest.raises(BaseException) as raised:
         with toolreplay.fork(source, tmp_path / "bad.trp", patches=[patched]):
-            asyncio.run(two_forecasts(instrument(stdio_client(stdio_params(marker)), server="weather")))
+            asyncio.run(
+                two_forecasts(instrument(stdio_client(stdio_params(marker)), server="weather"))
+            )
     error = inner(raised.value, toolreplay.UnsupportedResponseError)
-    assert "mcp.weather.tools.call" in str(error) and "cannot parse the recorded result" in str(error)
+    assert "mcp.weather.tools.call" in str(error)
+    assert "cannot parse the recorded result" in str(error)
     assert "content" in str(error)
     assert starts(marker) == 1
 
@@ -114,7 +119,7 @@ def test_a_result_the_sdk_cannot_parse_is_a_precise_error(tmp_path: Path) -> Non
 def test_a_connection_that_closed_mid_call_replays_as_it_closed(tmp_path: Path) -> None:
     """The server dies during a call: the client got the SDK's connection-closed error, and
     a replay gives it the same, with nothing started."""
-    trace, marker = tmp_path / "closed.trp", tmp_path / "starts"
+    trace, _marker = tmp_path / "closed.trp", tmp_path / "starts"
     script = tmp_path / "dies.py"
     script.write_text(
         "import sys, json\n"
@@ -137,7 +142,8 @@ def test_a_connection_that_closed_mid_call_replays_as_it_closed(tmp_path: Path) 
 
     with toolreplay.record(trace):
         recorded = asyncio.run(call(sys.executable))
-    assert recorded[0][0] == "error" and "closed" in recorded[0][2].lower()
+    assert recorded[0][0] == "error"
+    assert "closed" in recorded[0][2].lower()
     with toolreplay.replay(trace):
         replayed = asyncio.run(call("/nonexistent/server"))
     assert replayed == recorded
@@ -178,7 +184,8 @@ with toolreplay.record(folder / "stdio.trp"):
 with http_server(marker) as url, toolreplay.record(folder / "http.trp"):
     asyncio.run(session_app(instrument(http_transport(url), server="weather")))
 with toolreplay.fork(folder / "stdio.trp", folder / "branch.trp"):
-    seen = asyncio.run(session_app(instrument(stdio_client(stdio_params(marker)), server="weather")))
+    seen = asyncio.run(session_app(
+        instrument(stdio_client(stdio_params(marker)), server="weather")))
 toolreplay.promote(folder / "branch.trp", folder / "case", name="weather",
                    runner="tests.adapters.mcp.apps:session_weather", expected=seen)
 print("recorded and replayed")

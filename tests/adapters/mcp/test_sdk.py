@@ -21,9 +21,9 @@ import toolreplay
 from tests.adapters.mcp.apps import session_app
 from tests.adapters.mcp.support import (
     CANARY,
-    inner,
     failing_command,
     http_server,
+    inner,
     listening,
     starts,
     stdio_params,
@@ -59,7 +59,9 @@ def http_transport(url: str) -> Any:
 def test_stdio_is_recorded_then_replayed_without_starting_the_server(tmp_path: Path) -> None:
     trace, marker = tmp_path / "weather.trp", tmp_path / "starts.txt"
     with toolreplay.record(trace):
-        recorded = asyncio.run(session_app(instrument(stdio_client(stdio_params(marker)), server="weather")))
+        recorded = asyncio.run(
+            session_app(instrument(stdio_client(stdio_params(marker)), server="weather"))
+        )
     assert recorded == SEEN
     assert starts(marker) == 1
     operations = toolreplay.read_trace(trace).operations
@@ -73,7 +75,9 @@ def test_stdio_is_recorded_then_replayed_without_starting_the_server(tmp_path: P
     command = failing_command(tmp_path, marker)  # notes a start in the marker, then fails
     with toolreplay.replay(trace):
         replayed = asyncio.run(
-            session_app(instrument(stdio_client(stdio_params(marker, command=command)), server="weather"))
+            session_app(
+                instrument(stdio_client(stdio_params(marker, command=command)), server="weather")
+            )
         )
     assert replayed == SEEN
     assert starts(marker) == 1  # the recording's; the replay started nothing
@@ -114,7 +118,8 @@ def test_a_replayed_connection_answers_only_what_was_recorded(tmp_path: Path) ->
     message = str(miss) + "\n".join(miss.__notes__)
     assert "mcp.weather.tools.call" in message
     assert "$.arguments.city" in message
-    assert 'the tool "forecast"' in message and "Recorded tools: forecast, outage, slow" in message
+    assert 'the tool "forecast"' in message
+    assert "Recorded tools: forecast, outage, slow" in message
     assert starts(marker) == 1
 
 

@@ -20,7 +20,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 server = MCPServer(
-    "weather", instructions="Weather for any city.", log_level="CRITICAL"  # quiet on stderr
+    "weather",
+    instructions="Weather for any city.",
+    log_level="CRITICAL",  # quiet on stderr
 )
 
 

@@ -1,4 +1,4 @@
-"""Record and replay what an MCP client asks its servers: `instrument(stdio_client(...), server=...)`.
+"""Record and replay what an MCP client asks its servers: `instrument(transport, server=...)`.
 
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client

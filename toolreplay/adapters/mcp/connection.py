@@ -285,7 +285,8 @@ class InstrumentedTransport:
 
     def attach(self, read: Any, write: Any) -> tuple[Any, Any]:
         """Capture the stream pair of a connection opened elsewhere; the pair to use instead."""
-        assert self._group is not None and self._client_reads is not None
+        assert self._group is not None
+        assert self._client_reads is not None
         self._upstream = write
         self._group.start_soon(self._pump, read)
         return self._client_reads, _WriteStream(self)
@@ -542,7 +543,8 @@ class InstrumentedTransport:
             await self._live_handshake()
 
     async def _run_live(self) -> None:
-        assert self._live_ready is not None and self._live_stop is not None
+        assert self._live_ready is not None
+        assert self._live_stop is not None
         try:
             async with self._open_live() as streams:
                 read, self._upstream, *_ = streams
@@ -647,7 +649,8 @@ class InstrumentedTransport:
             waiting.answered.set()
             return False
         session, call = waiting.session, waiting.call
-        assert session is not None and call is not None
+        assert session is not None
+        assert call is not None
         session.end_at_close(call, None)
         try:
             if isinstance(outcome, RecordedFailure):
@@ -690,7 +693,7 @@ def _portable_or_none(value: object) -> JsonValue:
 
 def _no_session_id() -> None:
     """What a replayed connection gives for the session id of mcp 1.x's HTTP transport."""
-    return None
+    return
 
 
 def _explain_miss(

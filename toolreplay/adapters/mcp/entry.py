@@ -298,7 +298,7 @@ def _capturing_session(session_class: type[Any], connection: InstrumentedTranspo
     return CapturingSession
 
 
-def _InstrumentedClientTransport(original: Any, server: str) -> Any:  # noqa: N802  # a class, built on first use
+def _InstrumentedClientTransport(original: Any, server: str) -> Any:  # a class, built on first use
     return _client_transport_class_cached()(original, server)
 
 

@@ -38,11 +38,11 @@ __all__ = [
     "error_message",
     "incoming",
     "negotiated_version",
+    "notification_message",
     "request_inputs",
     "response_message",
     "server_name_problem",
     "server_request_message",
-    "notification_message",
     "tool_result",
     "validate_result",
 ]
@@ -302,7 +302,11 @@ def tool_result(
     if text is not None:
         blocks.append({"type": "text", "text": text})
     # `resultType` is required by the 2026 protocol and dropped by the SDK on older ones.
-    result: dict[str, JsonValue] = {"content": blocks, "isError": is_error, "resultType": "complete"}
+    result: dict[str, JsonValue] = {
+        "content": blocks,
+        "isError": is_error,
+        "resultType": "complete",
+    }
     if structured is not None:
         result["structuredContent"] = structured
     return cast(dict[str, JsonValue], ensure_portable({"result": result}, what="tool_result"))
