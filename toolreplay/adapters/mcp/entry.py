@@ -162,6 +162,7 @@ def _instrument_toolset(toolset: Any, server: str | None) -> Any:
         raise TypeError(
             f"instrument() takes pydantic-ai's MCPToolset, not {type(toolset).__qualname__}"
         )
+    toolset = cast(Any, toolset)  # its connection state is private: reset on the copy below
     if toolset.is_running:
         raise TypeError("the MCPToolset is entered already; instrument it before entering it")
     if toolset._resolves_per_run:  # pyright: ignore[reportPrivateUsage]

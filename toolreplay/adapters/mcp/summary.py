@@ -29,7 +29,7 @@ def summarize_operation(
     method = method.replace(".", "/")
     args = inputs if isinstance(inputs, dict) else {}
     if method == "tools/call":
-        arguments = args.get("arguments")
+        arguments: JsonValue = args.get("arguments")
         shown = ", ".join(
             f"{key}={preview(value, 30, compact=True)}"
             for key, value in (arguments.items() if isinstance(arguments, dict) else [])
