@@ -123,7 +123,7 @@ def measure(n: int, folder: Path, repeats: int) -> tuple[float, float, float]:
     sdk = replay = effect = math.inf
     with tempfile.TemporaryDirectory() as scratch:
         effect_trace = Path(scratch) / "effects.trp"
-        outputs = {
+        outputs: dict[str, Any] = {
             op.inputs["arguments"]["city"]: op.outcome.value  # type: ignore[index, union-attr]
             for op in loaded.operations
             if op.effect == "mcp.bench.tools.call"
@@ -151,7 +151,7 @@ def main() -> int:
     import logging
 
     logging.getLogger("client").setLevel(logging.ERROR)  # the SDK warns per unlisted tool
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1_000, 10_000])
     parser.add_argument("--repeats", type=int, default=3)
     options = parser.parse_args()

@@ -455,7 +455,10 @@ class OpenAIAdapterDependencyError(AdapterError, ImportError):
 
 
 class MCPAdapterDependencyError(AdapterError, ImportError):
-    """The MCP adapter needs an `mcp` SDK version in its supported range, and it is missing."""
+    """The MCP adapter needs an `mcp` SDK (or an agent framework) version it supports.
+
+    Raised when `mcp` is missing or outside its range, and when an agent framework's
+    release lacks what `instrument` relies on (the message names both versions)."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):

@@ -35,10 +35,10 @@ async def session_app(transport: Any) -> dict[str, JsonValue]:
     from mcp import ClientSession
 
     seen: dict[str, JsonValue] = {}
-    progress: list[JsonValue] = []
+    reports: list[JsonValue] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append([done, total, message])
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append([progress, total, message])
 
     async with transport as (read, write, *_), ClientSession(read, write) as session:
         initialized = await session.initialize()
@@ -50,7 +50,7 @@ async def session_app(transport: Any) -> dict[str, JsonValue]:
         seen["outage"] = [outage.is_error, outage.content[0].text]  # type: ignore[union-attr]
         slow = await session.call_tool("slow", {"steps": 3}, progress_callback=on_progress)
         seen["slow"] = slow.content[0].text  # type: ignore[union-attr]
-        seen["progress"] = progress
+        seen["progress"] = reports
         read_back = await session.read_resource("weather://stations")
         seen["stations"] = read_back.contents[0].text  # type: ignore[union-attr]
         prompt = await session.get_prompt("brief", {"city": "Oslo"})
@@ -120,7 +120,12 @@ def agents_server(marker: Path, *, command: str | None = None) -> Any:
 
     params = stdio_params(marker, **({"command": command} if command else {}))
     server = MCPServerStdio(
-        {"command": params.command, "args": params.args, "env": params.env, "cwd": params.cwd},
+        {
+            "command": params.command,
+            "args": params.args,
+            "env": params.env or {},
+            "cwd": params.cwd or ".",
+        },
         name="weather",
         client_session_timeout_seconds=20,
     )

@@ -43,7 +43,7 @@ PARIS = {"name": "forecast", "arguments": {"city": "Paris"}}
 HEATWAVE = {"city": "Oslo", "summary": "Heatwave", "high_c": 31}
 
 
-def _lanes(trace: Path) -> set[str]:
+def _lanes(trace: Path) -> set[str | None]:
     calls = toolreplay.read_trace(trace).operations_of("mcp", "weather.tools.call")
     return {op.lane for op in calls}
 

@@ -24,6 +24,7 @@ Supported SDK versions: mcp 2.0.0 and later, up to (not including) 3
 
 from __future__ import annotations
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
 from toolreplay.errors import MCPAdapterDependencyError
@@ -35,8 +36,7 @@ _BELOW = (3,)
 _INSTALL = 'uv sync --extra mcp (or: pip install "toolreplay[mcp]")'
 
 try:
-    import mcp as _mcp  # noqa: F401  # the check below needs it importable
-
+    import_module("mcp")  # installed and importable, not only its metadata
     _found = version("mcp")
 except (ImportError, PackageNotFoundError) as error:
     raise MCPAdapterDependencyError(
@@ -73,7 +73,7 @@ from toolreplay.adapters.mcp.messages import (  # noqa: E402
     effect_name,
     tool_result,
 )
-from toolreplay.adapters.mcp.summary import summarize_operation  # noqa: E402
+from toolreplay.adapters.mcp_summary import summarize_operation  # noqa: E402
 
 __all__ = [
     "EFFECT_NAMESPACE",

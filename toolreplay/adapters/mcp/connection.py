@@ -44,6 +44,7 @@ from toolreplay.adapters.mcp.messages import (
     effect_name,
     error_message,
     incoming,
+    listed_tools,
     negotiated_version,
     notification_message,
     request_inputs,
@@ -66,6 +67,7 @@ from toolreplay.runtime.session import (
     offline_guard,
     session_var,
 )
+from toolreplay.trace.model import Returned
 
 __all__ = ["InstrumentedTransport", "RecordedFailure"]
 
@@ -177,18 +179,35 @@ register_failure_codec(_FailureCodec(), (_ERROR, _CLOSED, _UNANSWERED))
 
 
 @dataclass(slots=True, eq=False)
-class _Waiting:
-    """A request in flight on this connection: recorded, or sent live by a fork."""
+class _Recording:
+    """A request in flight that is being recorded: its answer completes `call`."""
 
-    method: str
-    operation: str
     progress_token: object
-    messages: list[JsonValue] = field(default_factory=list)
-    call: PendingCall | None = None
-    session: RecordSession | None = None
-    # A fork's live request: the answer is handed to the writing task instead.
-    answered: anyio.Event | None = None
-    answer: tuple[str, Any] | None = None
+    call: PendingCall
+    session: RecordSession
+    messages: list[JsonValue] = field(default_factory=list[JsonValue])
+
+
+@dataclass(slots=True, eq=False)
+class _Awaited:
+    """A request a fork sent live (or the live handshake): its answer goes to the writer."""
+
+    progress_token: object
+    messages: list[JsonValue] = field(default_factory=list[JsonValue])
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    result: dict[str, Any] | None = None
+    failure: RecordedFailure | None = None
+
+    async def outcome(self) -> dict[str, Any]:
+        """The result once the answer came; its failure is raised."""
+        await self.answered.wait()
+        if self.failure is not None:
+            raise self.failure
+        assert self.result is not None
+        return self.result
+
+
+_Waiting = _Recording | _Awaited
 
 
 def _message_value(kind: str, method: str, params: dict[str, Any] | None) -> JsonValue:
@@ -218,12 +237,10 @@ class InstrumentedTransport:
         original: Any,
         server: str,
         *,
-        extra: int = 0,
         live: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         self.original = original
         self.server = server
-        self._extra = extra
         self._open_live = live or (lambda: original)
         self._group: anyio.abc.TaskGroup | None = None
         self._to_client: MemoryObjectSendStream[SessionMessage | Exception] | None = None
@@ -260,23 +277,17 @@ class InstrumentedTransport:
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
-        extra: tuple[Any, ...]
         if isinstance(session, ReplaySession):
             # Replay, fork, case verification: nothing is started, nothing connects.
             self._replayed = True
-            extra = (_no_session_id,) * self._extra
-        elif self.original is None:
-            extra = ()  # the streams are attached when the connection opens (`attach`)
-        else:
+        elif self.original is not None:  # else the streams are attached when it opens
             try:
-                streams = await self.original.__aenter__()
+                read, upstream, *_ = await self.original.__aenter__()
             except BaseException:
                 await self._close_group()
                 raise
-            read, upstream, *rest = streams
             self.attach(read, upstream)
-            extra = tuple(rest)
-        return (self._client_reads, _WriteStream(self), *extra)
+        return (self._client_reads, _WriteStream(self))
 
     @property
     def replayed(self) -> bool:
@@ -326,9 +337,9 @@ class InstrumentedTransport:
             await self._request(item, message.id, message.method, message.params)
             return
         if message.kind == "notification" and message.method == "notifications/cancelled":
-            waiting = self._waiting.get((message.params or {}).get("requestId"))
-            if waiting is not None and waiting.call is not None:
-                self._end(message.params["requestId"], RecordedFailure("unanswered"))  # type: ignore[index]
+            cancelled = (message.params or {}).get("requestId")
+            if isinstance(self._waiting.get(cancelled), _Recording):
+                self._end(cancelled, RecordedFailure("unanswered"))
         if self._replayed:
             if (
                 message.kind in ("response", "error")
@@ -379,11 +390,13 @@ class InstrumentedTransport:
                 "open the connection inside the record block"
             )
         call = session.begin(EFFECT_NAMESPACE, name, inputs, owned=True)
-        self._waiting[request_id] = _Waiting(
-            method, operation, _progress_token(params), call=call, session=session
-        )
+        self._waiting[request_id] = _Recording(_progress_token(params), call, session)
+
+        def end_unanswered() -> None:
+            self._end(request_id, RecordedFailure("unanswered"))
+
         # A request still unanswered when the record block ends is recorded as such.
-        session.end_at_close(call, lambda: self._end(request_id, RecordedFailure("unanswered")))
+        session.end_at_close(call, end_unanswered)
         try:
             await self._upstream.send(item)
         except BaseException:
@@ -508,22 +521,17 @@ class InstrumentedTransport:
         except BaseException:
             session.abort_live(call)
             raise
-        waiting = _Waiting(
-            method, call.identity.effect, _progress_token(params), answered=anyio.Event()
-        )
+        waiting = _Awaited(_progress_token(params))
         self._waiting[request_id] = waiting
         try:
             with session.running_live(call) as running:
                 try:
                     await self._upstream.send(client_request_message(request_id, method, params))
-                    await cast(anyio.Event, waiting.answered).wait()
+                    # A failure raised here is kept as the live call's failure.
+                    result = await waiting.outcome()
                 finally:
                     self._waiting.pop(request_id, None)
-                assert waiting.answer is not None
-                kind, value = waiting.answer
-                if kind != "result":
-                    raise cast(RecordedFailure, value)  # kept as the live call's failure
-                running.result = {"result": value, **_messages_of(waiting)}
+                running.result = {"result": result, **_messages_of(waiting)}
         except RecordedFailure as failure:
             return failure
         return cast(JsonValue, running.result)
@@ -564,16 +572,13 @@ class InstrumentedTransport:
             return
         method, params = self._handshake
         handshake_id = "toolreplay-live-handshake"
-        waiting = _Waiting(method, method, None, answered=anyio.Event())
+        waiting = _Awaited(None)
         self._waiting[handshake_id] = waiting
         try:
             await self._upstream.send(client_request_message(handshake_id, method, params))
-            await waiting.answered.wait()  # type: ignore[union-attr]
+            await waiting.outcome()
         finally:
             self._waiting.pop(handshake_id, None)
-        assert waiting.answer is not None
-        if waiting.answer[0] != "result":
-            raise cast(RecordedFailure, waiting.answer[1])
         if method == "initialize":
             await self._upstream.send(notification_message("notifications/initialized", None))
 
@@ -623,7 +628,7 @@ class InstrumentedTransport:
             if owner is not None:
                 kind = "notification" if message.kind == "notification" else "request"
                 owner.messages.append(_message_value(kind, message.method, message.params))
-                if owner.answered is not None and message.kind == "notification":
+                if isinstance(owner, _Awaited) and message.kind == "notification":
                     return False  # a live call's notifications are served with its answer
         return True
 
@@ -636,28 +641,31 @@ class InstrumentedTransport:
                     return waiting
         return next(iter(self._waiting.values()), None)
 
-    def _end(self, request_id: object, outcome: object, item: SessionMessage | None = None) -> bool:
+    def _end(
+        self,
+        request_id: object,
+        outcome: dict[str, Any] | RecordedFailure,
+        item: SessionMessage | None = None,
+    ) -> bool:
         """End a request in flight with its result or failure; whether to hand `item` on."""
         waiting = self._waiting.pop(request_id, None)
         if waiting is None:
             return True
-        if waiting.answered is not None:  # a fork's live request, or the live handshake
+        if isinstance(waiting, _Awaited):  # a fork's live request, or the live handshake
             if isinstance(outcome, RecordedFailure):
-                waiting.answer = ("failure", outcome)
+                waiting.failure = outcome
             else:
-                waiting.answer = ("result", outcome)
+                waiting.result = outcome
             waiting.answered.set()
             return False
         session, call = waiting.session, waiting.call
-        assert session is not None
-        assert call is not None
         session.end_at_close(call, None)
         try:
             if isinstance(outcome, RecordedFailure):
                 outcome.messages = list(waiting.messages)
                 session.fail(call, outcome)
             else:
-                output = {"result": cast(JsonValue, outcome), **_messages_of(waiting)}
+                output: JsonValue = {"result": cast(JsonValue, outcome), **_messages_of(waiting)}
                 session.complete(call, output)
         except ToolReplayError as refused:
             # Refused (a secret in the answer): the session fails on exit, and the caller
@@ -671,8 +679,8 @@ class InstrumentedTransport:
             waiting = self._waiting.get(request_id)
             if waiting is None:
                 continue
-            if waiting.answered is not None:
-                waiting.answer = ("failure", RecordedFailure(kind, messages=list(waiting.messages)))
+            if isinstance(waiting, _Awaited):
+                waiting.failure = RecordedFailure(kind, messages=list(waiting.messages))
                 self._waiting.pop(request_id, None)
                 waiting.answered.set()
                 continue
@@ -691,11 +699,6 @@ def _portable_or_none(value: object) -> JsonValue:
         return None
 
 
-def _no_session_id() -> None:
-    """What a replayed connection gives for the session id of mcp 1.x's HTTP transport."""
-    return
-
-
 def _explain_miss(
     session: ReplaySession,
     miss: ReplayMiss,
@@ -711,13 +714,10 @@ def _explain_miss(
     for operation in session.trace.operations_of(
         EFFECT_NAMESPACE, effect_name(server, "tools/list")
     ):
-        output = operation.outcome.value if hasattr(operation.outcome, "value") else None
-        result = output.get("result") if isinstance(output, dict) else None
-        tools = result.get("tools") if isinstance(result, dict) else None
-        for entry in tools if isinstance(tools, list) else []:
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if isinstance(name, str) and name not in listed:
-                listed.append(name)
+        if isinstance(operation.outcome, Returned):
+            for name in listed_tools(operation.outcome.value):
+                if name not in listed:
+                    listed.append(name)
     recorded = ", ".join(listed) if listed else "none (no tools/list was recorded)"
     known = tool in listed
     miss.add_note(

@@ -11,18 +11,16 @@ the stream pair the client session speaks through is an `InstrumentedTransport`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
-import dataclasses
 import functools
-from collections.abc import AsyncGenerator
-from contextlib import AsyncExitStack
-from typing import Any, TypeVar, cast
-
-import anyio
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol, TypeVar, cast
 
 from toolreplay.adapters.mcp.connection import InstrumentedTransport
 from toolreplay.adapters.mcp.messages import server_name_problem
+from toolreplay.errors import MCPAdapterDependencyError
 
 __all__ = ["instrument"]
 
@@ -51,6 +49,14 @@ def _module_of(value: object) -> str:
     return type(value).__module__.split(".", 1)[0]
 
 
+_INSTRUMENTED = "toolreplay_instrumented"
+"""Set on the classes `instrument` makes, whose instances it refuses to instrument again."""
+
+
+def _what(target: object) -> str:
+    return "MCP transport" if isinstance(target, InstrumentedTransport) else type(target).__name__
+
+
 def instrument(target: _T, *, server: str | None = None) -> _T:
     """A copy of `target` whose every MCP request is an effect `mcp.<server>.<method>`.
 
@@ -69,15 +75,17 @@ def instrument(target: _T, *, server: str | None = None) -> _T:
     nor reached; outside every session the copy behaves as `target` does. `target`
     itself is not changed.
     """
+    if isinstance(target, InstrumentedTransport) or _INSTRUMENTED in vars(type(target)):
+        raise TypeError(
+            f"this {_what(target)} is already instrumented; instrument the original once"
+        )
     module = _module_of(target)
     if module == "agents":
-        return cast(_T, _instrument_agents_server(target, server))
+        return cast(_T, _instrument_agents_server(cast(_AgentsServer, target), server))
     if module == "pydantic_ai":
         return cast(_T, _instrument_toolset(target, server))
     if module == "fastmcp":
         return cast(_T, _instrument_fastmcp(target, server))
-    if isinstance(target, InstrumentedTransport):
-        raise TypeError("this MCP transport is already instrumented; instrument the original once")
     if not (hasattr(target, "__aenter__") and hasattr(target, "__aexit__")):
         raise TypeError(
             "instrument() takes an MCP transport (stdio_client(...), streamable_http_client(...), "
@@ -85,42 +93,105 @@ def instrument(target: _T, *, server: str | None = None) -> _T:
             f"Client, not {type(target).__qualname__}"
         )
     name = _check_server(server, "a transport")
-    return cast(_T, InstrumentedTransport(target, name, extra=_extra_items(target)))
+    return cast(_T, InstrumentedTransport(target, name))
 
 
-def _extra_items(transport: object) -> int:
-    """How many items past the stream pair the transport yields (mcp 1.x's HTTP one: 1)."""
-    function = getattr(transport, "func", None)
-    return 1 if getattr(function, "__name__", "") == "streamablehttp_client" else 0
+# --- the frameworks' private parts ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Framework:
+    """An agent framework whose MCP objects `instrument` copies, and the version tested.
+
+    A copy must not share what the framework keeps per connection, and some of that
+    has no public way to be given afresh. Each such private attribute is read or
+    replaced through `private`/`replace`, which check that it is there: a release
+    of the framework without it is a precise error naming the version, never a
+    copy that silently shares a connection with the original.
+    """
+
+    distribution: str
+    tested: str
+
+    def installed(self) -> str:
+        try:
+            return version(self.distribution)
+        except PackageNotFoundError:
+            return "(not installed as a distribution)"
+
+    def private(self, target: object, name: str) -> Any:
+        """`target.<name>`, a private attribute `instrument` cannot do without."""
+        try:
+            return getattr(target, name)
+        except AttributeError:
+            raise MCPAdapterDependencyError(
+                f"instrument() copies a {type(target).__qualname__} using its attribute {name!r}, "
+                f"which {self.distribution} {self.installed()} does not have (the MCP adapter is "
+                f"tested with {self.distribution} {self.tested}). Install a tested version: "
+                f'pip install "{self.distribution}=={self.tested}"'
+            ) from None
+
+    def replace(self, target: object, name: str, value: object) -> None:
+        """Give `target` its own `<name>`, which must exist (a new name would do nothing)."""
+        self.private(target, name)
+        setattr(target, name, value)
+
+
+_AGENTS = _Framework("openai-agents", "0.24.0")
+_PYDANTIC_AI = _Framework("pydantic-ai-slim", "2.68.0")
 
 
 # --- the Agents SDK ---------------------------------------------------------------------
 
 
+class _AgentsServer(Protocol):
+    """What `instrument` uses of an Agents SDK MCP server (all public)."""
+
+    session: Any  # the SDK's ClientSession, or None: not connected
+    exit_stack: AsyncExitStack
+    server_initialize_result: Any  # the SDK's InitializeResult, or None
+
+    @property
+    def name(self) -> str: ...
+
+    def invalidate_tools_cache(self) -> None: ...
+
+    def create_streams(self) -> AbstractAsyncContextManager[Any]: ...
+
+
 @functools.cache
-def _instrumented_agents_class(base: type[Any]) -> type[Any]:
-    def create_streams(self: Any) -> Any:
-        streams = base.create_streams(self)
-        return InstrumentedTransport(streams, self.toolreplay_server, extra=_extra_items(streams))
+def _instrumented_agents_class(base: type[_AgentsServer]) -> type[_AgentsServer]:
+    def create_streams(self: _AgentsServer) -> InstrumentedTransport:
+        return InstrumentedTransport(base.create_streams(self), _agents_server_name(self))
 
     return type(
         f"Instrumented{base.__name__}",
         (base,),
-        {"create_streams": create_streams, "__module__": __name__, "__doc__": base.__doc__},
+        {
+            "create_streams": create_streams,
+            "__module__": __name__,
+            "__doc__": base.__doc__,
+            _INSTRUMENTED: True,
+        },
     )
 
 
-def _instrument_agents_server(server_object: Any, server: str | None) -> Any:
+def _agents_server_name(server: object) -> str:
+    return cast(str, vars(server)["toolreplay_server"])
+
+
+def _instrument_agents_server(server_object: _AgentsServer, server: str | None) -> _AgentsServer:
     from agents.mcp.server import MCPServerSse, MCPServerStdio, MCPServerStreamableHttp
 
-    kinds = (MCPServerStdio, MCPServerStreamableHttp, MCPServerSse)
+    kinds: tuple[type[_AgentsServer], ...] = (
+        MCPServerStdio,
+        MCPServerStreamableHttp,
+        MCPServerSse,
+    )
     base = type(server_object)
     if base not in kinds:
-        already = getattr(server_object, "toolreplay_server", None) is not None
         raise TypeError(
-            "this Agents SDK MCP server is already instrumented; instrument the original once"
-            if already
-            else "instrument() takes the Agents SDK's MCPServerStdio, MCPServerStreamableHttp or "
+            "instrument() takes the Agents SDK's MCPServerStdio, MCPServerStreamableHttp or "
             f"MCPServerSse, not {base.__qualname__} (a subclass: instrument a plain one)"
         )
     if server_object.session is not None:
@@ -129,180 +200,101 @@ def _instrument_agents_server(server_object: Any, server: str | None) -> Any:
             "connecting (before `async with server:` or `await server.connect()`)"
         )
     if server is None:
-        given = str(server_object.name)
+        given = server_object.name
         if not given.startswith(_AGENTS_DEFAULT_NAMES):
             server = given
     name = _check_server(server, f"{base.__name__}(...) without name=")
+    for private in _AGENTS_CONNECTION_LOCKS:
+        _AGENTS.private(server_object, private)  # all there, before anything is copied
     twin = copy.copy(server_object)
     twin.__class__ = _instrumented_agents_class(base)
-    # What a connection keeps is its own; everything else (params, timeouts, filters,
-    # handlers) is shared with the original, as the SDK would configure it.
+    # What a connection keeps is the twin's own; everything else (params, timeouts,
+    # filters, handlers) is shared with the original, as the SDK would configure it.
     twin.session = None
     twin.exit_stack = AsyncExitStack()
-    twin._cleanup_lock = asyncio.Lock()
-    twin._request_lock = asyncio.Lock()
     twin.server_initialize_result = None
-    twin._cache_dirty = True
-    twin._tools_list = None
-    twin._get_session_id = None
-    if hasattr(twin, "_v2_session_id"):
-        twin._v2_session_id = None
-    twin.toolreplay_server = name
-    twin.original_server = server_object
+    twin.invalidate_tools_cache()
+    for private in _AGENTS_CONNECTION_LOCKS:  # no public way to give a copy its own
+        _AGENTS.replace(twin, private, asyncio.Lock())
+    vars(twin)["toolreplay_server"] = name
+    vars(twin)["original_server"] = server_object
     return twin
 
 
-# --- pydantic-ai and FastMCP ------------------------------------------------------------
+_AGENTS_CONNECTION_LOCKS = ("_cleanup_lock", "_request_lock")
+"""The locks an Agents SDK server takes around its connection (bound to an event loop once
+used, so a copy sharing them could not run in another loop)."""
 
 
-def _instrument_toolset(toolset: Any, server: str | None) -> Any:
+# --- pydantic-ai ------------------------------------------------------------------------
+
+
+def _instrument_toolset(toolset: object, server: str | None) -> object:
+    from fastmcp.client import Client
     from pydantic_ai.mcp import MCPToolset
+
+    from toolreplay.adapters.mcp.fastmcp_transport import InstrumentedClientTransport
 
     if not isinstance(toolset, MCPToolset):
         raise TypeError(
             f"instrument() takes pydantic-ai's MCPToolset, not {type(toolset).__qualname__}"
         )
-    toolset = cast(Any, toolset)  # its connection state is private: reset on the copy below
-    if toolset.is_running:
+    original = cast(MCPToolset[Any], toolset)
+    if original.is_running:
         raise TypeError("the MCPToolset is entered already; instrument it before entering it")
-    if toolset._resolves_per_run:  # pyright: ignore[reportPrivateUsage]
+    if _PYDANTIC_AI.private(original, "_resolves_per_run"):
         raise TypeError(
             "this MCPToolset resolves auth or headers per run, building a new client each run; "
             "instrument a toolset with fixed auth and headers"
         )
     if server is None:
-        server = toolset._explicit_id  # pyright: ignore[reportPrivateUsage]
+        server = _PYDANTIC_AI.private(original, "_explicit_id")
     name = _check_server(server, "MCPToolset(...) without id=")
-    twin = copy.copy(toolset)
+    source = _PYDANTIC_AI.private(original, "_client_source")
+    _PYDANTIC_AI.private(type(original), "_enter_lock")
+    # Copied as pydantic-ai copies a toolset for a run (`for_run`): a toolset that is not
+    # entered holds no connection state, the entry lock is bound on first use (so the
+    # copy's is its own), and the client is the copy's own.
+    twin = copy.copy(original)
     vars(twin).pop("_enter_lock", None)
-    twin._running_count = 0
-    twin._exit_stack = None
-    twin._server_info = None
-    twin._server_capabilities = None
-    twin._instructions = None
-    twin._invalidate_tools_cache()
-    twin._invalidate_resources_cache()
-    twin._invalidate_prompts_cache()
-    if twin._client_source is not None:  # built from a URL or script: a client of the twin's own
-        twin.client = twin._build_client(auth=twin._static_auth, headers=twin._static_headers)
-    else:
-        twin.client = toolset.client.new()
-    twin.client.transport = _InstrumentedClientTransport(twin.client.transport, name)
+    client: Client[Any]
+    if source is None:  # a FastMCP Client given by the user: a fresh one, configured alike
+        client = original.client.new()
+    else:  # built from a URL, a script or a transport: built again, with its handlers bound
+        # to the copy (they drop its caches when the server's lists change)
+        build = _PYDANTIC_AI.private(twin, "_build_client")
+        client = build(
+            auth=_PYDANTIC_AI.private(original, "_static_auth"),
+            headers=_PYDANTIC_AI.private(original, "_static_headers"),
+        )
+    client.transport = InstrumentedClientTransport(client.transport, name)
+    twin.client = client
     return twin
 
 
-def _instrument_fastmcp(target: Any, server: str | None) -> Any:
+# --- FastMCP ----------------------------------------------------------------------------
+
+
+def _instrument_fastmcp(target: object, server: str | None) -> object:
     from fastmcp.client import Client
     from fastmcp.client.transports import ClientTransport
 
+    from toolreplay.adapters.mcp.fastmcp_transport import InstrumentedClientTransport
+
     name = _check_server(server, "a FastMCP client")
+    if isinstance(target, Client) and isinstance(
+        cast(Client[Any], target).transport, InstrumentedClientTransport
+    ):
+        raise TypeError("this FastMCP client is already instrumented; instrument the original once")
     if isinstance(target, Client):
-        if target.is_connected():
+        client = cast(Client[Any], target)
+        if client.is_connected():
             raise TypeError("the FastMCP client is connected already; instrument it before")
-        twin = cast(Any, target).new()
-        twin.transport = _InstrumentedClientTransport(twin.transport, name)
+        twin = client.new()
+        twin.transport = InstrumentedClientTransport(twin.transport, name)
         return twin
     if isinstance(target, ClientTransport):
-        return _InstrumentedClientTransport(target, name)
+        return InstrumentedClientTransport(target, name)
     raise TypeError(
         f"instrument() takes a FastMCP Client or client transport, not {type(target).__qualname__}"
     )
-
-
-def _client_transport_class() -> type[Any]:
-    from fastmcp.client.transports.base import ClientTransport, TransportOptions
-
-    class InstrumentedClientTransport(ClientTransport):
-        """A FastMCP client transport whose every request is an effect."""
-
-        def __init__(self, original: Any, server: str) -> None:
-            self.original = original
-            self.server = server
-            self.legacy_only = getattr(original, "legacy_only", False)
-
-        def __repr__(self) -> str:
-            return f"<Instrumented {self.original!r} server={self.server!r}>"
-
-        @contextlib.asynccontextmanager
-        async def connect_session(
-            self, *, transport_options: Any = None, **session_kwargs: Any
-        ) -> AsyncGenerator[Any]:
-            options = transport_options or TransportOptions()
-            connection = InstrumentedTransport(
-                None, self.server, live=lambda: self._live_streams(options, session_kwargs)
-            )
-            async with connection as (read, write):
-                if connection.replayed:
-                    async with options.session_class(read, write, **session_kwargs) as session:
-                        yield session
-                    return
-                capturing = _capturing_session(options.session_class, connection)
-                async with self.original.connect_session(
-                    transport_options=dataclasses.replace(options, session_class=capturing),
-                    **session_kwargs,
-                ) as session:
-                    yield session
-
-        @contextlib.asynccontextmanager
-        async def _live_streams(
-            self, options: Any, session_kwargs: dict[str, Any]
-        ) -> AsyncGenerator[tuple[Any, Any]]:
-            """The original transport's stream pair, for a fork's live requests."""
-            caught: list[tuple[Any, Any]] = []
-
-            class Catching(options.session_class):  # type: ignore[misc, name-defined]
-                def __init__(self, read: Any, write: Any, **kwargs: Any) -> None:
-                    caught.append((read, write))
-                    # The FastMCP transport runs this session; it idles on a pair of its own.
-                    idle_write, idle_read = anyio.create_memory_object_stream[Any](0)
-                    self._toolreplay_idle = idle_write
-                    super().__init__(idle_read, _Sink(), **kwargs)
-
-            async with self.original.connect_session(
-                transport_options=dataclasses.replace(options, session_class=Catching),
-                **session_kwargs,
-            ):
-                yield caught[0]
-
-        async def close(self) -> None:
-            await self.original.close()
-
-        def get_session_id(self) -> str | None:
-            return cast(Any, self.original).get_session_id()
-
-    return InstrumentedClientTransport
-
-
-class _Sink:
-    """A write stream that drops what it is given (the idle side of a caught connection)."""
-
-    async def send(self, item: object) -> None:
-        del item
-
-    async def aclose(self) -> None:
-        pass
-
-    async def __aenter__(self) -> _Sink:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        pass
-
-
-def _capturing_session(session_class: type[Any], connection: InstrumentedTransport) -> type[Any]:
-    class CapturingSession(session_class):  # type: ignore[misc, valid-type]
-        def __init__(self, read: Any, write: Any, **kwargs: Any) -> None:
-            read, write = connection.attach(read, write)
-            super().__init__(read, write, **kwargs)
-
-    CapturingSession.__name__ = f"Capturing{session_class.__name__}"
-    return CapturingSession
-
-
-def _InstrumentedClientTransport(original: Any, server: str) -> Any:  # a class, built on first use
-    return _client_transport_class_cached()(original, server)
-
-
-@functools.cache
-def _client_transport_class_cached() -> type[Any]:
-    return _client_transport_class()

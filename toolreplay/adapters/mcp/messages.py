@@ -6,9 +6,8 @@ request's params without the per-request bookkeeping the client adds to `_meta`;
 its output is the result as received, with the notifications and server requests
 that came for it while it was in flight. Nothing here touches a connection.
 
-The `mcp` SDK 1.x wraps each message in a `JSONRPCMessage` root model, 2.x sends
-the message classes themselves; both are read and built here, so the rest of
-the adapter handles plain values.
+The SDK's message classes are read and built here only, so the rest of the
+adapter handles plain values.
 """
 
 from __future__ import annotations
@@ -20,12 +19,8 @@ from typing import Any, cast
 
 import mcp.types as sdk_types
 from mcp.shared.message import SessionMessage
-
-try:  # mcp 2's per-version result tables
-    from mcp_types import methods as _methods
-    from mcp_types import version as _versions
-except ImportError:  # pragma: no cover - mcp 1.x has none
-    _methods = _versions = None
+from mcp_types import methods as _methods
+from mcp_types import version as _versions
 
 from toolreplay.errors import UnsupportedRequestError, UnsupportedResponseError
 from toolreplay.portable import JsonValue, ensure_portable
@@ -37,6 +32,7 @@ __all__ = [
     "effect_name",
     "error_message",
     "incoming",
+    "listed_tools",
     "negotiated_version",
     "notification_message",
     "request_inputs",
@@ -61,9 +57,6 @@ _RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 
 _SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-# mcp 1.x wraps a message in the root model `JSONRPCMessage`; in 2.x that name is a union.
-_WRAPPED = isinstance(sdk_types.JSONRPCMessage, type)
 
 RESULT_TYPES: Mapping[str, str] = {
     "initialize": "InitializeResult",
@@ -159,28 +152,22 @@ class Incoming:
 
 
 def incoming(item: SessionMessage) -> Incoming:
-    """The JSON-RPC message a `SessionMessage` carries (mcp 1.x or 2.x)."""
-    message: Any = item.message
-    message = getattr(message, "root", message) if _WRAPPED else message
-    kind = type(message).__name__
-    if kind == "JSONRPCRequest":
+    """The JSON-RPC message a `SessionMessage` carries."""
+    message = item.message
+    if isinstance(message, sdk_types.JSONRPCRequest):
         return Incoming("request", message.id, message.method, message.params)
-    if kind == "JSONRPCNotification":
+    if isinstance(message, sdk_types.JSONRPCNotification):
         return Incoming("notification", None, message.method, message.params)
-    if kind == "JSONRPCResponse":
+    if isinstance(message, sdk_types.JSONRPCResponse):
         return Incoming("response", message.id, result=message.result)
-    if kind == "JSONRPCError":
-        error = message.error
-        data: dict[str, Any] = {"code": error.code, "message": error.message}
-        if error.data is not None:
-            data["data"] = error.data
-        return Incoming("error", message.id, error=data)
-    return Incoming("other")
+    error = message.error
+    data: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        data["data"] = error.data
+    return Incoming("error", message.id, error=data)
 
 
-def _wrap(message: Any) -> SessionMessage:
-    if _WRAPPED:
-        message = cast(Any, sdk_types.JSONRPCMessage)(message)
+def _wrap(message: sdk_types.JSONRPCMessage) -> SessionMessage:
     return SessionMessage(message)
 
 
@@ -226,7 +213,7 @@ def negotiated_version(method: str, result: dict[str, Any]) -> str | None:
         version = result.get("protocolVersion")
         return version if isinstance(version, str) else None
     supported = result.get("supportedVersions")
-    modern: tuple[str, ...] = getattr(_versions, "MODERN_PROTOCOL_VERSIONS", ())
+    modern = _versions.MODERN_PROTOCOL_VERSIONS
     mutual = [v for v in modern if isinstance(supported, list) and v in supported]
     return mutual[-1] if mutual else None
 
@@ -249,9 +236,8 @@ def validate_result(operation: str, method: str, result: object, version: str | 
         )
     name = RESULT_TYPES.get(method)
     check: Callable[[], object] | None = None
-    surface = getattr(_methods, "validate_server_result", None)
-    if surface is not None and version is not None:
-        check = functools.partial(surface, method, version, result)
+    if version is not None:
+        check = functools.partial(_methods.validate_server_result, method, version, result)
     else:
         model: Any = getattr(sdk_types, name, None) if name is not None else None
         if model is not None:
@@ -271,6 +257,18 @@ def validate_result(operation: str, method: str, result: object, version: str | 
             "trace was edited, or recorded by an SDK whose results differ; restore the recorded "
             "result, or re-record the call"
         ) from None
+
+
+def listed_tools(output: JsonValue) -> list[str]:
+    """The tool names a recorded `tools/list` output holds, in order."""
+    result = output.get("result") if isinstance(output, dict) else None
+    tools = result.get("tools") if isinstance(result, dict) else None
+    names: list[str] = []
+    for entry in tools if isinstance(tools, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str):
+            names.append(name)
+    return names
 
 
 def _installed_version() -> str:
