@@ -40,13 +40,13 @@ from mcp.shared.message import SessionMessage
 
 from toolreplay.adapters.mcp.messages import (
     EFFECT_NAMESPACE,
-    client_request_message,
     effect_name,
     error_message,
     incoming,
     listed_tools,
     negotiated_version,
     notification_message,
+    renumbered,
     request_inputs,
     response_message,
     server_request_message,
@@ -78,6 +78,7 @@ _ENVELOPE = "mcp.failure"
 _VERSION = 1
 _INTERNAL_ERROR = -32603
 _LIVE_CLOSE_SECONDS = 10
+_HANDSHAKES = ("initialize", "server/discover")
 
 
 class RecordedFailure(Exception):
@@ -249,7 +250,8 @@ class InstrumentedTransport:
         self._replayed = False
         self._entered = False
         self._waiting: dict[object, _Waiting] = {}
-        self._handshake: tuple[str, dict[str, Any] | None] | None = None
+        # The client's first handshake request, repeated on a fork's live connection.
+        self._handshake: SessionMessage | None = None
         self._protocol: str | None = None  # the replayed connection's protocol version
         self._live_ready: anyio.Event | None = None
         self._live_error: BaseException | None = None
@@ -371,8 +373,8 @@ class InstrumentedTransport:
                 raise offline_guard.refuse(operation)
             await self._send_upstream(item)
             return
-        if self._handshake is None and method in ("initialize", "server/discover"):
-            self._handshake = (method, params)
+        if self._handshake is None and method in _HANDSHAKES:
+            self._handshake = item
         try:
             inputs = request_inputs(method, params)
         except ToolReplayError as error:
@@ -381,7 +383,7 @@ class InstrumentedTransport:
             await self._send_upstream(item)
             return
         if isinstance(session, ReplaySession):
-            await self._replay(session, request_id, method, name, inputs, params)
+            await self._replay(session, item, request_id, method, name, inputs, params)
             return
         assert isinstance(session, RecordSession)
         if self._upstream is None:
@@ -410,6 +412,7 @@ class InstrumentedTransport:
     async def _replay(
         self,
         session: ReplaySession,
+        item: SessionMessage,
         request_id: object,
         method: str,
         name: str,
@@ -426,7 +429,7 @@ class InstrumentedTransport:
             self._deliver_failure(request_id, failure, params)
             return
         if isinstance(answer, PendingCall):
-            answer = await self._live(session, answer, request_id, method, params)
+            answer = await self._live(session, answer, item, request_id, params)
             if isinstance(answer, RecordedFailure):
                 self._deliver_failure(request_id, answer, params)
                 return
@@ -448,7 +451,7 @@ class InstrumentedTransport:
             )
         result = output["result"]
         validate_result(operation, method, result, self._protocol)
-        if method in ("initialize", "server/discover") and isinstance(result, dict):
+        if method in _HANDSHAKES and isinstance(result, dict):
             self._protocol = negotiated_version(method, cast(dict[str, Any], result))
         self._deliver_messages(operation, output.get("messages"), params)
         self._put(response_message(request_id, cast(dict[str, Any], result)))
@@ -511,11 +514,13 @@ class InstrumentedTransport:
         self,
         session: ReplaySession,
         call: PendingCall,
+        item: SessionMessage,
         request_id: object,
-        method: str,
         params: dict[str, Any] | None,
     ) -> JsonValue | RecordedFailure:
-        """Send a request a fork lets run live; its output, or its failure."""
+        """Send a request a fork lets run live, as the client wrote it (its id, and the
+        metadata its transport reads, such as the 2026 protocol's version header); its
+        output, or its failure."""
         try:
             await self._connect_live()
         except BaseException:
@@ -526,7 +531,7 @@ class InstrumentedTransport:
         try:
             with session.running_live(call) as running:
                 try:
-                    await self._upstream.send(client_request_message(request_id, method, params))
+                    await self._upstream.send(item)
                     # A failure raised here is kept as the live call's failure.
                     result = await waiting.outcome()
                 finally:
@@ -570,16 +575,15 @@ class InstrumentedTransport:
         """Open the live connection as the client opened the replayed one."""
         if self._handshake is None:
             return
-        method, params = self._handshake
-        handshake_id = "toolreplay-live-handshake"
+        handshake_id = "toolreplay-live-handshake"  # the client's own id was answered already
         waiting = _Awaited(None)
         self._waiting[handshake_id] = waiting
         try:
-            await self._upstream.send(client_request_message(handshake_id, method, params))
+            await self._upstream.send(renumbered(self._handshake, handshake_id))
             await waiting.outcome()
         finally:
             self._waiting.pop(handshake_id, None)
-        if method == "initialize":
+        if incoming(self._handshake).method == "initialize":
             await self._upstream.send(notification_message("notifications/initialized", None))
 
     # --- what the server sends (in the pump task) -------------------------------------

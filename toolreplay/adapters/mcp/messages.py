@@ -35,6 +35,7 @@ __all__ = [
     "listed_tools",
     "negotiated_version",
     "notification_message",
+    "renumbered",
     "request_inputs",
     "response_message",
     "server_name_problem",
@@ -200,11 +201,10 @@ def server_request_message(
     )
 
 
-def client_request_message(
-    request_id: Any, method: str, params: dict[str, Any] | None
-) -> SessionMessage:
-    """A request from the client (what a fork sends to a live server)."""
-    return server_request_message(request_id, method, params)
+def renumbered(item: SessionMessage, request_id: Any) -> SessionMessage:
+    """The request `item` carries, under another id, with the same transport metadata."""
+    message = item.message.model_copy(update={"id": request_id})
+    return SessionMessage(message, metadata=item.metadata)
 
 
 def negotiated_version(method: str, result: dict[str, Any]) -> str | None:
