@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,81 @@ def test_a_result_the_sdk_cannot_parse_is_a_precise_error(tmp_path: Path) -> Non
     assert "mcp.weather.tools.call" in str(error)
     assert "cannot parse the recorded result" in str(error)
     assert "content" in str(error)
+    assert starts(marker) == 1
+
+
+def test_per_request_meta_is_left_out_of_a_calls_identity(tmp_path: Path) -> None:
+    """Progress tokens, trace context and the protocol's own stamps differ on every run; the
+    rest of `_meta` is asked of the server like any argument."""
+    trace, marker = tmp_path / "weather.trp", tmp_path / "starts"
+
+    async def with_meta(transport: Any, tenant: str) -> Any:
+        run = uuid.uuid4().hex  # made afresh on every run, as a client makes them
+        meta: Any = {
+            "progressToken": run,
+            "traceparent": f"00-{run}-{run[:16]}-01",
+            "tracestate": f"vendor={run}",
+            "baggage": f"run={run}",
+            "io.modelcontextprotocol/clientRun": run,
+            "tenant": tenant,
+        }
+        async with transport as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("forecast", {"city": "Oslo"}, meta=meta)
+            return result.structured_content
+
+    def transport() -> Any:
+        return instrument(stdio_client(stdio_params(marker)), server="weather")
+
+    with toolreplay.record(trace):
+        recorded = asyncio.run(with_meta(transport(), "acme"))
+    (call,) = toolreplay.read_trace(trace).operations_of("mcp", "weather.tools.call")
+    assert call.inputs == {**OSLO, "_meta": {"tenant": "acme"}}
+    with toolreplay.replay(trace):
+        assert asyncio.run(with_meta(transport(), "acme")) == recorded
+    with pytest.raises(BaseException) as raised, toolreplay.replay(trace):
+        asyncio.run(with_meta(transport(), "globex"))
+    assert "$._meta.tenant" in str(inner(raised.value, toolreplay.ReplayMiss))
+    assert starts(marker) == 1
+
+
+def test_a_result_the_negotiated_protocol_refuses_is_a_precise_error(tmp_path: Path) -> None:
+    """The SDK's `Client` negotiates the 2026 protocol (`server/discover`), whose tool results
+    need `resultType`: a patched result without it is refused by name before the SDK sees it,
+    while the same result with it (as `tool_result` builds) is served."""
+    from mcp import Client
+
+    trace, marker = tmp_path / "weather.trp", tmp_path / "starts"
+
+    async def forecast() -> Any:
+        transport = instrument(stdio_client(stdio_params(marker)), server="weather")
+        async with Client(transport) as client:
+            return (await client.call_tool("forecast", {"city": "Oslo"})).structured_content
+
+    with toolreplay.record(trace):
+        asyncio.run(forecast())
+    effects = [op.effect for op in toolreplay.read_trace(trace).operations]
+    assert effects[0] == "mcp.weather.server.discover"
+    served = tool_result(structured=HAIL)
+    with toolreplay.fork(
+        trace,
+        tmp_path / "served.trp",
+        patches=[
+            toolreplay.replace_output(effect="mcp.weather.tools.call", inputs=OSLO, value=served)
+        ],
+    ):
+        assert asyncio.run(forecast()) == HAIL
+    legacy_shape = {"result": {"content": [], "structuredContent": HAIL, "isError": False}}
+    refused = toolreplay.replace_output(
+        effect="mcp.weather.tools.call", inputs=OSLO, value=legacy_shape
+    )
+    with pytest.raises(BaseException) as raised:
+        with toolreplay.fork(trace, tmp_path / "refused.trp", patches=[refused]):
+            asyncio.run(forecast())
+    error = str(inner(raised.value, toolreplay.UnsupportedResponseError))
+    assert "mcp.weather.tools.call" in error
+    assert "(protocol 2026-07-28)" in error
+    assert "resultType" in error
     assert starts(marker) == 1
 
 
