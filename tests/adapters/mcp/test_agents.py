@@ -128,6 +128,28 @@ def _fastmcp_importable() -> bool:
 @pytest.mark.skipif(
     not _fastmcp_importable(),
     reason="pydantic-ai's MCPToolset runs on FastMCP's client, which the installed mcp is too "
+    "old for",
+)
+def test_a_pydantic_ai_agent_records_and_replays_with_no_server(tmp_path: Path) -> None:
+    """The short check the README runs at the low end of the mcp and FastMCP ranges."""
+    trace, marker = tmp_path / "weather.trp", tmp_path / "starts"
+    with toolreplay.record(trace):
+        recorded = asyncio.run(
+            pydantic_ai_app(pydantic_ai_toolset(marker), async_client(weather_model()))
+        )
+    assert "Snow" in recorded
+    command = failing_command(tmp_path, marker)
+    refused: list[Any] = []
+    with toolreplay.replay(trace):
+        toolset = pydantic_ai_toolset(marker, command=command)
+        assert asyncio.run(pydantic_ai_app(toolset, async_client(refusing(refused)))) == recorded
+    assert starts(marker) == 1
+    assert refused == []
+
+
+@pytest.mark.skipif(
+    not _fastmcp_importable(),
+    reason="pydantic-ai's MCPToolset runs on FastMCP's client, which the installed mcp is too "
     "old for (the README's check at the low end of the mcp range)",
 )
 def test_a_pydantic_ai_agent_records_replays_forks_with_a_supplied_answer_and_promotes(
