@@ -78,6 +78,49 @@ def test_a_fork_replaces_a_result_an_error_and_supplies_a_call(tmp_path: Path) -
     assert starts(marker) == 1
 
 
+def test_a_fork_answers_the_next_new_calls_and_patches_a_call_by_its_number(
+    tmp_path: Path,
+) -> None:
+    """`supply_output` without inputs answers the next tool calls the recording never made, in
+    order; `at=N` names a recorded call by its operation number, as `toolreplay show` does."""
+    trace, marker = record(tmp_path)
+    no_server = stdio_params(marker, command=failing_command(tmp_path, marker))
+    lima = {"city": "Lima", "summary": "Fog", "high_c": 17}
+    paris = {"city": "Paris", "summary": "Sunny", "high_c": 21}
+    supplies = [
+        toolreplay.supply_output(
+            effect="mcp.weather.tools.call", value=tool_result(structured=answer)
+        )
+        for answer in (lima, paris)
+    ]
+
+    async def three(transport: Any) -> list[Any]:
+        async with transport as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return [
+                (await session.call_tool("forecast", {"city": city})).structured_content
+                for city in ("Oslo", "Lima", "Paris")
+            ]
+
+    branch = tmp_path / "supplied.trp"
+    with toolreplay.fork(trace, branch, patches=supplies, unobserved="allow"):
+        seen = asyncio.run(three(instrument(stdio_client(no_server), server="weather")))
+    assert seen[1:] == [lima, paris]
+    supplied = [op.inputs for op in toolreplay.read_trace(branch).operations if op.patch_id]
+    assert supplied == [LIMA, {"name": "forecast", "arguments": {"city": "Paris"}}]
+
+    calls = toolreplay.read_trace(trace).operations_of("mcp", "weather.tools.call")
+    second = calls[1].logical_id  # the second Oslo forecast, by its number
+    patches = [
+        toolreplay.replace_output(at=calls[0].logical_id, value=tool_result(structured=HAIL)),
+        toolreplay.replace_error(at=second, error=MCPError(code=-32001, message="rate limited")),
+    ]
+    with toolreplay.fork(trace, tmp_path / "numbered.trp", patches=patches):
+        seen = asyncio.run(two_forecasts(instrument(stdio_client(no_server), server="weather")))
+    assert seen == [[False, HAIL], ["error", -32001, "rate limited"]]
+    assert starts(marker) == 1
+
+
 def test_a_fork_starts_the_server_only_for_a_live_call(tmp_path: Path) -> None:
     trace, marker = record(tmp_path)
     branch = tmp_path / "live.trp"
