@@ -14,6 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 import toolreplay
+from tests.support.hostile import EditableTrace, hostile, shown, unsafe_characters
 from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, settle, text_of, wait_for
 from tests.tui.support import Project, child_env
 
@@ -134,6 +135,38 @@ async def test_an_edited_tool_result_forks_from_the_tui_with_no_server(project: 
         assert result.ok, (result.error, result.stderr)
         assert isinstance(result.return_value, dict)
         assert result.return_value["forecast"] == {"city": "Oslo", "summary": "Hail", "high_c": -4}
+
+
+@pilot_test
+async def test_what_a_hostile_trace_puts_in_an_mcp_call_is_shown_escaped(project: Project) -> None:
+    """Traces are untrusted: a tool's name, an argument, a media type, a resource's text and
+    a notification carry every character a terminal acts on; none of it reaches the screen."""
+    trace = EditableTrace.read(project.trace)
+    radar = position(project, "radar")
+    operation = trace.operations[radar]
+    operation["inputs"] = {"name": hostile("tool"), "arguments": {"city": hostile("argument")}}
+    result = operation["outcome"]["value"]["result"]
+    result["content"][0]["mimeType"] = hostile("mime")
+    result["content"][2]["resource"]["text"] = hostile("resource-text")
+    operation["outcome"]["value"]["messages"] = [
+        {"notification": "notifications/message", "params": {"level": "info", "data": "x"}},
+        {"notification": hostile("notification"), "params": {"note": hostile("params")}},
+    ]
+    trace.write(project.trace, "complete")
+    app = make_app(project)
+    async with app.run_test(size=(160, 80)) as pilot:
+        await loaded(pilot)
+        await pilot.press(*["j"] * radar)
+        await settle(pilot)
+        info = text_of(app, "#detail-info")
+        assert unsafe_characters(info) == []
+        unwrapped = "".join(info.split())  # the pane folds long values over lines
+        for name in ("tool", "argument", "mime", "resource-text"):
+            assert shown(name) in unwrapped, name
+        # A notification's method names its row, in a narrow column, and its params are
+        # shown as JSON (which spells some controls its own way): their start, escaped.
+        assert "<notification>\\u001b[2" in info  # the column's first line
+        assert "<params>\\u001b[2J" in info
 
 
 def test_a_radar_call(project: Project, snap_compare: Any) -> None:

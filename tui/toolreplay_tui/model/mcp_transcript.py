@@ -22,6 +22,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -55,6 +56,7 @@ _FAILURES = {
     "mcp.ConnectionClosed": "the connection closed while the request was in flight",
     "mcp.Unanswered": "unanswered: the client stopped waiting",
 }
+_SPACES = re.compile(r"[ \t\n]+")
 _TEXT_LIMIT = 4_000  # characters of one text shown; the raw output below has all of it
 
 
@@ -331,8 +333,11 @@ def _long(value: JsonValue | None) -> str:
 
 
 def _line(value: JsonValue | None) -> str:
-    """A name, a URI, a message: one line (a string as it is, anything else as JSON)."""
-    return " ".join(_long(value).split())
+    """A name, a URI, a message: one line (a string as it is, anything else as JSON).
+
+    Only spaces, tabs and newlines are folded: any other character stays, for the view
+    to escape where a terminal would act on it."""
+    return _SPACES.sub(" ", _long(value)).strip(" ")
 
 
 def _media(block: Mapping[str, JsonValue], key: str) -> str:

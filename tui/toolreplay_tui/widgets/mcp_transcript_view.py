@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from toolreplay import terminal_safe_text
 from toolreplay_tui.model.jsonpaths import path_text
 from toolreplay_tui.model.mcp_transcript import McpCall, McpEntry, McpEntryKind
 
@@ -27,13 +28,15 @@ _STYLES: dict[McpEntryKind, str] = {
 }
 
 
-def _shown(text: str, style: str = "") -> Text:
-    """Text from a trace, never read as markup (one place to make it terminal-safe)."""
-    return Text(text, style=style, overflow="fold")
+def _shown(text: str, style: str = "", *, keep: str = "") -> Text:
+    """Text from a trace: never read as markup, its unsafe characters escaped and marked."""
+    shown = terminal_safe_text(text, style, keep=keep)
+    shown.overflow = "fold"
+    return shown
 
 
 def _said(entry: McpEntry) -> Text:
-    text = _shown(entry.text, _STYLES[entry.kind])
+    text = _shown(entry.text, _STYLES[entry.kind], keep="\n")
     if entry.path is not None:
         text.append("\n")
         text.append(_shown(path_text(entry.path), "dim"))
