@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 import toolreplay
 from tests.support.hostile import EditableTrace, hostile, shown, unsafe_characters
 from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, settle, text_of, wait_for
-from tests.tui.support import Project, child_env
+from tests.tui.support import Project, child_env, cli
 
 pytest.importorskip("mcp", reason="the MCP adapter's extra is not installed")
 
@@ -88,6 +88,35 @@ async def test_a_tool_call_reads_as_what_it_is_with_the_raw_json_a_key_away(
         assert '"name": "forecast"' in raw
         await pilot.press("t")
         assert "tool forecast" in text_of(app, "#detail-info")
+
+
+@pilot_test
+async def test_the_list_previews_each_call_as_its_tool_arguments_and_answer(
+    project: Project,
+) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        rows = app.browse.operations.rows
+        assert rows is not None
+        previews = [rows.row(index, preview_width=100).preview for index in range(len(rows))]
+        forecast = previews[position(project, "forecast")]  # its text block: JSON, one line
+        assert forecast.startswith('weather · forecast(city="Oslo") → { "city": "Oslo",')
+        assert previews[position(project, "radar")] == (
+            'weather · radar(city="Oslo") → 1 audio, 1 image, 1 resource, 1 resource_link'
+        )
+        assert previews[position(project, "outage")].startswith(
+            'weather · outage(region="north") → tool error: Error executing tool outage'
+        )
+
+
+def test_show_previews_each_call_as_its_tool_arguments_and_answer(project: Project) -> None:
+    shown = cli(project.root, "show", project.trace.name)
+    assert shown.returncode == 0, shown.stderr
+    radar = next(line for line in shown.stdout.splitlines() if "radar(" in line)
+    assert 'weather · radar(city="Oslo")' in radar
+    assert "1 audio, 1 image, 1 resource, 1 resource_link" in radar
+    assert "iVBOR" not in shown.stdout  # no image bytes in a preview
 
 
 @pilot_test

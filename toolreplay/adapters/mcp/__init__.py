@@ -73,7 +73,6 @@ from toolreplay.adapters.mcp.messages import (  # noqa: E402
     effect_name,
     tool_result,
 )
-from toolreplay.adapters.mcp_summary import summarize_operation  # noqa: E402
 
 __all__ = [
     "EFFECT_NAMESPACE",
@@ -82,6 +81,5 @@ __all__ = [
     "InstrumentedTransport",
     "effect_name",
     "instrument",
-    "summarize_operation",
     "tool_result",
 ]
