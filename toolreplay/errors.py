@@ -31,6 +31,7 @@ __all__ = [
     "ForkOptionError",
     "JsonTextError",
     "LegacyOpenAITraceError",
+    "MCPAdapterDependencyError",
     "NestedEffectError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
@@ -451,6 +452,13 @@ class AdapterError(ToolReplayError):
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
     """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
+
+
+class MCPAdapterDependencyError(AdapterError, ImportError):
+    """The MCP adapter needs an `mcp` SDK (or an agent framework) version it supports.
+
+    Raised when `mcp` is missing or outside its range, and when an agent framework's
+    release lacks what `instrument` relies on (the message names both versions)."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):
