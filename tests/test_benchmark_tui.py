@@ -13,6 +13,7 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
         *("--presses", "1"),
         *("--forks", "1"),
         *("--large-mb", "2"),  # just over the size the debugger shows through pages
+        *("--promotes", "1"),
         timeout=600,
     )
     for column in ("read_trace s", "read_trace RSS MB", "first rows s", "RSS / file", "G ms"):
@@ -35,3 +36,9 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
     shapes = [line.split("|")[0].strip() for line in out.splitlines() if "| 2.0 |" in line]
     assert shapes == ["records", "text"]
     assert "records: first rows and v under 0.5 s with a 2 MB value" in out
+    assert (
+        "promote round trip on the bundled incident's corrected fork, P to the case shown "
+        "(1 promotes each)"
+    ) in out
+    assert "cold child per promote" in out
+    assert "warm promote round trip under 0.5 s" in out

@@ -33,9 +33,11 @@ from toolreplay.files import remove_abandoned, source_conflict
 
 LEGACY = Path(__file__).parent / "adapters" / "data" / "legacy_refund.trp"
 KEY = "k" * 32  # a redaction key (TOOLREPLAY_REDACTION_KEY), test only
-GIT = shutil.which("git")
+GIT = shutil.which("git") or "git"  # skipped below where it is not installed
 OVER = ("--overwrite",)
-needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed: what git adds is checked")
+needs_git = pytest.mark.skipif(
+    shutil.which("git") is None, reason="git is not installed: what git adds is checked"
+)
 
 
 def digest(path: Path) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from toolreplay_tui.screens.full_value import LargeValueScreen
 
 import toolreplay
 from tests.tui.pilot import SIZE, pilot_test, said, text_of, wait_for
+from toolreplay import JsonValue
 from toolreplay.trace.writer import write_whole_trace
 
 ROWS = [{"id": i, "name": f"customer {i}", "note": "x" * 40} for i in range(40_000)]
@@ -107,10 +109,9 @@ def _refooted(data: bytes) -> bytes:
     ],
 )
 def test_the_check_agrees_with_read_trace_inside_a_large_value(
-    tmp_path: Path, name: str, corrupt: object
+    tmp_path: Path, name: str, corrupt: Callable[[bytes], bytes]
 ) -> None:
     trace = large_trace(tmp_path / "t.trp")
-    assert callable(corrupt)
     trace.write_bytes(_refooted(corrupt(trace.read_bytes())))
     try:
         toolreplay.read_trace(trace)
@@ -136,7 +137,7 @@ def test_a_large_line_not_laid_out_as_written_is_shown_raw(tmp_path: Path) -> No
     write_whole_trace(trace, header, [operation], None, overwrite=False, what="t")
     # Large inputs: its output is not in the first bytes of its line.
     line = trace.read_bytes().split(b"\n")[1]
-    big_inputs = {"b": "y" * (2 * LARGE_LINE_BYTES)}
+    big_inputs: dict[str, JsonValue] = {"b": "y" * (2 * LARGE_LINE_BYTES)}
     widened = line.replace(
         b'"inputs":{"b":"x"}', b'"inputs":' + json.dumps(big_inputs).encode(), 1
     ).replace(

@@ -15,7 +15,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolreplay import Operation, OperationIdentity, Raised, TraceFormatError
+from toolreplay import Operation, OperationIdentity, Raised, TraceFormatError, summarize_call
 from toolreplay.portable import preview
 from toolreplay_tui.model.search import first_match, scan_matches
 from toolreplay_tui.model.trace_file import LargeLine, LargeOutput, TraceFile
@@ -25,6 +25,7 @@ __all__ = [
     "Marker",
     "OperationRow",
     "OperationRows",
+    "call_preview",
     "marker_of",
     "megabytes",
     "timeline_bar",
@@ -73,6 +74,15 @@ def timeline_bar(operation: Operation | LargeOutput, window: tuple[int, int], wi
 def megabytes(size: int) -> str:
     """`52.4 MB`: a size as the debugger shows it."""
     return f"{size / 1e6:,.1f} MB"
+
+
+def call_preview(operation: Operation, width: int, room: int | None = None) -> str:
+    """A row's preview: a model call's last message and its answer (`summarize_call`) in
+    `room` cells (default `width`), any other call's inputs as JSON cut at `width`."""
+    summary = summarize_call(operation.effect, operation.inputs, operation.outcome)
+    if summary is None:
+        return preview(operation.inputs, width)
+    return summary.line(room or width)
 
 
 def marker_of(operation: Operation | LargeOutput, pending: Container[OperationIdentity]) -> Marker:
@@ -129,7 +139,16 @@ class OperationRows:
         that does not decode)."""
         return self.operations[self.index_at(position)]
 
-    def row(self, position: int, pending: Container[OperationIdentity] = ()) -> OperationRow:
+    def row(
+        self,
+        position: int,
+        pending: Container[OperationIdentity] = (),
+        *,
+        preview_width: int | None = None,
+    ) -> OperationRow:
+        """The row at `position`. A model call's preview fits `preview_width` cells (the
+        room the list has left; default the list's `preview_width`); other calls show
+        their inputs up to the list's `preview_width`, which the list cuts to its room."""
         index = self.index_at(position)
         entry = self.trace.entry(index)
         if isinstance(entry, TraceFormatError):
@@ -149,7 +168,11 @@ class OperationRows:
             occurrence=entry.identity.occurrence,
             status=status,
             marker=marker_of(entry, pending),
-            preview=preview(entry.inputs, self.preview_width),
+            preview=(
+                call_preview(entry, self.preview_width, preview_width)
+                if isinstance(entry, Operation)
+                else preview(entry.inputs, self.preview_width)
+            ),
             lane=entry.lane,
         )
 
