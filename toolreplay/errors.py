@@ -213,7 +213,7 @@ class NestedEffectError(OverlappingEffectsError):
     """
 
 
-class NetworkBlockedError(SessionError, ConnectionRefusedError):
+class NetworkBlockedError(ToolReplayError, ConnectionRefusedError):
     """An outbound connection (or host name lookup) was refused: the network is blocked.
 
     Replay, fork and case verification block every connection that no
@@ -222,7 +222,8 @@ class NetworkBlockedError(SessionError, ConnectionRefusedError):
     going, `thread` which thread made it, `effect` the effect whose body was
     running there, if any. It is a `ConnectionRefusedError` too, so code that
     handles a connection failure (an HTTP client, a telemetry exporter's retry
-    loop) handles it as one.
+    loop) handles it as one. It is the application's own doing, not a session
+    misuse: a run that lets it propagate ends as an application error.
     """
 
     def __init__(
