@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -514,3 +517,41 @@ def test_concurrent_live_calls_are_each_kept_on_their_lane(tmp_path: Path) -> No
     lanes = [op.lane for op in live]
     assert len({lane for lane in lanes if lane.startswith("task-")}) == 3  # one per task
     assert sum(lane.startswith("thread-") for lane in lanes) == 3  # the pool's threads
+
+
+def test_the_command_line_forks_with_live_model_calls_and_reports_them(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+
+    def cli(*args: str, url: str) -> dict[str, Any]:
+        environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+        result = subprocess.run(
+            [sys.executable, "-m", "toolreplay", *args, "--format", "json"],
+            cwd=tmp_path,
+            env={**environment, "PYTHONPATH": str(root), "LIVE_MODEL_API": url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return json.loads(result.stdout)
+
+    api = LocalOpenAI("approve", "hold it for review")
+    lost = toolreplay.replace_output(effect="shop.status", inputs={"order_id": 8812}, value="lost")
+    toolreplay.write_patches(tmp_path / "lost.json", [lost])
+    with served(api) as url:
+        recorded = cli("record", "-r", "tests.support.live_model_app:main", "-o", "s.trp", url=url)
+        assert recorded["return_value"] == "approve"
+        fork = ("fork", "s.trp", "-p", "lost.json", "--allow-unobserved")
+        live = cli(*fork, "-o", "live.trp", "--live", "openai.responses.create", url=url)
+        bounded = cli(
+            *fork, "-o", "bounded.trp", "--live", "openai.*", "--live-limit", "0", url=url
+        )
+    assert live["outcome"] == "ok"
+    assert live["return_value"] == "hold it for review"
+    assert live["counts"]["operations_live"] == 1
+    assert live["counts"]["connections_refused"] == 0
+    assert bounded["outcome"] == "replay_contract_error"
+    assert bounded["error"]["type"] == "toolreplay.errors.LiveCallLimitError"
+    assert "--live-limit" in bounded["error"]["message"]
+    assert bounded["counts"]["operations_live"] == 0
+    assert len(api.requests) == 2  # the recording's, and the live fork's: none from the bound

@@ -264,8 +264,12 @@ class Session:
         raise NotImplementedError
 
     def abort(self, call: PendingCall) -> None:
-        """Forget a call that did not complete (interrupted, or an unrecordable result)."""
-        raise NotImplementedError
+        """Forget a call that was not kept (interrupted, an unrecordable result); it gives
+        back its occurrence. A no-op once the call was kept."""
+        with self._lock:
+            if call in self._in_flight:
+                self._in_flight.discard(call)
+                self._release_occurrence(call.identity)
 
     def end_at_close(self, key: object, end: Callable[[], None] | None) -> None:
         """Have `end` run as this session closes, before it stops keeping calls (None: no
@@ -789,13 +793,6 @@ class RecordSession(Session):
         if self._check_secrets(failure, part="error", call=call):
             self._append(call, raised)
 
-    def abort(self, call: PendingCall) -> None:
-        """Forget a call that did not complete (interrupted, or an unrecordable result)."""
-        with self._lock:
-            if call in self._in_flight:
-                self._in_flight.discard(call)
-                self._release_occurrence(call.identity)
-
     def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
         end_ns = self._elapsed_ns()  # before waiting for the lock: when the body returned
         with self._lock:
@@ -999,13 +996,6 @@ class ReplaySession(Session):
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Keep a live call whose body (or request) raised `error`."""
         self._keep_live(call, capture_failure(error), None)
-
-    def abort(self, call: PendingCall) -> None:
-        """Give up a live call that was not kept; it gives back its occurrence."""
-        with self._lock:
-            if call in self._in_flight:
-                self._in_flight.discard(call)
-                self._release_occurrence(call.identity)
 
     def _keep_live(
         self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None
