@@ -400,11 +400,13 @@ def _audit(
     args: tuple[object, ...],
     _watched: frozenset[str] = _WATCHED,
     _guard: _NetworkGuard = network_guard,
+    _allowed: contextvars.ContextVar[bool] = _allowance,
 ) -> None:
     # Every audit event of the process comes here (`id()` raises one, so `copy.deepcopy`
     # raises one per object): the common case returns after one set lookup, with the
-    # names bound as defaults rather than looked up as globals.
-    if event in _watched and _guard.blocking and not _allowance.get():
+    # names bound as defaults rather than looked up as globals (which also keeps them
+    # while the interpreter shuts down and clears module globals).
+    if event in _watched and _guard.blocking and not _allowed.get():
         _guard.check(event, args)
 
 
