@@ -438,7 +438,6 @@ def test_the_command_line_reports_the_stop_and_forks_through(source: Path, tmp_p
         "operations_live": 0,
         "operations_unobserved": 2,
         "patches": 3,
-        "connections_refused": 0,
     }
     refused = run_cli(
         "fork", str(source), "-p", str(both), "-o", "refused.trp", "--live", "kb.",

@@ -563,7 +563,7 @@ def test_the_command_line_forks_with_live_model_calls_and_reports_them(tmp_path:
     assert live["outcome"] == "ok"
     assert live["return_value"] == "hold it for review"
     assert live["counts"]["operations_live"] == 1
-    assert live["counts"]["connections_refused"] == 0
+    assert live["network_refused"] == []
     assert bounded["outcome"] == "replay_contract_error"
     assert bounded["error"]["type"] == "toolreplay.errors.LiveCallLimitError"
     assert "--live-limit" in bounded["error"]["message"]

@@ -209,13 +209,11 @@ def _import_offline(given: str | None, trace: Trace, network: NetworkOption) -> 
         return _resolve_runner(given, trace)
 
 
-def _report_refusals(report: RunDocument, session: ReplaySession) -> dict[str, int]:
-    """Put where the network guard refused connections in the report; the count for
-    its `counts`."""
+def _report_refusals(report: RunDocument, session: ReplaySession) -> None:
+    """Put where the network guard refused connections in the report (each once)."""
     report.network_refused = tuple(
         dict.fromkeys(refusal.destination for refusal in session.network_refusals)
     )
-    return {"connections_refused": len(session.network_refusals)}
 
 
 def _refused_line(session: ReplaySession) -> list[str]:
@@ -384,8 +382,8 @@ def replay(
     report.counts = {
         "operations_in_trace": len(trace),
         "operations_consumed": session.consumed_count,
-        **_report_refusals(report, session),
     }
+    _report_refusals(report, session)
     return _emit(
         report,
         output_format,
@@ -408,7 +406,7 @@ REPLAY = Command(
 
         The network is blocked while the application runs (--network): every
         outbound connection it makes, from any thread, is refused, and the refused
-        destinations are reported (connections_refused in the JSON counts).
+        destinations are reported (network_refused in the JSON document).
     """,
     add_arguments=_add_replay_arguments,
     run=replay,
@@ -515,8 +513,8 @@ def fork(
         "operations_live": session.live_count,
         "operations_unobserved": len(trace) - session.consumed_count,
         "patches": len(patches),
-        **_report_refusals(report, session),
     }
+    _report_refusals(report, session)
     live_calls = f", {session.live_count} live calls" if session.live_count else ""
     return _emit(
         report,
