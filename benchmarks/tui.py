@@ -32,7 +32,9 @@ With `--forks K`, it also times the fork round trip on the bundled incident
 from pressing `f` to the diff screen holding its rows after `d`, K times each with
 cold child processes (`python -m toolreplay fork ...`, as before the warm runner)
 and through the warm runner (started and probed before the first timing), side by
-side.
+side. With `--promotes K` (default 5), the same for the promote round trip: from
+pressing `P` on the corrected fork to the run screen showing the published case, with
+a cold `python -m toolreplay promote` child per promote and through the warm runner.
 """
 
 from __future__ import annotations
@@ -612,6 +614,8 @@ ROOT = Path(__file__).resolve().parent.parent
 INCIDENT = ROOT / "examples" / "incident" / "refund.trp"
 FORK_TARGET = 0.5
 """Seconds from `f` to a ready diff through the warm runner."""
+PROMOTE_TARGET = 0.5
+"""Seconds from `P` to the promoted case shown, through the warm runner."""
 
 
 def _incident_patches(operations: Sequence[Operation]) -> list[toolreplay.Patch]:
@@ -690,6 +694,81 @@ async def fork_round_trips(directory: Path, *, warm: bool, forks: int) -> list[f
     return timings
 
 
+async def promote_round_trips(directory: Path, *, warm: bool, promotes: int) -> list[float]:
+    """Seconds from `P` on the incident's corrected fork to the run screen showing the
+    case, `promotes` times, through a cold child per promote or the warm runner."""
+    import os
+    import shutil
+
+    from toolreplay_tui.screens.run import RunScreen
+
+    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    environment["PYTHONPATH"] = str(ROOT)
+    workdir = directory / ("promote-warm" if warm else "promote-cold")
+    app = ToolReplayApp(
+        INCIDENT,
+        cwd=directory,
+        env=environment,
+        workdir=workdir,
+        blink_cursors=False,
+        warm_runs=warm,
+    )
+    timings: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.trace is None or app.background.integrity.state != "ok":
+            await pilot.pause(0.05)
+        for patch in _incident_patches(app.trace.operations):
+            app.pending.put(patch)
+        if app.warm is not None:
+            app.warm.warm_up()  # started and probed before any timing
+        _post_key(app, "f")
+        while app.last_fork is None:
+            await asyncio.sleep(0.005)
+        fork = app.last_fork
+        assert fork.result.ok, (fork.result.error, fork.result.stderr)
+        await pilot.press("escape")
+        for _ in range(promotes):
+            app.last_promote = None
+            started = time.perf_counter()
+            _post_key(app, "P")
+            while app.last_promote is None or not isinstance(app.screen, RunScreen):
+                await asyncio.sleep(0.005)
+            timings.append(time.perf_counter() - started)
+            promoted = app.last_promote
+            assert promoted.ok, (promoted.error, promoted.stderr)
+            assert promoted.case is not None
+            await pilot.press("escape")
+            shutil.rmtree(directory / promoted.case.directory)  # the next P makes it again
+    return timings
+
+
+def promote_report(cold: list[float], warm: list[float]) -> str:
+    cold_median, warm_median = statistics.median(cold), statistics.median(warm)
+    rows = [
+        ["cold child per promote", f"{cold_median:.3f}", f"{min(cold):.3f}", "1.00x"],
+        [
+            "warm runner (os.fork)",
+            f"{warm_median:.3f}",
+            f"{min(warm):.3f}",
+            f"{cold_median / warm_median:.2f}x faster",
+        ],
+    ]
+    out = [
+        "",
+        "promote round trip on the bundled incident's corrected fork, P to the case shown "
+        f"({len(cold)} promotes each)",
+        *measure.table(["runs", "median s", "best s", "ratio"], rows),
+        "",
+        measure.TARGETS_HEADING,
+        measure.target_line(
+            warm_median < PROMOTE_TARGET,
+            f"warm promote round trip under {PROMOTE_TARGET:g} s: {warm_median:.3f} s "
+            f"(cold {cold_median:.3f} s)",
+        ),
+    ]
+    return "\n".join(out)
+
+
 def fork_report(cold: list[float], warm: list[float]) -> str:
     cold_median, warm_median = statistics.median(cold), statistics.median(warm)
     rows = [
@@ -744,6 +823,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=5,
         help="timed fork round trips on the bundled incident, cold and warm (0 skips them)",
     )
+    parser.add_argument(
+        "--promotes",
+        type=int,
+        default=5,
+        help="timed promote round trips on the bundled incident's corrected fork, cold and "
+        "warm (0 skips them)",
+    )
     parser.add_argument("--child-app", nargs=2, metavar=("TRACE", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--child-read", metavar="TRACE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -773,6 +859,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             cold = asyncio.run(fork_round_trips(directory, warm=False, forks=args.forks))
             warm = asyncio.run(fork_round_trips(directory, warm=True, forks=args.forks))
             fork_text = fork_report(cold, warm)
+        if args.promotes > 0:
+            measure.progress("timing promote round trips (cold, then warm) ...")
+            cold = asyncio.run(promote_round_trips(directory, warm=False, promotes=args.promotes))
+            warm = asyncio.run(promote_round_trips(directory, warm=True, promotes=args.promotes))
+            fork_text += "\n" + promote_report(cold, warm)
     print(report(results, repeats, presses, time.perf_counter() - started) + fork_text)
     return 0
 

@@ -12,6 +12,7 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
         *("--repeats", "1"),
         *("--presses", "1"),
         *("--forks", "1"),
+        *("--promotes", "1"),
         timeout=600,
     )
     for column in ("read_trace s", "read_trace RSS MB", "first rows s", "RSS / file", "G ms"):
@@ -27,3 +28,9 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
     assert "first filter matches under 0.3 s at N=3,000" in out
     assert "fork round trip on the bundled incident, f to diff ready (1 forks each)" in out
     assert "warm runner (os.fork)" in out
+    assert (
+        "promote round trip on the bundled incident's corrected fork, P to the case shown "
+        "(1 promotes each)"
+    ) in out
+    assert "cold child per promote" in out
+    assert "warm promote round trip under 0.5 s" in out

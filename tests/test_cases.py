@@ -23,6 +23,7 @@ from toolreplay import (
     PromotionError,
     ReplayContractError,
     ReplayMiss,
+    RunnerImportError,
 )
 from toolreplay.cases import publishing as case_module
 from toolreplay.runners import resolve_runner
@@ -222,10 +223,14 @@ def test_runner_targets_that_cannot_run(
         toolreplay.promote(
             trace, tmp_path / "c", name="c", runner=app.runner(function), expected=None
         )
-    with pytest.raises(CaseIntegrityError, match="no module named"):
+    # Not the case's fault: the environment cannot import the runner's module.
+    with pytest.raises(RunnerImportError, match="no module named 'no_such_module'") as raised:
         toolreplay.promote(
             trace, tmp_path / "c", name="c", runner="no_such_module:run", expected=None
         )
+    assert raised.value.missing
+    assert raised.value.module == "no_such_module"
+    assert isinstance(raised.value.__cause__, ModuleNotFoundError)
     assert not (tmp_path / "c").exists()
 
 

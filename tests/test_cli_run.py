@@ -222,23 +222,23 @@ def test_an_async_runner(workdir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("runner", "message"),
+    ("runner", "message", "kind"),
     [
-        ("nope_module:main", "no module named 'nope_module'"),
-        ("refund_app:missing", "refund_app has no attribute 'missing'"),
-        ("refund_app:NOT_CALLABLE", "is a int, not a callable"),
-        ("refund_app:needs_arguments", "requires argument(s) customer_id"),
-        ("refund_app", "is not of the form module:callable"),
+        ("nope_module:main", "no module named 'nope_module'", "RunnerImportError"),
+        ("refund_app:missing", "refund_app has no attribute 'missing'", "RunnerError"),
+        ("refund_app:NOT_CALLABLE", "is a int, not a callable", "RunnerError"),
+        ("refund_app:needs_arguments", "requires argument(s) customer_id", "RunnerError"),
+        ("refund_app", "is not of the form module:callable", "RunnerError"),
     ],
 )
 def test_a_bad_runner_is_refused_and_nothing_is_written(
-    workdir: Path, runner: str, message: str
+    workdir: Path, runner: str, message: str, kind: str
 ) -> None:
     result = cli(workdir, "record", "-r", runner, "-o", "t.trp", "--format", "json")
     assert result.returncode == 2
     document = protocol(result)
     assert document["outcome"] == "invalid_arguments"
-    assert document["error"]["type"] == "toolreplay.errors.RunnerError"
+    assert document["error"]["type"] == f"toolreplay.errors.{kind}"
     assert message in document["error"]["message"]
     assert not (workdir / "t.trp").exists()
     text = cli(workdir, "record", "-r", runner, "-o", "t.trp")
@@ -322,5 +322,9 @@ def test_a_missing_dependency_of_the_runner_module_is_named_as_such(workdir: Pat
     )
     result = cli(workdir, "record", "-r", "needs_dependency:main", "-o", "t.trp")
     assert result.returncode == 2
-    assert "importing needs_dependency failed: ModuleNotFoundError" in result.stderr
-    assert "Run the command from the folder" not in result.stderr
+    assert "importing needs_dependency raised ModuleNotFoundError" in result.stderr
+    assert "needs 'not_installed_anywhere', which this Python" in result.stderr
+    assert "Run from the project's root folder" not in result.stderr
+    # The traceback starts at the application's own line, not in importlib.
+    assert 'needs_dependency.py", line 1, in <module>' in result.stderr
+    assert "importlib" not in result.stderr

@@ -238,12 +238,15 @@ def test_the_command_lists_matches_as_text_and_json_with_grep_like_exit_codes(
     first, summary = text.stdout.splitlines()
     assert first.endswith("2 ops  completed  1 matching  request_id=r-2")
     assert summary == "1 of 7 traces scanned matched"
-    assert "notes.trp: skipped: it does not start with a trace header" in text.stderr
+    assert text.stderr == "skipped: notes.trp: it does not start with a trace header\n"
 
     as_json = run_find(str(folder), "-w", "$.metadata.request_id == r-1", "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     document = json.loads(as_json.stdout)
-    assert document["format_version"] == 1
+    assert document["format_version"] == 2
+    assert document["skipped"] == [
+        {"path": "notes.trp", "reason": "it does not start with a trace header"}
+    ]
     assert document["scanned"] == 7
     (trace,) = document["traces"]
     assert trace["metadata"]["request_id"] == "r-1"
@@ -251,14 +254,19 @@ def test_the_command_lists_matches_as_text_and_json_with_grep_like_exit_codes(
     assert not trace["path"].startswith("/")
     assert trace["ending"]["status"] == "completed"
 
+    # Nothing matched, but notes.trp was skipped: "nothing" is not certain (3).
     nothing = run_find(str(folder), "--effect", "crm.nothing")
-    assert nothing.returncode == 1
+    assert nothing.returncode == 3
     assert nothing.stdout.strip() == "0 of 7 traces scanned matched"
 
     limited = run_find(str(folder), "--limit", "2")
     assert limited.returncode == 0
     # The newest file, notes.trp, was scanned (and skipped) on the way.
     assert limited.stdout.splitlines()[-1] == "2 of 3 traces scanned matched"
+
+    (folder / "notes.trp").unlink()  # every file read, none matched: 1, as grep
+    nothing = run_find(str(folder), "--effect", "crm.nothing")
+    assert (nothing.returncode, nothing.stderr) == (1, "")
 
 
 def test_the_command_refuses_a_bad_query_or_folder(tmp_path: Path) -> None:
@@ -280,6 +288,53 @@ def test_the_command_refuses_a_bad_query_or_folder(tmp_path: Path) -> None:
         refused = run_find(str(tmp_path), option, value)
         assert refused.returncode == 2, refused.stderr
         assert f"toolreplay find: error: {words}" in refused.stderr
+
+
+def deep_copy_of(trace: Path, where: str) -> bytes:
+    """`trace` with a value nested 100,000 levels deep in its `where` line (header or
+    the first operation), as a hand edit could leave it: a line no JSON decoder reads."""
+    header, operation, *rest = trace.read_bytes().splitlines(keepends=True)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    if where == "header":
+        header = header.replace(b'"metadata":{', b'"metadata":{"deep":' + deep + b",", 1)
+    else:
+        operation = operation.replace(b'"inputs":{', b'"inputs":{"deep":' + deep + b",", 1)
+    return b"".join([header, operation, *rest])
+
+
+@pytest.mark.parametrize("where", ["operation", "header"])
+def test_a_trace_too_deep_to_read_is_skipped_and_the_others_still_match(
+    folder: Path, where: str
+) -> None:
+    # The audit's case: one good matching trace beside one 100,000-deep trace.
+    alone = folder.parent / "alone"
+    alone.mkdir()
+    good = next((folder / "manual").glob("by-hand.trp"))
+    (alone / "good.trp").write_bytes(good.read_bytes())
+    (alone / "deep.trp").write_bytes(deep_copy_of(good, where))
+    reason = "a value nests too deeply to read (RecursionError)"
+
+    text = run_find(str(alone), "--effect", "billing.refund.create")
+    assert "Traceback" not in text.stderr
+    assert text.stderr == f"skipped: deep.trp: {reason}\n"
+    assert text.stdout.splitlines()[0].startswith("good.trp  ")
+    assert text.stdout.splitlines()[-1] == "1 of 2 traces scanned matched"
+    assert text.returncode == 0
+
+    as_json = run_find(str(alone), "--effect", "billing.refund.create", "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    document = json.loads(as_json.stdout)
+    assert [trace["path"] for trace in document["traces"]] == ["good.trp"]
+    assert document["skipped"] == [{"path": "deep.trp", "reason": reason}]
+
+    # Nothing else matches: the deep trace might have, so the answer is 3, not 1.
+    (alone / "good.trp").unlink()
+    nothing = run_find(str(alone), "--effect", "billing.refund.create")
+    assert (nothing.returncode, nothing.stderr) == (3, f"skipped: deep.trp: {reason}\n")
+
+    search = toolreplay.find_traces(alone, effect="billing.refund.create")
+    assert list(search) == []
+    assert search.unreadable == [(alone / "deep.trp", reason)]
 
 
 def test_the_find_benchmark_runs_at_a_small_size() -> None:
@@ -422,12 +477,13 @@ def find_json(folder: Path, *args: str, prelude: str = "") -> tuple[dict[str, An
 def library_answer(folder: Path, **query: Any) -> tuple[list[dict[str, Any]], int, list[str]]:
     search = toolreplay.find_traces(folder, **query)
     traces = [match.to_dict(folder) for match in search]
-    return traces, search.scanned, sorted(str(path) for path, _ in search.unreadable)
+    skipped = sorted(str(path.relative_to(folder)) for path, _ in search.unreadable)
+    return traces, search.scanned, skipped
 
 
 def command_answer(document: dict[str, Any]) -> tuple[list[dict[str, Any]], int, list[str]]:
-    unreadable = sorted(entry["path"] for entry in document["unreadable"])
-    return document["traces"], document["scanned"], unreadable
+    skipped = sorted(entry["path"] for entry in document["skipped"])
+    return document["traces"], document["scanned"], skipped
 
 
 COUNTING_FORKS = (

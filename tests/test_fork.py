@@ -331,8 +331,8 @@ def test_patch_files_round_trip_and_refuse_bad_input(tmp_path: Path) -> None:
     )
     assert "not valid JSON" in bad("{")
     assert "not a patch file" in bad("[]")
-    assert "format version 3 is not supported" in bad(
-        json.dumps({"format": "toolreplay.patches", "format_version": 3, "patches": []})
+    assert "format version 4 is not supported; this toolreplay reads versions 1, 2 and 3" in bad(
+        json.dumps({"format": "toolreplay.patches", "format_version": 4, "patches": []})
     )
     supplied = {**entry, "kind": "supply_output"}
     del supplied["patch_id"]

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+import toolreplay
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 
@@ -26,11 +28,11 @@ CHROMIUM = "/usr/bin/chromium"
 class Demo:
     """The demo server as a user starts it, in its own process on a free loopback port."""
 
-    def __init__(self, temporary: Path) -> None:
+    def __init__(self, temporary: Path, *options: str) -> None:
         environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
         environment["TMPDIR"] = str(temporary)  # where the server keeps its scenario
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "examples.incident_replay_demo.server", "--port", "0"],
+            [sys.executable, "-m", "examples.incident_replay_demo.server", "--port", "0", *options],
             cwd=ROOT,
             env=environment,
             stdout=subprocess.PIPE,
@@ -175,10 +177,10 @@ def test_the_api_walks_the_incident_with_the_real_library(demo: Demo) -> None:
         "manual_review",
         True,
     )
-    assert compare["missing"] == ["billing.refund.create", "notify.customer"]
-    assert compare["added"] == [
-        {"effect": "review.queue.add", "origin": "supplied"},
-        {"effect": "notify.customer", "origin": "supplied"},
+    assert compare["missing"] == ["billing.refund.create"]
+    assert compare["added"] == [{"effect": "review.queue.add", "origin": "supplied"}]
+    assert compare["asked_differently"] == [
+        {"effect": "notify.customer", "origin": "supplied", "paths": ["$.inputs.message"]}
     ]
     status, state = demo.act("promote")
     promote = state["results"]["promote"]
@@ -389,6 +391,21 @@ def test_a_burst_of_500_connections_is_queued_not_dropped(demo: Demo) -> None:
     assert status == 200
 
 
+def test_clients_that_disconnect_mid_headers_print_nothing(demo: Demo) -> None:
+    # The audit's case: half a request's headers, then the client is gone; 50 times.
+    host, port = demo.host.split(":")
+    for _ in range(50):
+        with socket.create_connection((host, int(port)), timeout=30) as connection:
+            connection.sendall(f"GET / HTTP/1.1\r\nHost: {demo.host}\r\nAccept: te".encode())
+    status, _ = demo.request("GET", "/api/state")
+    assert status == 200  # still serving
+    assert demo.stop() == 0
+    assert demo.process.stderr is not None
+    printed = demo.process.stderr.read()
+    assert "Traceback" not in printed
+    assert printed == ""
+
+
 def test_the_server_binds_loopback_only(demo: Demo) -> None:
     assert demo.url.startswith("http://127.0.0.1:")
     status, _ = demo.request("GET", "/api/state")
@@ -473,11 +490,10 @@ def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
         expect(compare).to_contain_text("openai.responses.create")
         expect(compare).to_contain_text("$.output.body.output[1].content[0].text")
         expect(compare).to_contain_text("not a claim about the root cause")
+        expect(compare).to_contain_text("Missing from the corrected run: billing.refund.create.")
+        expect(compare).to_contain_text("Added: review.queue.add (supplied).")
         expect(compare).to_contain_text(
-            "Missing from the corrected run: billing.refund.create, notify.customer"
-        )
-        expect(compare).to_contain_text(
-            "Added: review.queue.add (supplied), notify.customer (supplied)"
+            "Asked differently: notify.customer (supplied) at $.inputs.message."
         )
         buttons["promote"].click()
         promote = page.locator('[data-result="promote"]')
@@ -497,3 +513,120 @@ def test_the_page_in_a_real_browser(demo: Demo, tmp_path: Path) -> None:
         expect(page.locator("#error")).to_be_hidden()
         browser.close()
     assert (tmp_path / "incident-demo.png").stat().st_size > 10_000
+
+
+# --- a hostile trace in the page ----------------------------------------------------------
+
+
+def hostile_incident(path: Path, edit: str) -> Path:
+    """The bundled incident edited by hand, fixed up so that it reads as valid: the
+    customer's notice answered with hostile text (it still replays, and the corrected run
+    asks for that notice's answer, prefilled with it), or a hostile customer name (the
+    prompt built from it no longer matches: the replay fails, naming it)."""
+    from tests.support.hostile import INCIDENT, EditableTrace, hostile
+
+    trace = EditableTrace.read(INCIDENT)
+    if edit == "notice":
+        trace.operations[4]["outcome"]["value"] = {
+            "sent": True,
+            "channel": hostile("notice-channel"),
+            hostile("notice-key"): True,
+        }
+    else:
+        trace.operations[0]["outcome"]["value"]["name"] = hostile("customer-name")
+    return trace.write(path, "complete")
+
+
+def launch(playwright: Any) -> Any:
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+    )
+
+
+def shown_text(page: Any) -> str:
+    """What a person reads: the page's text, and the answer box's value."""
+    return page.evaluate(
+        "document.body.innerText + '\\n' + document.getElementById('supply-value').value"
+    )
+
+
+def test_the_page_shows_a_hostile_trace_escaped_and_keeps_its_values(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.support.hostile import CLIPBOARD, hostile, unsafe_characters
+
+    incident = hostile_incident(tmp_path / "sent-to-us.trp", "notice")
+    temporary = tmp_path / "server-tmp"
+    temporary.mkdir()
+    demo = Demo(temporary, "--incident", str(incident))
+    try:
+        status, state = demo.request("GET", "/api/state")  # valid JSON, the values intact
+        assert status == 200
+        assert state["results"]["incident"]["provider_calls"] is None
+        with sync_playwright() as playwright:
+            browser = launch(playwright)
+            page = browser.new_page(viewport={"width": 1100, "height": 1400})
+            page.goto(demo.url)
+            expect(page.locator('[data-result="incident"]')).to_contain_text(
+                "loaded from a trace file"
+            )
+            page.locator('button[data-action="replay"]').click()
+            page.locator('button[data-action="correct"]').click()
+            answer = page.locator("#supply-value")
+            expect(page.locator("[data-ask]")).to_contain_text("review.queue.add")
+            answer.fill('{"ticket": "rv_ord_1042", "queue": "refunds"}')
+            page.locator("button[data-supply]").click()
+            # The notice's answer starts from the recorded one: the hostile text, escaped.
+            expect(page.locator("[data-ask]")).to_contain_text("notify.customer")
+            value = answer.input_value()
+            assert (
+                f'"<notice-channel>\\u001b[2J\\u001b]0;pwned\\u0007\\u001b]52;c;{CLIPBOARD}'
+                in value
+            )
+            assert "\\u202e" in value
+            assert unsafe_characters(value.replace("\n", "")) == []
+            assert unsafe_characters(shown_text(page)) == []
+            # Supplied as it stands, the escapes are the same value: the fork completes.
+            page.locator("button[data-supply]").click()
+            expect(page.locator('[data-result="correct"]')).to_contain_text(
+                "Corrected fork decision: manual_review"
+            )
+            browser.close()
+        (branch,) = temporary.glob("toolreplay-demo-*/scenario/corrected.trp")
+        operations = toolreplay.read_trace(branch).operations
+        notice = [op.outcome for op in operations if op.effect == "notify.customer"][-1]
+        assert notice == toolreplay.Returned(
+            {"sent": True, "channel": hostile("notice-channel"), hostile("notice-key"): True}
+        )
+    finally:
+        demo.stop()
+
+
+def test_an_error_quoting_a_hostile_trace_is_shown_escaped(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.support.hostile import unsafe_characters
+
+    incident = hostile_incident(tmp_path / "sent-to-us.trp", "customer")
+    temporary = tmp_path / "server-tmp"
+    temporary.mkdir()
+    demo = Demo(temporary, "--incident", str(incident))
+    try:
+        status, error = demo.act("reset")  # its replay misses: the prompt holds the name
+        assert status == 500
+        assert "<customer-name>" in error["error"]["message"]
+        with sync_playwright() as playwright:
+            browser = launch(playwright)
+            page = browser.new_page(viewport={"width": 1100, "height": 1400})
+            page.goto(demo.url)
+            expect(page.locator('[data-result="incident"]')).to_contain_text(
+                "No incident is recorded"
+            )
+            page.locator('button[data-action="reset"]').click()
+            box = page.locator("#error")
+            expect(box).to_contain_text("<customer-name>\\u001b[2J\\u001b]0;pwned\\u0007")
+            assert box.locator(".escaped").count() > 0  # each escape marked
+            assert unsafe_characters(shown_text(page)) == []
+            browser.close()
+    finally:
+        demo.stop()

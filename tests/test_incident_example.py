@@ -180,10 +180,16 @@ def test_a_fork_with_manual_review_goes_to_review_with_supplied_answers(tmp_path
     assert [(d["type"], d["effect"]) for d in report["differences"]] == [
         ("output_changed", "openai.responses.create"),
         ("operation_missing", "billing.refund.create"),
-        ("operation_missing", "notify.customer"),
         ("operation_added", "review.queue.add"),
-        ("operation_added", "notify.customer"),
+        # The notice the customer gets now: the same call asked differently, answered by
+        # its supply patch (which the outcome's difference is credited to).
+        ("input_changed", "notify.customer"),
+        ("output_changed", "notify.customer"),
     ]
+    asked, answered = report["differences"][-2:]
+    assert [field["path"] for field in asked["fields"]] == ["$.inputs.message"]
+    assert asked["target"]["origin"] == "supplied"
+    assert (asked["patch_id"], answered["patch_id"]) == (None, supplied[2].patch_id)
     first = report["first_divergence"]
     assert first["type"] == "output_changed"
     assert first["effect"] == "openai.responses.create"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import toolreplay
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -83,3 +85,25 @@ def test_the_redaction_example_records_placeholders_and_replays_them(tmp_path: P
     written = (tmp_path / "customer.trp").read_bytes()
     for original in (b"ada@example.com", b"4111 1111 1111 1111", b"NID-123456789"):
         assert original not in written
+
+
+def test_the_fork_section_answers_a_new_model_call_offline(tmp_path: Path) -> None:
+    code = fenced_blocks("Change one fact, rerun, compare", "python")[1]
+    environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    environment["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "recorded: Refunded in full.",
+        "forked: It was lost: refunded, and a claim filed.",
+    ]
+    origins = [op.origin for op in toolreplay.read_trace(tmp_path / "lost.trp").operations]
+    assert origins == ["patched", "supplied"]

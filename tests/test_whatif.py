@@ -91,24 +91,38 @@ def test_a_fork_through_the_other_branch_completes_offline(source: Path, tmp_pat
 
     report = toolreplay.diff(source, branch)
     kinds = [(d.type, d.effect, d.patch_id) for d in report.differences]
+    # The notice is the same call asked differently (it stands where the recorded notice
+    # stood, which the branch never made): one changed request, not missing + added.
     assert kinds == [
         ("output_changed", "llm.refund.decide", patches[0].patch_id),
         ("operation_missing", "billing.refund.create", None),
-        ("operation_missing", "notify.customer", None),
         ("operation_added", "review.queue.add", None),
-        ("operation_added", "notify.customer", None),
+        ("input_changed", "notify.customer", None),
     ]
+    notice = report.rows[-1]
+    assert (notice.status, notice.match, notice.patch_id) == (
+        "changed",
+        "structural",
+        patches[2].patch_id,
+    )
+    assert [(f.path, f.target) for f in notice.fields] == [("$.inputs.message", REVIEW_MESSAGE)]
     added = [row for row in report.rows if row.status == "added"]
-    assert [row.patch_id for row in added] == [patches[1].patch_id, patches[2].patch_id]
+    assert [row.patch_id for row in added] == [patches[1].patch_id]
     document = report.to_dict()
     assert document["format_version"] == 2
     assert [d["target"]["origin"] for d in document["differences"] if d["target"]][-2:] == [
         "supplied",
         "supplied",
     ]
+    assert document["rows"][-1]["target"]["patch_id"] == patches[2].patch_id
+    assert document["rows"][-1]["source"]["logical_id"] == 3
     text = report.render_text()
     assert "operation_added at review.queue.add occurrence 0 (source #-, target #2), " in text
     assert f"outcome supplied by patch {patches[1].patch_id}" in text
+    assert (
+        "input_changed at notify.customer occurrence 0 (source #3, target #3), outcome "
+        f"supplied by patch {patches[2].patch_id}"
+    ) in text
 
 
 def test_without_allow_the_fork_names_the_unobserved_operations(
@@ -233,7 +247,12 @@ def test_replace_error_on_the_crm_call_takes_the_error_path(source: Path, tmp_pa
         "message": "crm timed out",
         "args": ["crm timed out"],
     }
-    assert report.counts()["operation_missing"] == 3
+    assert report.counts()["operation_missing"] == 2
+    # The apology stands where the recorded notice stood: the same call, other words.
+    (notice,) = [d for d in report.differences if d.effect == "notify.customer"]
+    assert (notice.type, notice.patch_id) == ("input_changed", None)
+    assert notice.target is not None
+    assert notice.target.patch_id == apology.patch_id
     assert "status_changed at crm.customer.get occurrence 0" in report.render_text()
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
+    "PatchApplicationError",
     "PatchError",
     "PatchFileError",
     "PatchTargetError",
@@ -53,6 +54,7 @@ __all__ = [
     "ReplayMiss",
     "ReplayedEffectError",
     "RunnerError",
+    "RunnerImportError",
     "SecretInTraceError",
     "SecretInTraceWarning",
     "SecretScanError",
@@ -356,12 +358,64 @@ class PatchTargetError(PatchError):
         self.patch_id = patch_id
 
 
+class PatchApplicationError(PatchTargetError, ReplayContractError):
+    """A patch could not answer the call it was applied to, while the application ran.
+
+    Its recipe does not fit the request (a `reply(...)` naming a tool the request
+    does not offer, an endpoint it cannot answer), or which new call a next-call
+    patch answers depends on how threads were scheduled. The fork fails even if
+    the application catches it.
+    """
+
+
 class DiffError(ToolReplayError):
     """Two traces cannot be compared without guessing (e.g. one holds an identity twice)."""
 
 
 class RunnerError(ToolReplayError):
     """A `module:callable` runner cannot be resolved or called without arguments."""
+
+
+class RunnerImportError(RunnerError):
+    """A runner's module cannot be imported: it is not on `sys.path`, or importing it raised.
+
+    Not a damaged case or a bad argument: the environment the application runs
+    in (its search path, its variables, its dependencies) does not let it
+    import. `runner` is the spec, `module` the module's name, `missing` True
+    when the module itself was not found; the exception raised while importing
+    is `__cause__`, with its traceback (`import_traceback()`).
+    """
+
+    def __init__(self, message: str, *, runner: str, module: str, missing: bool) -> None:
+        super().__init__(message)
+        self.runner = runner
+        self.module = module
+        self.missing = missing
+
+    def import_traceback(self) -> str:
+        """The traceback of the exception the import raised, from the application's own
+        frames on (the import machinery's and Tool Replay's left out), chain included; a
+        `SyntaxError` shows its file, line and text. Empty when the module was not found."""
+        import traceback
+
+        cause = self.__cause__
+        if cause is None or self.missing:
+            return ""
+        frames = cause.__traceback__
+        while frames is not None and _is_import_machinery(frames.tb_frame.f_code.co_filename):
+            frames = frames.tb_next
+        return "".join(traceback.format_exception(type(cause), cause, frames))
+
+
+def _is_import_machinery(filename: str) -> bool:
+    """A frame of `importlib` or of Tool Replay, above the module being imported."""
+    import importlib
+
+    return (
+        filename.startswith("<frozen importlib")
+        or filename == importlib.__file__
+        or Path(filename).is_relative_to(Path(__file__).parent)
+    )
 
 
 class ProtocolError(ToolReplayError, ValueError):

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolreplay.errors import RunnerError
+from toolreplay.errors import RunnerError, RunnerImportError, SessionContextError
 from toolreplay.runtime.session import offline_guard
 
 __all__ = [
@@ -69,10 +69,11 @@ def load_runner(spec: str) -> Runner:
     """Import and check the runner named by `spec` (`package.module:function`).
 
     While the module imports, effects refuse to run live (`SessionContextError`,
-    reported as a `RunnerError`). Raises `RunnerError` when the spec is
-    malformed, the module cannot be imported (the error says why, with the
-    import's own exception chained), the attribute does not exist or is not
-    callable, or it requires arguments.
+    reported as a `RunnerImportError`). Raises `RunnerImportError` when the
+    module cannot be imported (it is not on `sys.path`, or importing it raised:
+    the error says which, with advice, and chains the import's own exception),
+    and `RunnerError` when the spec is malformed, the attribute does not exist
+    or is not callable, or it requires arguments.
     """
     match = RUNNER_PATTERN.fullmatch(spec)
     if match is None:
@@ -90,17 +91,19 @@ def load_runner(spec: str) -> Runner:
         if missing is not None and (
             module_name == missing or module_name.startswith(missing + ".")
         ):
-            raise RunnerError(
-                f"runner {spec!r}: no module named {error.name!r}. Run the command from the "
-                "folder that holds it (the current directory is importable), or install it"
+            raise RunnerImportError(
+                f"runner {spec!r}: cannot import {module_name}: no module named {missing!r} on "
+                "this Python's search path (sys.path)\nRun from the project's root folder, the "
+                "one that holds it (the command line and the pytest plugin make it importable), "
+                "install the project, or add its folder to PYTHONPATH (for pytest, the "
+                "pythonpath option).",
+                runner=spec,
+                module=module_name,
+                missing=True,
             ) from error
-        raise RunnerError(
-            f"runner {spec!r}: importing {module_name} failed: {type(error).__name__}: {error}"
-        ) from error
+        raise _import_raised(spec, module_name, error) from error
     except Exception as error:
-        raise RunnerError(
-            f"runner {spec!r}: importing {module_name} raised {type(error).__name__}: {error}"
-        ) from error
+        raise _import_raised(spec, module_name, error) from error
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise RunnerError(
@@ -130,6 +133,42 @@ def load_runner(spec: str) -> Runner:
                 "no arguments. Wrap the call in a function that supplies them."
             )
     return Runner(spec, function)
+
+
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _import_raised(spec: str, module_name: str, error: Exception) -> RunnerImportError:
+    """The error for a runner module whose import raised `error`, with advice that fits."""
+    headline = f"runner {spec!r}: importing {module_name} raised {type(error).__name__}: {error}"
+    (name,) = error.args if isinstance(error, KeyError) and len(error.args) == 1 else (None,)
+    if isinstance(error, SessionContextError):
+        advice = (
+            "It calls an effect while it imports, which never runs outside a session: call it "
+            "from the runner instead."
+        )
+    elif isinstance(error, ModuleNotFoundError):
+        advice = (
+            f"{module_name} needs {error.name!r}, which this Python ({sys.executable}) cannot "
+            "import: install it, or run with the environment the application uses."
+        )
+    elif isinstance(name, str) and _ENVIRONMENT_NAME.fullmatch(name) and name not in os.environ:
+        advice = (
+            f"The environment variable {name} is probably not set: set it (for an API key, "
+            "when you replay or verify a case, a placeholder will do: no request is sent), or "
+            "have the module read it when the runner is called rather than when it is imported."
+        )
+    else:
+        advice = (
+            "Its module-level code failed, so nothing of the application ran. Common causes: "
+            "an environment variable that is not set (an SDK client or agent built at import "
+            "time wants its API key; when you replay or verify a case, a placeholder will do: "
+            "no request is sent), a missing configuration file, or a dependency of another "
+            "version. The import's traceback shows where."
+        )
+    return RunnerImportError(
+        f"{headline}\n{advice}", runner=spec, module=module_name, missing=False
+    )
 
 
 _resolved: dict[str, tuple[object, Runner]] = {}

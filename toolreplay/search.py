@@ -15,8 +15,10 @@ decoded and checked exactly. Headers and footers are decoded only for traces
 that match. RFC 0008 §4 states the query language and what each part costs.
 
 The search reads traces leniently: it never verifies digests or fingerprints
-(`read_trace` does, when a match is opened); a file that does not start with a
-trace header is reported as unreadable and skipped.
+(`read_trace` does, when a match is opened). A file that does not start with a
+trace header, or that cannot be read at all (a value nested too deeply to decode,
+too large for memory, permissions), is listed in `unreadable` with the reason and
+skipped; the other files are still searched.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "find_traces",
     "parse_condition",
     "parse_time",
+    "skip_reason",
 ]
 
 Operator = Literal["==", "!=", "<", "<=", ">", ">=", "contains", "matches", "exists"]
@@ -82,6 +85,20 @@ _RELATIVE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 def _encode(value: JsonValue) -> bytes:
     # The trace writer's encoding of a value (RFC 0003 §1.2), so its bytes can be found.
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def skip_reason(error: Exception) -> str:
+    """Why a file had to be skipped, in words, from whatever reading it raised: `find` and
+    `scan` read many files, and one that cannot be read is reported, never raised."""
+    if isinstance(error, RecursionError):
+        return "a value nests too deeply to read (RecursionError)"
+    if isinstance(error, MemoryError):
+        return "too large to read in memory (MemoryError)"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text: byte {error.start} cannot be decoded"
+    if isinstance(error, OSError):
+        return f"cannot read it: {error.strerror or error}"
+    return f"cannot read it: {type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +369,8 @@ class TraceSearch:
     """One search over a folder: iterate it for the matches, newest first.
 
     After (or during) iteration, `scanned` counts the trace files read and
-    `unreadable` lists `(path, reason)` of files that are not traces.
+    `unreadable` lists `(path, reason)` of the files (or folders) skipped: not traces,
+    or not readable to the end (whatever reading one raised, it is skipped, not raised).
     """
 
     directory: Path
@@ -399,19 +417,22 @@ class TraceSearch:
         pending = [os.fspath(self.directory)]
         while pending:
             folder = pending.pop()
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    name = entry.name
-                    if name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-                    elif name.endswith(TRACE_SUFFIX) and entry.is_file():
-                        stamp = stamp_of(name)
-                        if stamp is None or not valid_stamp(stamp):
-                            modified = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
-                            stamp = time_stamp(modified)
-                        found.append((stamp, name, entry.path))
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name.startswith("."):
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                        elif name.endswith(TRACE_SUFFIX) and entry.is_file():
+                            stamp = stamp_of(name)
+                            if stamp is None or not valid_stamp(stamp):
+                                modified = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
+                                stamp = time_stamp(modified)
+                            found.append((stamp, name, entry.path))
+            except OSError as error:  # a folder that cannot be listed: the rest still can
+                self.unreadable.append((Path(folder), skip_reason(error)))
         found.sort(reverse=True)
         return found
 
@@ -437,13 +458,13 @@ class TraceSearch:
             try:
                 descriptor = os.open(path, flags)
             except OSError as error:
-                self.unreadable.append((Path(path), f"cannot read it: {error.strerror}"))
+                self.unreadable.append((Path(path), skip_reason(error)))
                 continue
             self.scanned += 1
             try:
                 match = self._scan(descriptor, path, stamp)
-            except OSError as error:
-                self.unreadable.append((Path(path), f"cannot read it: {error.strerror}"))
+            except Exception as error:  # one bad file (too deep, too large, ...) is skipped
+                self.unreadable.append((Path(path), skip_reason(error)))
                 continue
             finally:
                 os.close(descriptor)

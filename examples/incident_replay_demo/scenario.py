@@ -12,6 +12,7 @@ key or an HTTP object.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import shutil
 import threading
@@ -51,15 +52,19 @@ def _corrected_answer(recorded: JsonValue) -> JsonValue:
 class DemoScenario:
     """One incident in its own folder, walked through step by step (thread-safe)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, incident: Path | None = None) -> None:
+        """`incident`: a trace of the refund application to start from (copied, never
+        changed) instead of recording one, such as a trace someone sent you."""
         self._folder = folder
+        self._source = incident
         self._lock = threading.Lock()
         self._completed: list[str] = []
         self._results: dict[str, dict[str, JsonValue]] = {}
         self._supplies: list[Patch] = []
         self._asking: toolreplay.ReplayMiss | None = None
         self._corrected: dict[str, JsonValue] | None = None
-        self.reset()
+        with contextlib.suppress(DemoError):  # the page says so; Reset demo shows why
+            self.reset()
 
     @property
     def _incident(self) -> Path:
@@ -79,16 +84,25 @@ class DemoScenario:
         return DemoError(500, self.scrub(f"{type(error).__name__}: {error}"))
 
     def reset(self) -> dict[str, Any]:
-        """Forget everything and record the incident again (with the local transport)."""
+        """Forget everything and record the incident again (with the local transport), or
+        copy the given one again and replay it for its decision."""
         with self._lock:
             self._completed, self._results = [], {}
             self._supplies, self._asking, self._corrected = [], None, None
             try:
                 shutil.rmtree(self._folder, ignore_errors=True)
                 self._folder.mkdir(parents=True)
-                transport = refund_app.CountingTransport(answering=True)
-                with toolreplay.record(self._incident, metadata={"runner": refund_app.RUNNER}):
-                    outcome = refund_app.decide_refund(refund_app.client_for(transport))
+                calls: int | None = None
+                if self._source is None:
+                    transport = refund_app.CountingTransport(answering=True)
+                    with toolreplay.record(self._incident, metadata={"runner": refund_app.RUNNER}):
+                        outcome = refund_app.decide_refund(refund_app.client_for(transport))
+                    calls = transport.calls
+                else:
+                    shutil.copyfile(self._source, self._incident)
+                    transport = refund_app.CountingTransport()
+                    with toolreplay.replay(self._incident):
+                        outcome = refund_app.decide_refund(refund_app.client_for(transport))
                 trace = toolreplay.read_trace(self._incident)
             except Exception as error:
                 raise self._failure(error) from error
@@ -98,7 +112,7 @@ class DemoScenario:
                     "amount": outcome["amount"],
                     "operations": len(trace),
                     "effects": [op.effect for op in trace.operations],
-                    "provider_calls": transport.calls,
+                    "provider_calls": calls,  # null: loaded from a file, not captured here
                 }
             }
             return self._state()
@@ -242,6 +256,16 @@ class DemoScenario:
                 {"effect": d.effect, "origin": d.target.origin if d.target else "attempted"}
                 for d in report.differences
                 if d.type == "operation_added"
+            ],
+            # A new call standing where a recorded one stood: the same call, asked differently.
+            "asked_differently": [
+                {
+                    "effect": d.effect,
+                    "origin": d.target.origin if d.target else "attempted",
+                    "paths": [f.path for f in d.fields],
+                }
+                for d in report.differences
+                if d.type == "input_changed"
             ],
         }
 

@@ -93,3 +93,13 @@ def pydantic_ai_refund() -> JsonValue:
     return asyncio.run(
         run_pydantic_ai(async_client(pydantic_ai_api()), api="responses", streamed=False)
     )
+
+
+def pydantic_ai_refund_streamed() -> JsonValue:
+    return asyncio.run(
+        run_pydantic_ai(async_client(pydantic_ai_api()), api="responses", streamed=True)
+    )
+
+
+def pydantic_ai_refund_chat() -> JsonValue:
+    return asyncio.run(run_pydantic_ai(async_client(pydantic_ai_api()), api="chat", streamed=False))

@@ -8,13 +8,15 @@ and reads what the pane shows. Closing it kills that server and nothing else.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Self
 
-__all__ = ["TMUX", "TmuxTerminal"]
+__all__ = ["TMUX", "LoggedTerminal", "TmuxTerminal"]
 
 TMUX = shutil.which("tmux")
 """The tmux executable, or None where it is not installed."""
@@ -113,8 +115,55 @@ class TmuxTerminal:
         )
         socket.unlink(missing_ok=True)
 
-    def __enter__(self) -> TmuxTerminal:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+class LoggedTerminal(TmuxTerminal):
+    """A `TmuxTerminal` that logs every byte its command writes to the terminal (tmux
+    `pipe-pane`, attached before the command starts) and, as a terminal set up for
+    it would, lets the command set the pane's title and write the clipboard (OSC 52
+    with `set-clipboard on` makes a tmux buffer): what reached the terminal, and what
+    it did with it, can be checked."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        log: Path,
+        width: int = 80,
+        height: int = 24,
+    ) -> None:
+        # The command waits for a line before it starts, so the log misses none of it.
+        waiting = ["sh", "-c", 'read _ && exec "$@"', "sh", *command]
+        super().__init__(waiting, cwd=cwd, env=env, width=width, height=height)
+        self.log = log
+        self._run("set-option", "-s", "set-clipboard", "on")
+        self._run("pipe-pane", "-o", "-t", "main", f"cat >> {shlex.quote(str(log))}")
+        self.keys("Enter")
+
+    def raw(self) -> bytes:
+        """Every byte written to the terminal so far."""
+        return self.log.read_bytes() if self.log.exists() else b""
+
+    def title(self) -> str:
+        """The pane's title, as an OSC 0 or 2 sets it."""
+        return self._run("display-message", "-p", "-t", "main", "#{pane_title}").strip()
+
+    def clipboard(self) -> str:
+        """tmux's paste buffers: what OSC 52 writes reached, one line each."""
+        return self._run("list-buffers")
+
+    def wait_until_dead(self, timeout: float = 30.0) -> None:
+        """Wait until the command has exited (the pane stays, `remain-on-exit`)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._run("display-message", "-p", "-t", "main", "#{pane_dead}").strip() == "1":
+                return
+            time.sleep(0.1)  # poll the pane: tmux has no way to wait for an exit
+        raise AssertionError(f"the command did not exit; the terminal shows:\n{self.screen()}")

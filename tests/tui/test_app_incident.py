@@ -113,11 +113,16 @@ async def test_the_bundled_incident_is_forked_through_review_and_promoted_in_15_
         assert [(d.type, d.effect) for d in report.differences] == [
             ("output_changed", "openai.responses.create"),
             ("operation_missing", "billing.refund.create"),
-            ("operation_missing", "notify.customer"),
             ("operation_added", "review.queue.add"),
-            ("operation_added", "notify.customer"),
+            ("input_changed", "notify.customer"),  # answered with the recorded answer
         ]
-        assert "[supplied]" in diff.rows.row(len(diff.rows) - 1).right
+        notice = diff.rows.row(len(diff.rows) - 1)
+        assert notice.marker == "I"
+        assert "#4 notify.customer [supplied]" in notice.right
+        assert diff.rows.fields(len(diff.rows) - 1)[0].path == "$.inputs.message"
+        assert "stands where the recording's #4 stood" in str(
+            diff.rows.attribution(len(diff.rows) - 1)
+        )
 
         await press("escape", "P")  # promotes at once, with the form's defaults
         await wait_for(pilot, lambda: app.last_promote is not None, what="the promotion")

@@ -185,6 +185,30 @@ async def test_strict_replay_and_a_runner_asked_for_once(tmp_path: Path, project
         await wait_for(pilot, lambda: not screen.panel.running)
 
 
+@pilot_test
+async def test_a_runner_module_that_raises_at_import_is_reported_as_such(
+    project: Project,
+) -> None:
+    module = project.root / "tuiapp.py"
+    source = module.read_text()
+    module.write_text(source + '\nTOKEN = os.environ["TUIAPP_SERVICE_TOKEN"]\n')
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.last_run is not None, what="the replay")
+        assert app.last_run is not None
+        assert app.last_run.refused
+        report = text_of(app, "#run-report")
+        assert (
+            "replay was refused: the runner's module cannot be imported (nothing was written) "
+            "(RunnerImportError)"
+        ) in report
+        assert "importing tuiapp raised KeyError: 'TUIAPP_SERVICE_TOKEN'" in report
+        assert "The environment variable TUIAPP_SERVICE_TOKEN is probably not set" in report
+        assert 'TOKEN = os.environ["TUIAPP_SERVICE_TOKEN"]' in report  # the traceback
+
+
 @pytest.mark.parametrize("key", ["escape", "ctrl+c"])
 @pilot_test
 async def test_a_key_cancels_a_run_and_kills_the_child(project: Project, key: str) -> None:

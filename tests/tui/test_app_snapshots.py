@@ -10,13 +10,16 @@ the new pictures.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static
 from toolreplay_tui.screens.run import RunScreen
 
+from tests.support.agent_fork import AgentFork, record_and_fork, record_sync_agent
 from tests.tui.pilot import SIZE, loaded, make_app, wait_for
 from tests.tui.support import Project
 
@@ -79,6 +82,43 @@ def test_help_screen(project: Project, snap_compare: Any) -> None:
         pilot.app.clear_notifications()
 
     assert snap_compare(make_app(project), terminal_size=SIZE, run_before=before)
+
+
+# --- an agent's model turns ------------------------------------------------------------------
+
+
+@pytest.fixture
+def agent_fork(tmp_path: Path) -> AgentFork:
+    pytest.importorskip("pydantic_ai")
+    return record_and_fork(tmp_path)
+
+
+def test_browse_an_agent_trace(tmp_path: Path, snap_compare: Any) -> None:
+    # Each model turn reads as its last message and its answer: the question and the
+    # tool call, then the tool's output and the answer text.
+    pytest.importorskip("openai")
+    trace = record_sync_agent(tmp_path / "agent.trp")
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await loaded(pilot)
+        await pilot.press("G")
+        pilot.app.clear_notifications()
+
+    assert snap_compare(make_app(Project(tmp_path, trace)), terminal_size=SIZE, run_before=before)
+
+
+def test_diff_of_an_agent_fork(agent_fork: AgentFork, snap_compare: Any) -> None:
+    # The model request after the changed tool output is one changed row (input and
+    # output, supplied), at the tool output's path inside the request.
+    async def before(pilot: Pilot[Any]) -> None:
+        app = await loaded(pilot)
+        await wait_for(pilot, lambda: getattr(app.screen, "rows", None) is not None)
+        await pilot.press("n")
+        pilot.app.clear_notifications()
+
+    project = Project(agent_fork.source.parent, agent_fork.source)
+    app = make_app(project, against=agent_fork.branch)
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
 # --- 80x24 ---------------------------------------------------------------------------------

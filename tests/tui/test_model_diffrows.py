@@ -108,6 +108,48 @@ def test_patch_attribution_of_a_real_fork(tmp_path: Path) -> None:
     assert patch.patch_id in attribution
 
 
+def handle_by_tier() -> str:
+    customer = get_customer(42)
+    return str(decide(1200.0 if customer["tier"] == "gold" else 900.0)["decision"])
+
+
+def test_a_supplied_call_standing_for_a_recorded_one_is_one_changed_row(tmp_path: Path) -> None:
+    with toolreplay.record(tmp_path / "incident.trp"):
+        handle_by_tier()
+    silver = toolreplay.replace_output(
+        effect="tuitest.customer.get",
+        inputs={"customer_id": 42},
+        value={"id": 42, "tier": "silver"},
+    )
+    decided = toolreplay.supply_output(
+        effect="tuitest.refund.decide", inputs={"amount": 900.0}, value={"decision": "review"}
+    )
+    with toolreplay.fork(
+        tmp_path / "incident.trp",
+        tmp_path / "branch.trp",
+        patches=[silver, decided],
+        unobserved="allow",
+    ):
+        assert handle_by_tier() == "review"
+    rows = DiffRows(toolreplay.diff(tmp_path / "incident.trp", tmp_path / "branch.trp"))
+    assert len(rows) == 2
+    row = rows.row(1)
+    assert (row.status, row.match, row.marker, row.patch_id) == (
+        "changed",
+        "structural",
+        "IO",
+        decided.patch_id,
+    )
+    assert row.left == "#1 tuitest.refund.decide 1200.0 at $.inputs.amount"
+    assert row.right == "#1 tuitest.refund.decide [supplied] 900.0 at $.inputs.amount"
+    assert rows.attribution(1) == (
+        f"the recording never made this call; its outcome was supplied by patch "
+        f"{decided.patch_id}; it stands where the recording's #1 stood, which the fork never "
+        "called"
+    )
+    assert rows.row_description(1) == "row 1: input_changed, output_changed (structural match)"
+
+
 def test_identical_traces(tmp_path: Path) -> None:
     path = write_trace(tmp_path / "a.trp", [("a.b", {}, 1)])
     rows = DiffRows(toolreplay.diff(path, path))

@@ -179,3 +179,25 @@ def test_undo_takes_back_every_kind_of_change_last_first(tmp_path: Path) -> None
     assert pending.undo() == "loaded patches from one.json"
     assert [p.effect for p in pending] == ["crm.customer.get"]
     assert pending.dirty
+
+
+def test_load_keeps_patches_by_call_and_says_why_it_skips_the_others(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    by_number = toolreplay.replace_output(at=1, value={"decision": "deny"})
+    next_call = toolreplay.supply_output(effect="crm.customer.get", value={"name": "Bo"})
+    reply = toolreplay.replace_output(
+        effect="llm.refund.decide",
+        inputs={"amount": 1200.0, "tier": "gold"},
+        value=toolreplay.OutputRecipe("reply", "llm", {"text": "deny"}),
+    )
+    path = toolreplay.write_patches(tmp_path / "v3.json", [by_number, next_call, reply])
+    pending = PendingPatches()
+    loaded = pending.load(path, trace)
+    assert loaded.loaded == (reply,)  # a recipe on one exact call is kept as it is
+    assert [skipped.reason for skipped in loaded.skipped] == [
+        f"{by_number.patch_id}: names source operation 1, not one exact call; fork with "
+        "the patch file from the command line",
+        f"{next_call.patch_id}: names the next call of crm.customer.get that the source "
+        "does not hold, not one exact call; fork with the patch file from the command line",
+    ]
+    assert pending.dirty

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from toolreplay_tui.model.rows import OperationRows, marker_of
 from toolreplay_tui.model.search import matches
 from toolreplay_tui.model.trace_file import TraceFile
 
+from tests.support.agent_fork import record_sync_agent
 from tests.support.traces import write_trace
 from toolreplay import Raised
 
@@ -45,6 +47,23 @@ def test_rows_show_index_effect_status_marker_and_a_preview(tmp_path: Path) -> N
     pending = {loaded.operations[2].identity}
     assert rows.row(2, pending).marker == "pending"
     assert marker_of(loaded.operations[1], pending) == "recorded"
+
+
+def test_an_agents_model_turns_read_as_their_message_and_answer(tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    rows = OperationRows(TraceFile.open(record_sync_agent(tmp_path / "agent.trp")))
+    first, tool, second = (rows.row(position, preview_width=100).preview for position in range(3))
+    assert first == (
+        'user: Please refund order 8812; it arrived broken. → lookup_order({"order_id": 8812})'
+    )
+    assert tool == '{"order_id": 8812}'  # any other call: its inputs, as before
+    assert second == (
+        'tool lookup_order: {"order_id": 8812, "total": 1… → '
+        'Order 8812 is on file: {"order_id": 8812, "tota…'
+    )
+    # In a narrow column, what the call did tells the turns apart.
+    assert rows.row(0, preview_width=20).preview == '→ lookup_order({"or…'
+    assert rows.row(2, preview_width=20).preview == "→ Order 8812 is on…"
 
 
 def test_filter_by_effect_or_text_and_step_through_matches(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -13,7 +14,7 @@ import pytest
 from toolreplay_tui.model.runs import RunClient, RunHandle, RunResult, WarmRunner
 
 import toolreplay
-from tests.tui.support import DECIDE_INPUTS, RUNNER, Project, child_env
+from tests.tui.support import DECIDE_INPUTS, RUNNER, Project, child_env, cli
 
 
 @pytest.fixture
@@ -74,6 +75,64 @@ def test_a_crash_a_hang_and_a_cancel_stay_in_their_own_process(
     after = fork(project, warm, {"decision": "manual_review"}, "after")
     assert after.ok, (after.error, after.stderr)
     assert warm.starts == 1  # the warm child itself survived all of them
+
+
+PROBE_RUNNER = """\
+import json, os
+import tuiapp
+
+def main():
+    with open("promote-verified-in.json", "w") as out:
+        json.dump({"pid": os.getpid(), "parent": os.getppid()}, out)
+    return tuiapp.main()
+"""
+
+
+def test_a_promote_is_verified_in_a_fork_of_the_warm_runner(
+    project: Project, warm: WarmRunner
+) -> None:
+    # A runner that says which process verified the case, and whose parent it was.
+    (project.root / "promoteprobe.py").write_text(PROBE_RUNNER, encoding="utf-8")
+    expected = project.root / "expected.json"
+    expected.write_text('{"customer": "Ada", "amount": 1200.0, "outcome": "approved"}')
+    runs = client(project, warm)
+    request = runs.promote(
+        project.trace,
+        project.root / "tests" / "cases" / "warm",
+        name="warm",
+        runner="promoteprobe:main",
+        expect_file=expected,
+    )
+    assert request.warm is warm
+    handle = RunHandle(request)
+    result = handle.wait()
+    assert result.ok, (result.error, result.stderr)
+    assert result.case is not None
+    verified_in = json.loads((project.root / "promote-verified-in.json").read_text())
+    # Verified end to end before it was published, in a process of its own: a fork of
+    # the warm child (not the warm child itself, and not this process).
+    assert verified_in["parent"] == warm.pid
+    assert verified_in["pid"] == handle.pid
+    assert verified_in["pid"] not in (warm.pid, os.getpid())
+    verified = cli(project.root, "verify", result.case.directory)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+    # A case that does not hold is not written, through the warm runner too.
+    expected.write_text('{"outcome": "refused"}')
+    failed = RunHandle(
+        runs.promote(
+            project.trace,
+            project.root / "tests" / "cases" / "wrong",
+            name="wrong",
+            runner="tuiapp:main",
+            expect_file=expected,
+        )
+    ).wait()
+    assert failed.outcome == "case_failed"
+    assert failed.error is not None
+    assert failed.error.type == "toolreplay.errors.BehavioralRegressionError"
+    assert not (project.root / "tests" / "cases" / "wrong").exists()
+    assert warm.starts == 1
 
 
 def test_a_changed_application_is_imported_again(project: Project, warm: WarmRunner) -> None:

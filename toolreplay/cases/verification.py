@@ -31,6 +31,7 @@ from toolreplay.errors import (
     NonPortableValueError,
     ReplayContractError,
     RunnerError,
+    RunnerImportError,
     SessionError,
     SessionNestingError,
     ToolReplayError,
@@ -118,6 +119,14 @@ def _prepare(
     # Integrity holds: only now is any application module imported.
     try:
         runner = resolve_runner(manifest.runner)
+    except RunnerImportError as error:
+        # The environment, not the case: the import's own exception stays the cause.
+        raise RunnerImportError(
+            f"case {display}: {error}",
+            runner=error.runner,
+            module=error.module,
+            missing=error.missing,
+        ) from error.__cause__
     except RunnerError as error:
         raise integrity_error(display, str(error)) from error
     if runner.is_async != (kind == "async"):
@@ -199,7 +208,9 @@ def verify_case(directory: str | os.PathLike[str]) -> VerifiedCase:
     """Re-run a promoted case offline, and raise if it does not hold.
 
     Order: manifest and trace integrity (`CaseIntegrityError`, before any
-    application module is imported), runner resolution (`CaseIntegrityError`),
+    application module is imported), runner resolution (`RunnerImportError`
+    when its module cannot be imported, with the import's exception as
+    `__cause__`; `CaseIntegrityError` for any other runner problem),
     strict replay (`ReplayContractError`, the miss or ambiguity as
     `__cause__`), the runner's own errors (`ApplicationExecutionError`, the
     original as `__cause__`; KeyboardInterrupt and SystemExit pass through),

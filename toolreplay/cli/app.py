@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from toolreplay._version import __version__
 from toolreplay.cli.command import Command, UsageError
+from toolreplay.cli.output import terminal_safe_streams
 
 __all__ = ["load_commands", "main"]
 
@@ -100,19 +101,28 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     warm runner's forked runs. Usage errors exit 2, after argparse's message.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if not arguments:
-        _root_parser().print_help()
-        sys.exit(2)
-    if arguments[0] not in _COMMANDS:
-        # `--help`, `--version` or a usage error, each of which exits, or a command after
-        # `--`: the command's own arguments are left to its parser.
-        parsed, rest = _root_parser().parse_known_args(arguments)
-        arguments = [parsed.command, *rest]
-    command = _command(arguments[0])
-    parser = command.parser()
-    values = vars(parser.parse_args(arguments[1:]))
-    try:
-        status = command.run(**values)
-    except UsageError as error:
-        parser.error(str(error))
-    sys.exit(status)
+    # Everything printed may quote a trace (an error, a traceback): escaped, always.
+    with terminal_safe_streams():
+        if not arguments:
+            _root_parser().print_help()
+            sys.exit(2)
+        if arguments[0] not in _COMMANDS:
+            # `--help`, `--version` or a usage error, each of which exits, or a command
+            # after `--`: the command's own arguments are left to its parser.
+            parsed, rest = _root_parser().parse_known_args(arguments)
+            arguments = [parsed.command, *rest]
+        command = _command(arguments[0])
+        parser = command.parser()
+        values = vars(parser.parse_args(arguments[1:]))
+        try:
+            status = command.run(**values)
+        except UsageError as error:
+            parser.error(str(error))
+        except Exception:
+            # What the interpreter would print and exit with, but through the escaping
+            # stream: an unexpected error's message may quote a trace.
+            import traceback
+
+            traceback.print_exc()
+            sys.exit(1)
+        sys.exit(status)

@@ -20,6 +20,7 @@ from toolreplay.errors import (
     JsonTextError,
     PromotionError,
     RunnerError,
+    RunnerImportError,
     SecretInTraceError,
     ToolReplayError,
     TraceError,
@@ -37,6 +38,7 @@ from toolreplay.runners import import_from_working_directory
 __all__ = ["COMMANDS", "PROMOTE", "VERIFY", "promote", "verify"]
 
 _DETAIL_LINES = 20  # lines of a failure's message shown under its FAIL line
+_TRACEBACK_LINES = 40  # last lines of a runner import's traceback shown under it
 
 
 def _expected_value(expect_json: str | None, expect_file: Path | None) -> JsonValue:
@@ -160,6 +162,8 @@ def promote(
             f"with python -m pytest {case.directory}"
         )
     else:
+        if isinstance(error, RunnerImportError):
+            sys.stderr.write(error.import_traceback())
         Output.error(f"{type(error).__name__}: {error}")
         sys.stderr.write("nothing was written\n")
     return status
@@ -201,6 +205,15 @@ def _print_result(out: Output, result: CaseResult) -> None:
     hidden = len(rest) - _DETAIL_LINES
     if hidden > 0:
         out.line(f"      ... {hidden} more {'line' if hidden == 1 else 'lines'}")
+    if isinstance(result.error, RunnerImportError):
+        traceback = result.error.import_traceback().splitlines()
+        if traceback:
+            out.line("      the import's traceback (innermost last):")
+            if len(traceback) > _TRACEBACK_LINES:
+                earlier = len(traceback) - _TRACEBACK_LINES
+                out.line(f"      ... {earlier} earlier {'line' if earlier == 1 else 'lines'}")
+            for line in traceback[-_TRACEBACK_LINES:]:
+                out.line(f"      {line}")
 
 
 def _add_verify_arguments(parser: ArgumentParser) -> None:

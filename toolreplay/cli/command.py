@@ -15,9 +15,13 @@ from typing import TypeVar
 
 from toolreplay.errors import ToolReplayError
 
-__all__ = ["Command", "UsageError", "choice_of", "whole_number"]
+__all__ = ["SKIPPED_EXIT_CODE", "Command", "UsageError", "choice_of", "whole_number"]
 
 Choice = TypeVar("Choice", bound=StrEnum)
+
+SKIPPED_EXIT_CODE = 3
+"""`find` and `scan`: nothing was found, but some files were skipped (they could not be
+read), so "nothing" is not certain."""
 
 
 class UsageError(ToolReplayError):

@@ -1,9 +1,12 @@
 """`toolreplay find DIRECTORY`: list the traces that match a query, newest first.
 
 Text prints one line per match as it is found (so a long search shows results
-at once), then a count; `--format json` prints one document at the end. Exit
-status: 0 when something matched, 1 when nothing did (as grep), 2 when the
-query or the folder is refused.
+at once), then a count; `--format json` prints one document at the end. A file
+that cannot be read is skipped, never fatal: a `skipped: PATH: reason` line on
+stderr (the `skipped` list in json), and the other files are still searched.
+Exit status: 0 when something matched, 1 when nothing did (as grep), 2 when the
+query or the folder is refused, 3 when nothing matched but files were skipped
+(one of them might have).
 """
 
 from __future__ import annotations
@@ -16,14 +19,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from toolreplay.cli.command import Command, whole_number
+from toolreplay.cli.command import SKIPPED_EXIT_CODE, Command, whole_number
 from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import TraceSearchError
 from toolreplay.search import FoundTrace, TraceSearch, find_traces
 
-__all__ = ["COMMANDS", "FIND", "FIND_FORMAT_VERSION", "FORK_AT", "find", "matches", "usable_cpus"]
+__all__ = [
+    "COMMANDS",
+    "FIND",
+    "FIND_FORMAT_VERSION",
+    "FORK_AT",
+    "find",
+    "matches",
+    "usable_cpus",
+]
 
-FIND_FORMAT_VERSION = 1
+FIND_FORMAT_VERSION = 2
+"""2: `unreadable` became `skipped`, which also lists files that could not be read to the end."""
 
 FORK_AT = 1_000
 """Files from which the command scans the older half in a forked second process: below
@@ -37,6 +49,14 @@ def _ending(match: FoundTrace) -> str:
     if ending.get("status") == "completed":
         return "completed"
     return f"raised {ending.get('error_type')}"
+
+
+def _relative(path: Path, root: Path) -> str:
+    """`path` relative to the folder searched, as matches are shown (all of it outside)."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 def _line(match: FoundTrace, root: Path) -> str:
@@ -178,8 +198,9 @@ def find(
             out.line(_line(match, directory))
         if limit is not None and len(found) >= limit:
             break
-    for path, reason in search.unreadable:
-        out.error(f"{path}: skipped: {reason}")
+    skipped = [(_relative(path, directory), reason) for path, reason in search.unreadable]
+    for path, reason in skipped:
+        out.skipped(path, reason)
     if output_format is OutputFormat.json:
         document: dict[str, Any] = {
             "format_version": FIND_FORMAT_VERSION,
@@ -192,15 +213,15 @@ def find(
             },
             "scanned": search.scanned,
             "traces": [match.to_dict(directory) for match in found],
-            "unreadable": [
-                {"path": str(path), "reason": reason} for path, reason in search.unreadable
-            ],
+            "skipped": [{"path": path, "reason": reason} for path, reason in skipped],
         }
         sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     else:
         noun = "trace" if search.scanned == 1 else "traces"
         out.line(f"{len(found)} of {search.scanned} {noun} scanned matched")
-    return 0 if found else 1
+    if found:
+        return 0
+    return SKIPPED_EXIT_CODE if search.unreadable else 1
 
 
 FIND = Command(
@@ -208,8 +229,10 @@ FIND = Command(
     summary="List the traces in DIRECTORY that match, newest first.",
     description="""
         Newest first: by the start time a captured trace's name holds, else by the
-        file's modification time. Exit 0 when something matched, 1 when nothing did,
-        2 when the query or the folder is refused.
+        file's modification time. A file that cannot be read is skipped (a
+        "skipped: PATH: reason" line on stderr) and the others are still searched.
+        Exit 0 when something matched, 1 when nothing did, 2 when the query or the
+        folder is refused, 3 when nothing matched but some files were skipped.
     """,
     add_arguments=_add_arguments,
     run=find,

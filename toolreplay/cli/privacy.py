@@ -8,17 +8,17 @@ import sys
 from argparse import ArgumentParser
 from pathlib import Path
 
-from toolreplay.cli.command import Command
-from toolreplay.cli.output import OutputFormat, add_format_option
+from toolreplay.cli.command import SKIPPED_EXIT_CODE, Command
+from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import ToolReplayError
-from toolreplay.redaction.files import redact_trace, scan_paths
+from toolreplay.redaction.files import ScannedFiles, redact_trace, scan_paths
 from toolreplay.redaction.policy import RedactionPolicy
 from toolreplay.redaction.scanner import (
     DEFAULT_SCANNER,
-    SecretFinding,
     SecretScanner,
     describe_findings,
 )
+from toolreplay.terminal import terminal_safe
 
 __all__ = [
     "COMMANDS",
@@ -63,8 +63,12 @@ def _fail(error: ToolReplayError) -> int:
     return 2
 
 
-def _findings_document(findings: tuple[SecretFinding, ...], files: int) -> str:
-    document = {"findings": [finding.to_dict() for finding in findings], "files_scanned": files}
+def _findings_document(scanned: ScannedFiles) -> str:
+    document = {
+        "findings": [finding.to_dict() for finding in scanned.findings],
+        "files_scanned": scanned.files_scanned,
+        "skipped": [{"path": str(path), "reason": reason} for path, reason in scanned.skipped],
+    }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -93,19 +97,25 @@ def scan(
     except ToolReplayError as error:
         return _fail(error)
     if output_format is OutputFormat.json:
-        sys.stdout.write(_findings_document(scanned.findings, scanned.files_scanned))
-    elif scanned.findings:
-        sys.stdout.write(
-            f"{len(scanned.findings)} secret finding(s) in {scanned.files_scanned} file(s) "
-            "(values are not shown):\n"
-        )
-        sys.stdout.write("\n".join(f"  {f.describe()}" for f in scanned.findings) + "\n")
-        sys.stdout.write(
-            "Redact them into a new trace with `toolreplay redact IN OUT --rule PATH`.\n"
-        )
+        sys.stdout.write(_findings_document(scanned))
     else:
-        sys.stdout.write(f"no secrets found in {scanned.files_scanned} file(s)\n")
-    return 1 if scanned.findings else 0
+        for path, reason in scanned.skipped:
+            Output.skipped(path, reason)
+        if scanned.findings:
+            sys.stdout.write(
+                f"{len(scanned.findings)} secret finding(s) in {scanned.files_scanned} file(s) "
+                "(values are not shown):\n"
+            )
+            for finding in scanned.findings:  # one line each, whatever a trace's keys hold
+                sys.stdout.write(f"  {terminal_safe(finding.describe())}\n")
+            sys.stdout.write(
+                "Redact them into a new trace with `toolreplay redact IN OUT --rule PATH`.\n"
+            )
+        else:
+            sys.stdout.write(f"no secrets found in {scanned.files_scanned} file(s)\n")
+    if scanned.findings:
+        return 1
+    return SKIPPED_EXIT_CODE if scanned.skipped else 0
 
 
 SCAN = Command(
@@ -114,8 +124,10 @@ SCAN = Command(
     description="""
         Folders are scanned recursively (*.trp, *.json, *.jsonl). Each finding names
         the file, line, effect, part (inputs, output, error, ...), JSON path and
-        rule, never the value. Exit 0 when nothing was found, 1 with findings, 2
-        when a path cannot be read or an option is malformed.
+        rule, never the value. A file that cannot be read is skipped (a "skipped:
+        PATH: reason" line on stderr) and the others are still scanned. Exit 0 when
+        nothing was found, 1 with findings, 2 when a PATH does not exist or an
+        option is malformed, 3 when nothing was found but some files were skipped.
     """,
     add_arguments=_add_scan_arguments,
     run=scan,

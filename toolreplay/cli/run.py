@@ -34,6 +34,7 @@ from toolreplay.errors import (
     RedactionError,
     ReplayContractError,
     RunnerError,
+    RunnerImportError,
     SecretInTraceError,
     SecretScanError,
     SessionError,
@@ -82,7 +83,8 @@ def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySes
         session.__enter__()
     except (ToolReplayError, OSError) as error:
         raise _Refused(error) from error
-    with application_output_to_stderr():
+    # A recording's application prints as it wrote it: nothing it reads is from a trace.
+    with application_output_to_stderr(from_trace=not isinstance(session, RecordSession)):
         _call(report, runner, session)
     storage = session.write_error
     if storage is not None:
@@ -168,8 +170,8 @@ def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) 
         sys.stdout.write(f"returned {shown}\n")
     else:
         assert report.error is not None
-        captured = report.error.traceback
-        if report.outcome == "application_error" and captured:
+        captured = report.error.traceback  # an application error's, or a runner import's
+        if captured:
             sys.stderr.write(captured if captured.endswith("\n") else captured + "\n")
         sys.stderr.write(f"error: {report.outcome}: {report.error.type}: ")
         sys.stderr.write(report.error.message + "\n")
@@ -187,6 +189,9 @@ def _refuse(report: RunDocument, error: BaseException, output_format: OutputForm
     # A trace that cannot be created for lack of space is no bad argument.
     report.outcome = "storage_error" if isinstance(error, TraceWriteError) else "invalid_arguments"
     report.error = ErrorReport.from_exception(error)
+    if isinstance(error, RunnerImportError):
+        # Where the application's import failed is the one thing to show (RFC 0004 §4.6).
+        report.error = replace(report.error, traceback=error.import_traceback() or None)
     return _emit(report, output_format, [])
 
 
@@ -321,7 +326,7 @@ def record(
             scanner=secret_scanner(patterns),
         )
         session.check_before_run()  # before the import: a refused --output runs no app code
-        with application_output_to_stderr():  # the import may print
+        with application_output_to_stderr(from_trace=False):  # the import may print
             resolved = _resolve_runner(runner, None)
         _run(report, resolved, session)
     except (_Refused, RunnerError, TraceError, SecretScanError) as refusal:

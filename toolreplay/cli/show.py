@@ -11,6 +11,7 @@ from toolreplay.cli.command import Command, whole_number
 from toolreplay.cli.output import Output, OutputFormat, add_format_option
 from toolreplay.errors import TraceError
 from toolreplay.portable import preview
+from toolreplay.summaries import fit_to_width, summarize_call
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import TRACE_FORMAT, Operation, Raised
 from toolreplay.trace.reader import Trace, read_trace
@@ -58,6 +59,15 @@ def _result(operation: Operation) -> str:
     if isinstance(outcome, Raised):
         return f"{outcome.error_type}: {outcome.message}"[:_PREVIEW]
     return preview(outcome.value, _PREVIEW, compact=True)
+
+
+def _columns(operation: Operation) -> tuple[str, str]:
+    """The inputs and result columns: a model call by its last message and its answer
+    (`summarize_call`), any other call by its inputs and outcome as JSON."""
+    summary = summarize_call(operation.effect, operation.inputs, operation.outcome)
+    if summary is None:
+        return preview(operation.inputs, _PREVIEW, compact=True), _result(operation)
+    return fit_to_width(summary.asked, _PREVIEW), fit_to_width(summary.answered, _PREVIEW)
 
 
 def _state(trace: Trace) -> str:
@@ -126,8 +136,7 @@ def show(trace_path: Path, output_format: OutputFormat, limit: int | None) -> in
                 str(op.identity.occurrence),
                 op.outcome.status,
                 op.origin,
-                preview(op.inputs, _PREVIEW, compact=True),
-                _result(op),
+                *_columns(op),
             ]
             for op in shown
         ],

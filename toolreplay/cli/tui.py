@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from toolreplay.cli.command import Command
-from toolreplay.cli.output import Output
+from toolreplay.cli.output import Output, drawn_by_the_ui
 
 __all__ = ["COMMANDS", "INSTALL_HINT", "TUI", "tui"]
 
@@ -105,7 +105,8 @@ def tui(trace: Path, runner: str | None, against: Path | None, workdir: Path | N
         )
         return 2
     run: _Run = ui.run
-    return run(trace, runner, against, workdir=workdir)
+    with drawn_by_the_ui():  # it escapes every trace's text itself (toolreplay.terminal)
+        return run(trace, runner, against, workdir=workdir)
 
 
 TUI = Command(

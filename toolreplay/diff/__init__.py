@@ -80,13 +80,10 @@ def diff(
     forked_from_source = target_trace.header.source_trace_id == source_trace.header.trace_id
     rows: list[AlignmentRow] = []
     differences: list[Difference] = []
-    # Lineage proves a branch's supplied and live calls answer no source operation.
-    unpairable = (
-        {j for j, op in enumerate(target_ops) if op.origin in ("supplied", "live")}
-        if forked_from_source
-        else set[int]()
-    )
-    aligned = align_operations(source_ops, target_ops, unpairable=unpairable)
+    # A branch's supplied and live calls pair structurally like any call: every source
+    # operation the branch observed has its exact partner, so what they can pair with is
+    # a source call the branch left unobserved, standing in the same place (RFC 0004 §3.3).
+    aligned = align_operations(source_ops, target_ops)
     reordered = order_changes(source_ops, target_ops, aligned)
     for index, pair in enumerate(aligned):
         left = None if pair.source is None else source_ops[pair.source]

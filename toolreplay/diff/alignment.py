@@ -19,7 +19,7 @@ keeps the moves that changed the order of calls within a lane (RFC 0004).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -82,19 +82,12 @@ def _non_crossing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return kept
 
 
-def align_operations(
-    source: Sequence[Operation],
-    target: Sequence[Operation],
-    *,
-    unpairable: Collection[int] = (),
-) -> list[AlignedPair]:
+def align_operations(source: Sequence[Operation], target: Sequence[Operation]) -> list[AlignedPair]:
     """Align two operation sequences (each free of duplicate identities) into rows.
 
     Rows follow both traces' order: each operation appears in exactly one row,
     source-only rows before target-only rows where both are pending, and a
-    `moved` pair at the target's position. Target positions in `unpairable`
-    are never paired structurally: lineage proves they answer no source
-    operation (a fork's supplied and live calls).
+    `moved` pair at the target's position.
     """
     target_position = {op.identity: j for j, op in enumerate(target)}
     exact = [
@@ -123,7 +116,7 @@ def align_operations(
             source_candidates.setdefault(key(gap, op), []).append(i)
     target_candidates: dict[_GapKey, list[int]] = {}
     for j, op in enumerate(target):
-        if j not in paired_target and j not in unpairable:
+        if j not in paired_target:
             gap = bisect_right(anchor_targets, j)
             target_candidates.setdefault(key(gap, op), []).append(j)
 

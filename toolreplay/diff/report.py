@@ -135,9 +135,9 @@ class Difference:
         target = "attempted, not recorded" if self.attempted else f"#{_id(self.target)}"
         where = f"source #{_id(self.source)}, target {target}"
         text = f"{self.type} at {self.effect} occurrence {self.occurrence} ({where})"
-        if self.patch_id is not None:
-            text += f", from patch {self.patch_id}"
         origin = _origin_note(self.target)
+        if self.patch_id is not None and not origin:  # a supplied one says so in its note
+            text += f", from patch {self.patch_id}"
         if origin:
             text += f", {origin}"
         return text
@@ -326,7 +326,9 @@ def compare_pair(
     """The typed differences between two paired operations, and the attributed patch.
 
     A patch is attributed only when the target trace was forked from this very
-    source trace and the target operation's lineage names this source operation.
+    source trace and the target operation's lineage proves the patch wrote its
+    outcome: a patched operation that names this source operation, or a
+    supplied one (a new call paired with the source call it stands in for).
     """
     found: list[tuple[DifferenceType, list[FieldDifference]]] = []
     if source.identity.fingerprint != target.identity.fingerprint:
@@ -349,13 +351,13 @@ def compare_pair(
         fields += _outcome_presence(left, "source") + _outcome_presence(right, "target")
         found.append(("status_changed", fields))
     patch_id = None
-    if (
-        target_forked_from_source
-        and target.origin == "patched"
-        and target.patch_id is not None
-        and target.source_logical_operation_id == source.logical_id
-    ):
-        patch_id = target.patch_id
+    if target_forked_from_source and target.patch_id is not None:
+        if target.origin == "patched" and target.source_logical_operation_id == source.logical_id:
+            patch_id = target.patch_id
+        elif target.origin == "supplied":
+            # A new call standing where this source call stood: its outcome is the supply
+            # patch's (lineage proves it); the call and its inputs are the application's.
+            patch_id = target.patch_id
     return found, patch_id
 
 

@@ -40,6 +40,7 @@ from toolreplay.errors import (
     CaseError,
     JsonTextError,
     ReplayContractError,
+    RunnerImportError,
 )
 from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import load_json_text
@@ -323,7 +324,7 @@ class CaseItem(pytest.Item):
         style: str | None = None,
     ) -> str | TerminalRepr:
         error = excinfo.value
-        if isinstance(error, (CaseError, ReplayContractError)):
+        if isinstance(error, (CaseError, ReplayContractError, RunnerImportError)):
             from toolreplay.pytest_plugin.reports import case_report
 
             return case_report(error, self.nodeid, self.folder, self.config)

@@ -20,6 +20,7 @@ from toolreplay.errors import (
     CaseError,
     CaseIntegrityError,
     ReplayContractError,
+    RunnerImportError,
 )
 from toolreplay.portable import JsonValue
 
@@ -47,12 +48,17 @@ def describe_update(nodeid: str, change: CaseUpdate, config: pytest.Config) -> s
 
 
 def case_report(
-    error: CaseError | ReplayContractError, nodeid: str, folder: Path, config: pytest.Config
+    error: CaseError | ReplayContractError | RunnerImportError,
+    nodeid: str,
+    folder: Path,
+    config: pytest.Config,
 ) -> str:
     """The short report of a case that does not hold, one kind per failure type."""
     where = _relative(folder, config)
     if isinstance(error, BehavioralRegressionError):
         return _regression_report(error, nodeid, where)
+    if isinstance(error, RunnerImportError):
+        return _import_report(error, where)
     if isinstance(error, CaseIntegrityError):
         return "\n".join(
             [
@@ -95,6 +101,26 @@ def case_report(
         ]
         return "\n".join(lines)
     return f"{type(error).__name__}: {error}"
+
+
+def _import_report(error: RunnerImportError, where: str) -> str:
+    headline, _, advice = str(error).partition("\n")
+    lines = [
+        f"runner import failure (RunnerImportError): {error.module}, the module of the case's "
+        "runner, cannot be imported here",
+        *_indented(headline),
+    ]
+    traceback = error.import_traceback()
+    if traceback:
+        lines += ["", "the import's traceback (innermost last):", *_indented(traceback)]
+    lines += [
+        "",
+        advice,
+        "The case's trace was not replayed, and nothing is wrong with the case folder: the "
+        "environment the tests run in (search path, variables, dependencies) is.",
+        f"case folder: {where}",
+    ]
+    return "\n".join(lines)
 
 
 def _regression_report(error: BehavioralRegressionError, nodeid: str, where: str) -> str:

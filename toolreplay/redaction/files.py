@@ -23,6 +23,7 @@ from toolreplay.redaction.keys import KEY_ENVIRONMENT_VARIABLE, key_from_environ
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import DEFAULT_SCANNER, SecretFinding, SecretScanner
 from toolreplay.runtime.matching import operation_location
+from toolreplay.search import skip_reason
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
@@ -47,10 +48,12 @@ SCANNED_SUFFIXES = (".trp", ".json", ".jsonl")
 
 @dataclass(frozen=True, slots=True)
 class ScannedFiles:
-    """What `scan_paths` found, in file order, and how many files it read."""
+    """What `scan_paths` found, in file order, how many files it read, and which files
+    (or folders) it skipped and why."""
 
     findings: tuple[SecretFinding, ...]
     files_scanned: int
+    skipped: tuple[tuple[Path, str], ...] = ()
 
 
 def scan_paths(
@@ -58,29 +61,46 @@ def scan_paths(
 ) -> ScannedFiles:
     """Scan files, and folders recursively (`*.trp`, `*.json`, `*.jsonl`), for secrets.
 
-    Raises `TraceError` naming a path that does not exist or cannot be read.
+    Raises `TraceError` naming a path that does not exist, before scanning anything. A
+    file that cannot be read (permissions, not a regular file, anything reading it
+    raises) or a folder that cannot be listed is skipped, with the reason, and the
+    others are still scanned.
     """
+    given = [Path(path) for path in paths]
+    for path in given:
+        if not path.exists():
+            raise TraceError(f"{path}: no such file or folder to scan", path=path)
     findings: list[SecretFinding] = []
+    skipped: list[tuple[Path, str]] = []
     count = 0
-    for path in _files(paths):
-        findings.extend(scan_file(path, scanner))
+    for path in _files(given, skipped):
+        try:
+            found = scan_bytes(read_regular_file(path, "scanned"), str(path), scanner)
+        except UnreadableFileError as error:
+            skipped.append((path, error.problem))
+            continue
+        except Exception as error:  # one file that breaks the scan is skipped, not fatal
+            skipped.append((path, skip_reason(error)))
+            continue
+        findings.extend(found)
         count += 1
-    return ScannedFiles(tuple(findings), count)
+    return ScannedFiles(tuple(findings), count, tuple(skipped))
 
 
-def _files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    for given in paths:
-        path = Path(given)
+def _files(paths: list[Path], skipped: list[tuple[Path, str]]) -> Iterator[Path]:
+    def unlisted(error: OSError) -> None:
+        folder = Path(error.filename) if error.filename else Path("?")
+        skipped.append((folder, skip_reason(error)))
+
+    for path in paths:
         if path.is_dir():
-            for root, folders, names in os.walk(path):
+            for root, folders, names in os.walk(path, onerror=unlisted):
                 folders.sort()
                 for name in sorted(names):
                     if name.endswith(SCANNED_SUFFIXES):
                         yield Path(root, name)
-        elif path.exists():
-            yield path
         else:
-            raise TraceError(f"{path}: no such file or folder to scan", path=path)
+            yield path
 
 
 def scan_file(path: Path, scanner: SecretScanner = DEFAULT_SCANNER) -> list[SecretFinding]:
@@ -106,7 +126,7 @@ def scan_bytes(
         return found
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply: text
         for number, line in enumerate(lines, start=1):
             found.extend(
                 replace(finding, file=name, line=number)
@@ -119,7 +139,7 @@ def scan_bytes(
 def _is_trace(first_line: str) -> bool:
     try:
         header: object = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(header, dict) and cast(dict[str, Any], header).get("format") == (
         "toolreplay.trace"
@@ -131,7 +151,7 @@ def _scan_trace_line(
 ) -> list[SecretFinding]:
     try:
         obj: Any = json.loads(line)
-    except ValueError:  # a torn or edited line is still text that may hold a secret
+    except (ValueError, RecursionError):  # a torn, edited or too deep line is still text
         return [
             replace(finding, file=name, line=number)
             for finding in scanner.scan_value(line, part="text")

@@ -40,12 +40,16 @@ class JsonPath:
         return _apply(value, self.segments, 0, replace)
 
 
-def parse_path(text: str) -> JsonPath:
-    """Parse a redaction path, or raise `RedactionRuleError` naming the position."""
+def parse_path(text: str, *, what: str = "redaction path") -> JsonPath:
+    """Parse a path, or raise `RedactionRuleError` naming the position.
+
+    `what` names the path in the message (other users of the grammar, such as an
+    edit of a recorded answer, say what their paths are for).
+    """
     if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]: user input
-        raise RedactionRuleError(f"a redaction path is a str like '$.email', not {text!r}")
+        raise RedactionRuleError(f"a {what} is a str like '$.email', not {text!r}")
     if not text.startswith("$"):
-        raise _bad(text, 0, "a path starts with '$' (the inputs object or the output value)")
+        raise _bad(text, 0, "a path starts with '$' (the inputs object or the output value)", what)
     segments: list[Segment] = []
     position = 1
     while position < len(text):
@@ -64,10 +68,10 @@ def parse_path(text: str) -> JsonPath:
                 continue
             quoted = _QUOTED.match(text, position)
             if quoted is not None:
-                segments.append(("descend_key", _unquote(text, position, quoted.group(1))))
+                segments.append(("descend_key", _unquote(text, position, quoted.group(1), what)))
                 position = quoted.end()
                 continue
-            raise _bad(text, position, "'..' must be followed by a name, ['name'] or '*'")
+            raise _bad(text, position, "'..' must be followed by a name, ['name'] or '*'", what)
         if text.startswith(".*", position):
             segments.append(("all", "*"))
             position += 2
@@ -75,7 +79,10 @@ def parse_path(text: str) -> JsonPath:
             name = _NAME.match(text, position + 1)
             if name is None:
                 raise _bad(
-                    text, position + 1, "expected a name after '.' (use ['...'] for other keys)"
+                    text,
+                    position + 1,
+                    "expected a name after '.' (use ['...'] for other keys)",
+                    what,
                 )
             segments.append(("key", name.group()))
             position = name.end()
@@ -86,25 +93,25 @@ def parse_path(text: str) -> JsonPath:
             segments.append(("index", int(index.group(1))))
             position = index.end()
         elif (quoted := _QUOTED.match(text, position)) is not None:
-            segments.append(("key", _unquote(text, position, quoted.group(1))))
+            segments.append(("key", _unquote(text, position, quoted.group(1), what)))
             position = quoted.end()
         else:
-            raise _bad(text, position, "expected .name, ['name'], [N], [*], .* or ..name")
+            raise _bad(text, position, "expected .name, ['name'], [N], [*], .* or ..name", what)
     return JsonPath(text, tuple(segments))
 
 
-def _unquote(text: str, position: int, quoted: str) -> str:
+def _unquote(text: str, position: int, quoted: str, what: str) -> str:
     if quoted.startswith("'"):
         return re.sub(r"\\(.)", r"\1", quoted[1:-1])
     try:
         return cast(str, json.loads(quoted))
     except ValueError:
-        raise _bad(text, position, "the quoted key is not a valid JSON string") from None
+        raise _bad(text, position, "the quoted key is not a valid JSON string", what) from None
 
 
-def _bad(text: str, position: int, reason: str) -> RedactionRuleError:
+def _bad(text: str, position: int, reason: str, what: str = "redaction path") -> RedactionRuleError:
     return RedactionRuleError(
-        f"redaction path {text!r}, at character {position + 1}: {reason}. "
+        f"{what} {text!r}, at character {position + 1}: {reason}. "
         "Paths look like $.email, $.card.number, $.items[*].token or $..password"
     )
 

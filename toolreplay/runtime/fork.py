@@ -3,8 +3,11 @@
 A fork answers every call from the source trace, like `replay()`, except that
 patched calls get their patch's outcome (`replace_output`, `replace_error`),
 calls the source never saw get a supply patch's outcome (`supply_output`,
-`supply_error`), and effects named in `live=` run their real bodies for calls
-the source does not hold. Nothing else runs, and nothing is guessed: any other
+`supply_error`; one without inputs answers the next such call of its effect),
+and effects named in `live=` run their real bodies for calls the source does
+not hold. A patch holding an adapter's recipe (`reply(...)`, `edit(...)`) gets
+its output from that adapter's resolver (`runtime/recipes.py`), for the call it
+answers. Nothing else runs, and nothing is guessed: any other
 unrecorded call stops the fork with `ReplayMiss`, and the branch's footer keeps
 that attempted call. What the application observed is written, call by call, to
 a new branch trace whose operations carry their lineage (`origin`, `patch_id`,
@@ -17,8 +20,10 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import threading
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +32,9 @@ from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     ForkOptionError,
     LiveCallLimitError,
+    NonPortableValueError,
+    PatchApplicationError,
+    PatchError,
     PatchTargetError,
     ReplayContractError,
     SecretScanError,
@@ -35,8 +43,8 @@ from toolreplay.errors import (
     TraceWriteError,
     UnappliedPatchError,
 )
-from toolreplay.patches import Patch
-from toolreplay.portable import JsonValue, preview
+from toolreplay.patches import OutputPatch, OutputRecipe, Patch
+from toolreplay.portable import JsonValue, ensure_portable, preview
 from toolreplay.redaction.policy import (
     EffectRedaction,
     RedactionPolicy,
@@ -53,6 +61,7 @@ from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence, operation_location, replay_miss
 from toolreplay.runtime.network import NetworkOption
+from toolreplay.runtime.recipes import RecipeCall, recipe_resolver
 from toolreplay.runtime.session import PendingCall, ReplaySession, lane_key
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -102,6 +111,21 @@ _FORK_IF_EXISTS = "give the fork a new branch path or delete that file"
 
 
 _PATCH_REFUSED = "was not applied and the call not answered"
+
+
+@dataclass(slots=True, eq=False)
+class _Planned:
+    """A patch as the fork applies it: its place in the patch list, and its outcome
+    (None until a recipe is resolved for the call it answers)."""
+
+    index: int
+    patch: Patch
+    outcome: Returned | Raised | None
+
+    @property
+    def what(self) -> str:
+        patch = self.patch
+        return f"patch {patch.patch_id} ({patch.kind})"
 
 
 class ForkSession(ReplaySession):
@@ -159,9 +183,14 @@ class ForkSession(ReplaySession):
                 f'called) or "allow", got {unobserved!r}'
             )
         self.unobserved: Unobserved = unobserved
-        self._targets: dict[OperationIdentity, Patch] = {}
-        self._supplies: dict[OperationIdentity, Patch] = {}
-        self._applied: set[str] = set()
+        self._targets: dict[OperationIdentity, _Planned] = {}
+        self._supplies: dict[OperationIdentity, _Planned] = {}
+        # Supply patches without inputs, per effect, in the order they answer calls.
+        self._next_calls: dict[str, list[_Planned]] = {}
+        # The lane (task or thread) that took each effect's last next-call patch.
+        self._next_lanes: dict[str, object] = {}
+        self._applied: set[int] = set()  # indexes in self.patches
+        self._position: int | None = None  # the last source operation served
         self._attempted: AttemptedCall | None = None
         self._live_count = 0
         self._live_started = 0  # kept or not: what `live_limit` bounds
@@ -219,46 +248,113 @@ class ForkSession(ReplaySession):
         self._writer = TraceWriter(self.branch_path, header, if_exists=_FORK_IF_EXISTS)
 
     def _resolve_patches(self, trace: Trace, *, effects_declared: bool) -> None:
-        """Every patch must name exactly one call, before any application code runs.
+        """Every patch must name its target unambiguously, before any application code runs.
 
-        A `replace_*` patch names a call the source holds; a `supply_*` patch a call
-        it does not hold, of an effect the source records or this process declares
-        (checked once `effects_declared`: the application is imported).
+        A `replace_*` patch names a call the source holds (by identity, or by operation
+        number with `at=N`); a `supply_*` patch a call it does not hold, or, without
+        inputs, the next such call of its effect, of an effect the source records, an
+        adapter names or this process declares (checked once `effects_declared`: the
+        application is imported). A recipe is checked by its adapter's resolver when
+        one is registered, and a `replace_output` recipe resolved at once.
         """
-        self._targets, self._supplies = {}, {}  # a refused entry can be retried
-        chosen: dict[OperationIdentity, Patch] = {}
-        for patch in self.patches:
-            identity = patch.identity
-            recorded = trace.get(identity)
-            if patch.supplies:
-                self._check_supply(trace, patch, recorded, effects_declared=effects_declared)
-            elif recorded is None:
-                explanation, _ = explain_absence(trace, identity, patch.inputs, asked="patch")
-                raise PatchTargetError(
-                    "\n".join(
-                        [
-                            f"patch {patch.patch_id} ({patch.kind}) targets {patch.effect} "
-                            f"occurrence {patch.occurrence} with inputs "
-                            f"{preview(patch.inputs)}, but the source trace {trace.path} "
-                            "holds no such call.",
-                            *explanation,
-                            "What to do: copy the inputs and occurrence of the call you mean "
-                            "from `toolreplay show` of the source trace; for a call the "
-                            "recording never made, use supply_output or supply_error.",
-                        ]
-                    ),
-                    patch_id=patch.patch_id,
-                )
+        # Start afresh: a refused entry can be retried.
+        self._targets, self._supplies, self._next_calls = {}, {}, {}
+        chosen: dict[OperationIdentity, _Planned] = {}
+        by_number = {operation.logical_id: operation for operation in trace.operations}
+        for index, patch in enumerate(self.patches):
+            recipe = isinstance(patch, OutputPatch) and patch.recipe is not None
+            planned = _Planned(index, patch, None if recipe else patch.outcome)
+            form = patch.target_form
+            if form == "next_call":
+                self._check_known_effect(trace, patch, effects_declared=effects_declared)
+                self._check_recipe(patch, patch.effect)
+                self._next_calls.setdefault(patch.effect, []).append(planned)
+                continue
+            if form == "operation":
+                recorded = self._operation_at(trace, by_number, patch)
+                identity = recorded.identity
+            else:
+                identity = patch.identity
+                recorded = trace.get(identity)
+                if patch.supplies:
+                    self._check_supply(trace, patch, recorded, effects_declared=effects_declared)
+                elif recorded is None:
+                    raise self._absent_target(trace, patch, identity)
             other = chosen.get(identity)
             if other is not None:
                 raise PatchTargetError(
-                    f"patches {other.patch_id} and {patch.patch_id} both target "
+                    f"patches {other.patch.patch_id} and {patch.patch_id} both target "
                     f"{identity.describe()}; a call can have one outcome in a fork. Keep "
                     "one of them.",
                     patch_id=patch.patch_id,
                 )
-            chosen[identity] = patch
-            (self._supplies if patch.supplies else self._targets)[identity] = patch
+            chosen[identity] = planned
+            self._check_recipe(patch, identity.effect)
+            if patch.supplies:
+                self._supplies[identity] = planned
+                continue
+            self._targets[identity] = planned
+            if recorded is not None and planned.outcome is None:
+                resolver = recipe_resolver(identity.namespace)
+                if resolver is not None:  # else when the call comes (the adapter answers it)
+                    planned.outcome = self._resolve_recipe(
+                        planned,
+                        trace,
+                        recorded.identity,
+                        recorded.inputs,
+                        recorded.outcome,
+                        near=recorded.logical_id,
+                        applying=False,
+                    )
+
+    def _absent_target(
+        self, trace: Trace, patch: Patch, identity: OperationIdentity
+    ) -> PatchTargetError:
+        explanation, _ = explain_absence(trace, identity, patch.inputs or {}, asked="patch")
+        return PatchTargetError(
+            "\n".join(
+                [
+                    f"patch {patch.patch_id} ({patch.kind}) targets {patch.effect} "
+                    f"occurrence {patch.occurrence} with inputs {preview(patch.inputs)}, but "
+                    f"the source trace {trace.path} holds no such call.",
+                    *explanation,
+                    "What to do: copy the inputs and occurrence of the call you mean from "
+                    "`toolreplay show` of the source trace, or name it by its number there "
+                    "(at=N); for a call the recording never made, use supply_output or "
+                    "supply_error.",
+                ]
+            ),
+            patch_id=patch.patch_id,
+        )
+
+    def _operation_at(
+        self, trace: Trace, by_number: dict[int, Operation], patch: Patch
+    ) -> Operation:
+        """The source operation an `at=N` patch names (its effect checked, if given)."""
+        assert patch.at is not None
+        operation = by_number.get(patch.at)
+        if operation is None:
+            numbers = sorted(by_number)
+            held = (
+                f"its operations are numbered {numbers[0]} to {numbers[-1]}"
+                if numbers
+                else "it holds no operations"
+            )
+            raise PatchTargetError(
+                f"patch {patch.patch_id} ({patch.kind}) names source operation {patch.at}, "
+                f"but the source trace {trace.path} has no operation {patch.at}: {held}. "
+                "Give a number as `toolreplay show` of the source prints it (column #).",
+                patch_id=patch.patch_id,
+            )
+        if patch.namespace and operation.effect != patch.effect:
+            raise PatchTargetError(
+                f"patch {patch.patch_id} ({patch.kind}) names source operation {patch.at} as "
+                f"a call of {patch.effect}, but operation {patch.at} of {trace.path} is "
+                f"{operation.effect} ({operation_location(operation)}). Check the number "
+                "against `toolreplay show`, or leave the effect out.",
+                patch_id=patch.patch_id,
+            )
+        return operation
 
     def _check_supply(
         self, trace: Trace, patch: Patch, recorded: Operation | None, *, effects_declared: bool
@@ -273,11 +369,16 @@ class ForkSession(ReplaySession):
                 "change a recorded call.",
                 patch_id=patch.patch_id,
             )
+        self._check_known_effect(trace, patch, effects_declared=effects_declared)
+
+    def _check_known_effect(self, trace: Trace, patch: Patch, *, effects_declared: bool) -> None:
+        """Refuse a supply patch for an effect nothing knows (a typo, most likely)."""
         effect = patch.effect
         if (
             effects_declared
             and not trace.operations_of(patch.namespace, patch.name)
             and effect not in declared_effects()
+            and recipe_resolver(patch.namespace) is None  # an adapter names its effects
         ):
             known = sorted(declared_effects() | {op.effect for op in trace.operations})
             close = difflib.get_close_matches(effect, known, n=3)
@@ -291,6 +392,63 @@ class ForkSession(ReplaySession):
                 patch_id=patch.patch_id,
             )
 
+    def _check_recipe(self, patch: Patch, effect: str) -> None:
+        """Have the adapter check a recipe now, if its adapter is imported already."""
+        namespace = effect.partition(".")[0]
+        recipe = _recipe_of(patch, namespace)
+        resolver = recipe_resolver(namespace) if recipe is not None else None
+        if recipe is None or resolver is None:
+            return  # checked when resolved: the adapter is imported by the time it answers
+        try:
+            resolver.check(recipe, effect)
+        except PatchError as error:
+            raise PatchTargetError(
+                f"patch {patch.patch_id} ({patch.kind}) for {effect}: {error}",
+                patch_id=patch.patch_id,
+            ) from None
+
+    def _resolve_recipe(
+        self,
+        planned: _Planned,
+        source: Trace,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        replaced: Returned | Raised | None,
+        *,
+        near: int | None,
+        applying: bool,
+    ) -> Returned:
+        """The output a patch's recipe gives this call, from its adapter's resolver.
+
+        `applying`: the application is running (the call is being answered), so a
+        failure is a `PatchApplicationError`, which fails the fork even if caught.
+        """
+        patch = planned.patch
+        recipe = _recipe_of(patch, identity.namespace)
+        assert recipe is not None
+        error_class = PatchApplicationError if applying else PatchTargetError
+        resolver = recipe_resolver(identity.namespace)
+        if resolver is None:
+            raise error_class(
+                f"{planned.what} holds a {recipe.kind} recipe for {identity.effect}, but no "
+                f"adapter that builds {recipe.kind} outputs for {identity.namespace}.* effects "
+                "is imported in this process (toolreplay.adapters.openai does for openai.*). "
+                "Import the adapter, or give the output value itself.",
+                patch_id=patch.patch_id,
+            )
+        call = RecipeCall(recipe, patch.patch_id, identity, inputs, replaced, source, near)
+        try:
+            resolver.check(recipe, identity.effect)
+            output = ensure_portable(
+                resolver.resolve(call), what=f"the output {planned.what} resolved to"
+            )
+        except (PatchError, NonPortableValueError) as error:
+            raise error_class(
+                f"{planned.what} could not answer {identity.describe()}: {error}",
+                patch_id=patch.patch_id,
+            ) from None
+        return Returned(output)
+
     def _serve(
         self,
         identity: OperationIdentity,
@@ -302,18 +460,26 @@ class ForkSession(ReplaySession):
         if trace.get(identity) is not None:
             return super()._serve(identity, inputs, redaction, known)
         effect = identity.effect
-        supply = self._supplies.get(identity)
-        if supply is not None:
-            what = f"patch {supply.patch_id} ({supply.kind}) for {effect}"
+        planned = self._supplies.get(identity) or self._next_call(identity)
+        if planned is not None:
+            what = f"{planned.what} for {effect}"
             self._check_branch_secrets(
                 inputs, part="inputs", effect=effect, what=what, refused=_PATCH_REFUSED
             )
-            written = self._branch_outcome(
-                supply.outcome, redaction, known, effect=effect, what=what
+            outcome = (
+                planned.outcome
+                if planned.outcome is not None
+                else self._resolve_recipe(
+                    planned, trace, identity, inputs, None, near=self._position, applying=True
+                )
             )
-            self._append(identity, inputs, written, "supplied", supply.patch_id, None)
-            self._applied.add(supply.patch_id)
-            return supply.outcome
+            written = self._branch_outcome(outcome, redaction, known, effect=effect, what=what)
+            self._append(identity, inputs, written, "supplied", planned.patch.patch_id, None)
+            self._applied.add(planned.index)
+            if planned.patch.target_form == "next_call":
+                self._next_calls[effect].pop(0)
+                self._next_lanes[effect] = lane_key()
+            return outcome
         if _matches_live(effect, self.live):
             if self._live_started >= self.live_limit:
                 raise self._over_the_limit(identity, inputs)
@@ -340,9 +506,11 @@ class ForkSession(ReplaySession):
             self._attempted = AttemptedCall(identity, inputs)
         miss.add_note(
             f"To let the fork go on past this call, give it an outcome: "
-            f"toolreplay.supply_output(effect={identity.effect!r}, inputs=<the inputs above>, "
-            f"occurrence={identity.occurrence}, value=...) or supply_error(...), or let "
-            f"{identity.effect} run live with fork(..., live=[{identity.effect!r}])."
+            f"toolreplay.supply_output(effect={identity.effect!r}, value=...) answers the next "
+            f"call of {identity.effect} the source does not hold (add inputs=<the inputs "
+            f"above>, occurrence={identity.occurrence} to answer only this one), or "
+            f"supply_error(...); or let {identity.effect} run live with "
+            f"fork(..., live=[{identity.effect!r}])."
         )
         raise miss
 
@@ -365,31 +533,76 @@ class ForkSession(ReplaySession):
             effect=identity.effect,
         )
 
+    def _next_call(self, identity: OperationIdentity) -> _Planned | None:
+        """The next-call patch that answers this call, if its effect has one left.
+
+        Calls take them in the order they reach the fork (start order). From one
+        lane, or from asyncio tasks (which one event loop starts in a fixed order),
+        that order is the program's; two threads racing for "the next" patch are
+        refused.
+        """
+        effect = identity.effect
+        queue = self._next_calls.get(effect)
+        if not queue:
+            return None
+        planned = queue[0]
+        current, previous = lane_key(), self._next_lanes.get(effect)
+        if (
+            isinstance(previous, threading.Thread)
+            and isinstance(current, threading.Thread)
+            and previous is not current
+            and previous.is_alive()
+        ):
+            raise PatchApplicationError(
+                f"{planned.what} answers the next call of {effect} that the source does not "
+                f"hold, but calls of {effect} come from two threads ({previous.name!r} took "
+                f"the previous such patch, {current.name!r} asks now): which call is next "
+                "depends on how the threads are scheduled, so the fork does not choose. Name "
+                "each call's inputs (supply_output(effect=..., inputs=..., value=...), as the "
+                "ReplayMiss or `toolreplay show` of the branch prints them), or make these "
+                "calls from one thread.",
+                patch_id=planned.patch.patch_id,
+            )
+        return planned
+
     def _outcome_for(
         self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
     ) -> Returned | Raised:
-        patch = self._targets.get(operation.identity)
+        planned = self._targets.get(operation.identity)
         outcome: Returned | Raised = operation.outcome
         written = outcome
-        if patch is not None:
-            outcome = patch.outcome
+        if planned is not None:
+            outcome = (
+                planned.outcome
+                if planned.outcome is not None
+                else self._resolve_recipe(
+                    planned,
+                    self.trace,
+                    operation.identity,
+                    operation.inputs,
+                    operation.outcome,
+                    near=operation.logical_id,
+                    applying=True,
+                )
+            )
             written = self._branch_outcome(
                 outcome,
                 redaction,
                 known,
                 effect=operation.effect,
-                what=f"patch {patch.patch_id} ({patch.kind}) for {operation.effect}",
+                what=f"{planned.what} for {operation.effect}",
             )
         self._append(
             operation.identity,
             operation.inputs,
             written,
-            "recorded" if patch is None else "patched",
-            None if patch is None else patch.patch_id,
+            "recorded" if planned is None else "patched",
+            None if planned is None else planned.patch.patch_id,
             operation.logical_id,
         )
-        if patch is not None:
-            self._applied.add(patch.patch_id)
+        self._position = operation.logical_id
+        if planned is not None:
+            self._applied.add(planned.index)
         return outcome
 
     def _record_live(
@@ -511,7 +724,7 @@ class ForkSession(ReplaySession):
     def _contract_failure(self) -> ToolReplayError | None:
         # An unapplied patch always leaves its target unconsumed too; say the
         # more specific thing first.
-        unapplied = [p for p in self.patches if p.patch_id not in self._applied]
+        unapplied = [p for i, p in enumerate(self.patches) if i not in self._applied]
         failure: ToolReplayError | None
         if unapplied and self._violation is None:
             failure = UnappliedPatchError(
@@ -520,14 +733,14 @@ class ForkSession(ReplaySession):
                         f"The application finished without making {len(unapplied)} patched "
                         "call(s), so the fork did not exercise what it was asked to:",
                         *(
-                            f"  - patch {p.patch_id} ({p.kind}): {p.effect} occurrence "
-                            f"{p.occurrence}, inputs {preview(p.inputs, 80)}"
+                            f"  - patch {p.patch_id} ({p.kind}): {p.describe_target(80)}"
                             for p in unapplied
                         ),
                         f"{len(self.trace) - self.consumed_count} of the {len(self.trace)} "
                         "source operations were never called: the application took another "
-                        "path than the patches expected before reaching the patched call. "
-                        "Remove the patches it never used.",
+                        "path than the patches expected before reaching the patched call "
+                        "(a patch for the next new call of an effect waits for a call the "
+                        "source does not hold). Remove the patches it never used.",
                     ]
                 ),
                 patch_ids=[p.patch_id for p in unapplied],
@@ -564,6 +777,14 @@ class ForkSession(ReplaySession):
         )
 
 
+def _recipe_of(patch: Patch, namespace: str) -> OutputRecipe | None:
+    """The recipe a patch holds, for a call of `namespace` (an `at=N` patch may name no
+    effect: its recipe answers whichever effect that operation is)."""
+    if isinstance(patch, OutputPatch) and patch.recipe is not None:
+        return OutputRecipe(patch.recipe, namespace, patch.value)
+    return None
+
+
 def fork(
     source: str | os.PathLike[str] | Trace,
     branch: str | os.PathLike[str],
@@ -591,17 +812,22 @@ def fork(
             decision = handle_refund(42)
 
     Before the block runs, every `replace_*` patch must match exactly one
-    recorded call and every `supply_*` patch a call the source does not hold
-    (`PatchTargetError` otherwise). Inside it, calls are answered as in
-    `replay()`, patched and supplied calls with their patch's outcome; effects
-    named in `live` (exact names or `namespace.*`) run their real bodies for
-    calls the source does not hold, and no other body runs; an effect of an
-    instrumented OpenAI client (`live=["openai.responses.create"]`,
-    `["openai.*"]`) sends its request through the client's own transport. At
-    most `live_limit` calls run live (20 by default): the next one raises
-    `LiveCallLimitError`, so an agent that loops stops. Any other unrecorded
-    call raises `ReplayMiss`, and the branch footer keeps it as the attempted
-    call. On normal exit every patch must have been applied
+    recorded call (by its inputs, or by its operation number, `at=N`) and every
+    `supply_*` patch naming inputs a call the source does not hold
+    (`PatchTargetError` otherwise); a `supply_*` patch without inputs answers the
+    next call of its effect that the source does not hold, in the order calls are
+    made. A patch whose value is an adapter's recipe (`reply(...)`, `edit(...)`)
+    gets the output its adapter builds for the call it answers. Inside the
+    block, calls are answered as in `replay()`, patched and supplied calls with
+    their patch's outcome; effects named in `live` (exact names or
+    `namespace.*`) run their real bodies for calls the source does not hold,
+    and no other body runs; an effect of an instrumented OpenAI client
+    (`live=["openai.responses.create"]`, `["openai.*"]`) sends its request
+    through the client's own transport. At most `live_limit` calls run live (20
+    by default): the next one raises `LiveCallLimitError`, so an agent that
+    loops stops. Any other unrecorded call raises `ReplayMiss`, and the branch
+    footer keeps it as the attempted call. On normal exit every patch must have
+    been applied
     (`UnappliedPatchError`) and, unless `unobserved="allow"`, every source
     operation called (`UnconsumedOperationsError`); the branch footer lists the
     source operations that were not. An exception from the application

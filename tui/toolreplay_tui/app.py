@@ -12,7 +12,7 @@ import contextlib
 import gc
 import os
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.filter import LineFilter
 from textual.geometry import Size
 from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
@@ -40,6 +41,8 @@ from toolreplay import (
     Raised,
     RedactedValueEditError,
     ToolReplayError,
+    terminal_safe,
+    terminal_safe_text,
 )
 from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
@@ -93,6 +96,7 @@ from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.patches import PatchesScreen
 from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
+from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
 from toolreplay_tui.widgets.operation_list import OperationList
@@ -197,6 +201,10 @@ class ToolReplayApp(App[None]):
     PALETTE_BINDING = Binding("ctrl+p", "command_palette", "Command palette (every action)")
     """How help lists the palette's key (Textual binds it itself)."""
 
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # The last guard: no character a terminal acts on is drawn, whatever draws it.
+        return [*super().get_line_filters(), TERMINAL_SAFE]
+
     def __init__(
         self,
         trace: str | os.PathLike[str],
@@ -225,7 +233,7 @@ class ToolReplayApp(App[None]):
         )
         self.runner = runner
         self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
-        # Forks and replays fork a warm child that has imported the application once.
+        # Forks, replays and promotes fork a warm child that has imported the application once.
         self.warm = (
             WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
             if warm_runs
@@ -411,21 +419,23 @@ class ToolReplayApp(App[None]):
             if self.pending.dirty:
                 text.append(" (unsaved: w saves them)", style="yellow")
             elif self.pending.saved_path is not None:
-                text.append(f" (saved in {self.path_label(self.pending.saved_path)})", style="dim")
+                saved = f" (saved in {self.path_label(self.pending.saved_path)})"
+                text.append(terminal_safe_text(saved, "dim"))  # named after the trace
             text.append(" · f forks with them", style="dim")
         else:
             text.append("no pending patch: e edits the selected output", style="dim")
         if self.last_fork is not None:
             result = self.last_fork.result
             text.append("  ·  ")
-            text.append(headline(result), style="green" if result.ok else "red")
+            text.append(terminal_safe_text(headline(result), "green" if result.ok else "red"))
             if self.can_diff():
                 text.append(" · d compares", style="dim")
             if result.ok:
                 text.append(" · p promotes", style="dim")
         elif self.last_run is not None:
             text.append("  ·  ")
-            text.append(headline(self.last_run), style="green" if self.last_run.ok else "red")
+            style = "green" if self.last_run.ok else "red"
+            text.append(terminal_safe_text(headline(self.last_run), style))
         return text
 
     def tell(self, message: str, *, error: bool = False, toast: bool = True) -> None:
@@ -434,7 +444,7 @@ class ToolReplayApp(App[None]):
         self.message_log.append(LoggedMessage(datetime.now(), message, error))
         if toast:
             self.notify(
-                message,
+                terminal_safe(message, keep="\n"),  # it may quote the trace
                 severity="error" if error else "information",
                 timeout=self.notification_timeout * (2 if error else 1),
                 markup=False,
@@ -525,6 +535,7 @@ class ToolReplayApp(App[None]):
                         patch.occurrence,
                         result.value,
                         patch.kind,
+                        patch.recipe,  # a reply(...) stays one: its spec is what is edited
                     )
                 )
             except (PatchError, NonPortableValueError) as error:
@@ -1091,9 +1102,8 @@ class ToolReplayApp(App[None]):
         if self.load_error is not None:
             self.exit(
                 return_code=CANNOT_OPEN_EXIT_CODE,
-                message=Text(
-                    f"toolreplay tui: cannot open the trace: {self.load_error}",
-                    style="red",
+                message=terminal_safe_text(
+                    f"toolreplay tui: cannot open the trace: {self.load_error}", "red"
                 ),
             )
         else:
@@ -1131,9 +1141,8 @@ class ToolReplayApp(App[None]):
             else "the traceback could not be saved"
         )
         self._exit_renderables.append(
-            Text(
-                f"toolreplay tui crashed ({type(error).__name__}: {error}); {where}",
-                style="bold red",
+            terminal_safe_text(
+                f"toolreplay tui crashed ({type(error).__name__}: {error}); {where}", "bold red"
             )
         )
         super()._handle_exception(error)

@@ -8,9 +8,40 @@ const labels = {
   promote: "Promote to test",
 };
 
+// Text from a trace may hold controls, bidi overrides and invisible characters: each is
+// shown as its escape (\u202e), marked, never as itself. UNSAFE is the server's copy of
+// toolreplay's rule (/static/unsafe.js).
+function escapeOne(character) {
+  const hex = (unit) => "\\u" + unit.toString(16).padStart(4, "0");
+  const point = character.codePointAt(0);
+  if (point <= 0xffff) return hex(point);
+  const above = point - 0x10000; // beyond the BMP: its UTF-16 pair, as JSON spells it
+  return hex(0xd800 + (above >> 10)) + hex(0xdc00 + (above & 0x3ff));
+}
+
+function escapeUnsafe(text, keep = "") {
+  return String(text).replace(UNSAFE, (found) => (keep.includes(found) ? found : escapeOne(found)));
+}
+
+function visible(text) {
+  const shown = String(text);
+  const nodes = [];
+  let position = 0;
+  for (const found of shown.matchAll(UNSAFE)) {
+    if (found.index > position) nodes.push(document.createTextNode(shown.slice(position, found.index)));
+    const mark = document.createElement("span");
+    mark.className = "escaped";
+    mark.textContent = escapeOne(found[0]);
+    nodes.push(mark);
+    position = found.index + found[0].length;
+  }
+  if (position < shown.length) nodes.push(document.createTextNode(shown.slice(position)));
+  return nodes;
+}
+
 function el(tag, text, className) {
   const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.append(...visible(text));
   if (className) node.className = className;
   return node;
 }
@@ -35,7 +66,9 @@ function render(state) {
     el("span", `Recorded decision: `), decision(incident.decision),
     el("span", ` for ${incident.amount.toLocaleString("en-US", { style: "currency", currency: "USD" })} ` +
       `(${incident.operations} operations captured, ` +
-      `${calls(incident.provider_calls)} at capture time).`),
+      (incident.provider_calls === null
+        ? "loaded from a trace file)."
+        : `${calls(incident.provider_calls)} at capture time).`)),
   ] : [el("span", "No incident is recorded: press Reset demo to record it again.")]);
   const replay = results.replay;
   fill("replay", replay ? [
@@ -65,7 +98,9 @@ function render(state) {
       "not a claim about the root cause." +
       (compare.from_patch ? " The target's value here came from the correction." : ""), "note"),
     el("span", `Missing from the corrected run: ${compare.missing.join(", ") || "none"}. ` +
-      `Added: ${compare.added.map((a) => `${a.effect} (${a.origin})`).join(", ") || "none"}.`,
+      `Added: ${compare.added.map((a) => `${a.effect} (${a.origin})`).join(", ") || "none"}. ` +
+      `Asked differently: ${compare.asked_differently.map((a) =>
+        `${a.effect} (${a.origin}) at ${a.paths.join(", ")}`).join("; ") || "none"}.`,
     "rows"),
   ] : []);
   const promote = results.promote;
@@ -97,20 +132,22 @@ function renderAsking(asking) {
     askedKey = null;
     return;
   }
-  document.querySelector("[data-asked-call]").textContent =
+  document.querySelector("[data-asked-call]").replaceChildren(...visible(
     `The corrected run called ${asking.effect} (occurrence ${asking.occurrence}) with ` +
     `${JSON.stringify(asking.inputs)}, a call the recording never made. What did it answer?` +
-    (asking.suggestion === null ? "" : " (Prefilled with the recorded answer of the same effect.)");
+    (asking.suggestion === null ? "" : " (Prefilled with the recorded answer of the same effect.)")));
   const key = JSON.stringify([asking.effect, asking.occurrence, asking.inputs]);
   if (key !== askedKey) {  // a new question: start from the suggestion, keep edits otherwise
     askedKey = key;
-    document.getElementById("supply-value").value = JSON.stringify(asking.suggestion, null, 2);
+    // JSON with its unsafe characters as \u escapes: the same value, and nothing hidden.
+    document.getElementById("supply-value").value =
+      escapeUnsafe(JSON.stringify(asking.suggestion, null, 2), "\n");
   }
 }
 
 function showError(message) {
   const box = document.getElementById("error");
-  box.textContent = message;
+  box.replaceChildren(...visible(message));
   box.hidden = !message;
 }
 

@@ -14,6 +14,12 @@ JSON body as sent; the output is the status, a few response headers and the
 body as received. Credentials and headers are never recorded. Supported SDK
 versions: openai 2.20.0 and later, up to (not including) 4
 (`uv sync --extra openai`).
+
+In a fork, `reply(...)` answers a model call in one line (the adapter builds the
+full response, streamed or not, for the request it answers) and `edit(...)`
+changes a recorded answer by JSON path, keeping a stream's events consistent;
+`final_response`, `edited_output` and `text_paths` are the same machinery as
+plain functions over a recorded output.
 """
 
 from __future__ import annotations
@@ -67,6 +73,12 @@ from toolreplay.adapters.openai.exchange import (  # noqa: E402
     effect_name,
 )
 from toolreplay.adapters.openai.prepare import prepare_replay  # noqa: E402
+from toolreplay.adapters.openai.replies import edit, reply  # noqa: E402  # registers the resolver
+from toolreplay.adapters.openai.streams import (  # noqa: E402
+    edited_output,
+    final_response,
+    text_paths,
+)
 
 __all__ = [
     "EFFECT_NAMESPACE",
@@ -76,7 +88,12 @@ __all__ = [
     "InstrumentedAsyncOpenAI",
     "InstrumentedAzureOpenAI",
     "InstrumentedOpenAI",
+    "edit",
+    "edited_output",
     "effect_name",
+    "final_response",
     "instrument",
     "prepare_replay",
+    "reply",
+    "text_paths",
 ]

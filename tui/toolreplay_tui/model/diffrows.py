@@ -17,6 +17,7 @@ from toolreplay import (
     FieldDifference,
     Operation,
     Returned,
+    summarize_call,
 )
 from toolreplay.diff import DIFFERENCE_TYPES, DifferenceType, describe_trace
 from toolreplay.portable import JsonValue, preview
@@ -55,12 +56,15 @@ _ORIGIN_TAGS = {"supplied": " [supplied]", "live": " [live]"}
 
 
 def describe_attempted(call: AttemptedCall, width: int = 60) -> str:
-    """`review.queue.add attempted, not recorded {"order_id": …}`: where a fork stopped."""
+    """`review.queue.add attempted, not recorded {"order_id": …}`: where a fork stopped
+    (a model call by its last message)."""
     head = f"{call.effect}"
     if call.identity.occurrence:
         head += f" (occ {call.identity.occurrence})"
     head += " attempted, not recorded"
-    return f"{head} {preview(call.inputs, max(width - len(head) - 1, 12))}"
+    room = max(width - len(head) - 1, 12)
+    summary = summarize_call(call.effect, call.inputs)
+    return f"{head} {preview(call.inputs, room) if summary is None else summary.line(room)}"
 
 
 def marker_for(differences: tuple[DifferenceType, ...]) -> str:
@@ -80,6 +84,9 @@ def describe_side(operation: Operation | None, width: int = 60) -> str:
         head += f" (occ {operation.identity.occurrence})"
     head += _ORIGIN_TAGS.get(operation.origin, "")
     room = max(width - len(head) - 7, 12)
+    summary = summarize_call(operation.effect, operation.inputs, outcome)
+    if summary is not None:  # a model call: its last message and its answer
+        return f"{head} {summary.line(room + 4)}"
     if isinstance(outcome, Returned):
         return f"{head} ok {preview(outcome.value, room)}"
     message = f"{outcome.error_type.rpartition('.')[2]}: {outcome.message}"
@@ -99,6 +106,7 @@ def _field_side(
     head = f"#{operation.logical_id} {operation.effect}"
     if operation.identity.occurrence:
         head += f" (occ {operation.identity.occurrence})"
+    head += _ORIGIN_TAGS.get(operation.origin, "")
     shown = _shown(value, present, max(min(width - len(head) - 10, 40), 12))
     room = width - len(head) - len(shown) - 5
     if len(path) > room:
@@ -211,14 +219,22 @@ class DiffRows:
                 "the fork stopped at this call: the recording never made it and no patch "
                 "supplied it (f after supplying its outcome runs past it)"
             )
+        stood = (
+            ""
+            if aligned.source is None
+            else f"; it stands where the recording's #{aligned.source.logical_id} stood, "
+            "which the fork never called"
+        )
         if aligned.target is not None and aligned.target.origin == "live":
-            return "this call ran live in the fork (fork --live); its outcome is not recorded"
+            return (
+                "this call ran live in the fork (fork --live); its outcome is not recorded" + stood
+            )
         if aligned.patch_id is None:
             return None
         if aligned.target is not None and aligned.target.origin == "supplied":
             return (
                 f"the recording never made this call; its outcome was supplied by patch "
-                f"{aligned.patch_id}"
+                f"{aligned.patch_id}" + stood
             )
         if any(
             kind in ("output_changed", "status_changed", "error_changed")

@@ -146,7 +146,11 @@ class PendingPatches:
         return patch
 
     def supply_failure(
-        self, effect: str, inputs: dict[str, JsonValue], occurrence: int, error: str
+        self,
+        effect: str,
+        inputs: dict[str, JsonValue] | None,
+        occurrence: int | None,
+        error: str,
     ) -> Patch:
         """Make a call the trace does not hold fail (`supply_error`).
 
@@ -158,7 +162,7 @@ class PendingPatches:
         )
 
     def replace_failure(
-        self, identity: OperationIdentity, inputs: dict[str, JsonValue], error: str
+        self, identity: OperationIdentity, inputs: dict[str, JsonValue] | None, error: str
     ) -> Patch:
         """Make the recorded call `identity` fail with `Type: message` (`replace_error`)."""
         return self.put(
@@ -219,7 +223,8 @@ class PendingPatches:
 
         With `trace`, a replace patch whose target the trace does not hold, and a
         supply patch whose target it does hold, are skipped (the fork would refuse
-        them), as is a second patch on one identity. Raises
+        them), as is a second patch on one identity. A patch that names no exact
+        call (`at=N`, the next new call) is skipped too: the set is kept by call. Raises
         `toolreplay.PatchFileError` for a file that cannot be read, leaving the
         pending set unchanged.
         """
@@ -228,6 +233,16 @@ class PendingPatches:
         loaded: dict[OperationIdentity, Patch] = {}
         skipped: list[SkippedPatch] = []
         for patch in patches:
+            if patch.target_form != "call":
+                # Kept call by call here; the command line forks with the file as it is.
+                skipped.append(
+                    SkippedPatch(
+                        patch,
+                        f"{patch.patch_id}: names {patch.describe_target(60)}, not one exact "
+                        "call; fork with the patch file from the command line",
+                    )
+                )
+                continue
             identity = patch.identity
             if trace is not None and (trace.get(identity) is None) != patch.supplies:
                 holds = "already holds a" if patch.supplies else "holds no"

@@ -15,7 +15,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolreplay import Operation, OperationIdentity, Raised, TraceFormatError
+from toolreplay import Operation, OperationIdentity, Raised, TraceFormatError, summarize_call
 from toolreplay.portable import preview
 from toolreplay_tui.model.search import first_match, scan_matches
 from toolreplay_tui.model.trace_file import TraceFile
@@ -25,6 +25,7 @@ __all__ = [
     "Marker",
     "OperationRow",
     "OperationRows",
+    "call_preview",
     "marker_of",
     "timeline_bar",
 ]
@@ -67,6 +68,15 @@ def timeline_bar(operation: Operation, window: tuple[int, int], width: int) -> s
     begin = min(width - 1, max(0, (start - first) * width // span))
     finish = min(width, max(begin + 1, -(-(end - first) * width // span)))
     return _IDLE * begin + _SPAN * (finish - begin) + _IDLE * (width - finish)
+
+
+def call_preview(operation: Operation, width: int, room: int | None = None) -> str:
+    """A row's preview: a model call's last message and its answer (`summarize_call`) in
+    `room` cells (default `width`), any other call's inputs as JSON cut at `width`."""
+    summary = summarize_call(operation.effect, operation.inputs, operation.outcome)
+    if summary is None:
+        return preview(operation.inputs, width)
+    return summary.line(room or width)
 
 
 def marker_of(operation: Operation, pending: Container[OperationIdentity]) -> Marker:
@@ -121,7 +131,16 @@ class OperationRows:
     def operation_at(self, position: int) -> Operation:
         return self.operations[self.index_at(position)]
 
-    def row(self, position: int, pending: Container[OperationIdentity] = ()) -> OperationRow:
+    def row(
+        self,
+        position: int,
+        pending: Container[OperationIdentity] = (),
+        *,
+        preview_width: int | None = None,
+    ) -> OperationRow:
+        """The row at `position`. A model call's preview fits `preview_width` cells (the
+        room the list has left; default the list's `preview_width`); other calls show
+        their inputs up to the list's `preview_width`, which the list cuts to its room."""
         index = self.index_at(position)
         try:
             operation = self.operations[index]
@@ -135,7 +154,7 @@ class OperationRows:
             occurrence=operation.identity.occurrence,
             status="error" if isinstance(outcome, Raised) else "ok",
             marker=marker_of(operation, pending),
-            preview=preview(operation.inputs, self.preview_width),
+            preview=call_preview(operation, self.preview_width, preview_width),
             lane=operation.lane,
         )
 

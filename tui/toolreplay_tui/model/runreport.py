@@ -43,7 +43,10 @@ _OUTCOMES = {
 
 def headline(result: RunResult) -> str:
     """`fork succeeded`, `replay failed: the run left the recording (ReplayMiss)`."""
-    text = f"{result.command} {_OUTCOMES.get(result.outcome, result.outcome)}"
+    outcome = _OUTCOMES.get(result.outcome, result.outcome)
+    if result.error is not None and result.error.short_type == "RunnerImportError":
+        outcome = "was refused: the runner's module cannot be imported (nothing was written)"
+    text = f"{result.command} {outcome}"
     if result.error is not None and not result.ok:
         text += f" ({result.error.short_type})"
     return text

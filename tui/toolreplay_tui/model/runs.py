@@ -71,7 +71,7 @@ class RunRequest:
     env: Mapping[str, str] | None = None
     timeout: float = DEFAULT_TIMEOUT
     warm: WarmRunner | None = field(default=None, compare=False)
-    """Forks and replays go through this warm runner when set (and it is free)."""
+    """Forks, replays and promotes go through this warm runner when set (and it is free)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,10 @@ class RunClient:
 
     def _request(self, command: Command, *arguments: str) -> RunRequest:
         argv = (self.python or sys.executable, "-m", "toolreplay", command, *arguments)
-        warm = self.warm if command in ("replay", "fork") else None
+        # Every command that runs the application goes through the warm runner: a fork
+        # of it is a process of its own, so a promote still verifies its case end to end
+        # in a separate process before publishing it.
+        warm = self.warm if command in ("replay", "fork", "promote") else None
         return RunRequest(
             command, (*argv, "--format", "json"), self.cwd, self.env, self.timeout, warm
         )
@@ -272,6 +275,12 @@ class WarmRunner:
         self._process: subprocess.Popen[str] | None = None
         self._busy = threading.Lock()
         self.starts = 0  # how many warm children were started (for tests and benchmarks)
+
+    @property
+    def pid(self) -> int | None:
+        """The warm child's process id while it runs (each run is a child of it)."""
+        process = self._process
+        return None if process is None or process.poll() is not None else process.pid
 
     def start(self) -> None:
         """Start (or restart) the warm child and wait until it has imported everything."""

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from toolreplay import Operation, TraceFormatError
+from toolreplay import Operation, TraceFormatError, terminal_safe_text
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import (
     Notice,
@@ -194,13 +194,16 @@ class BrowseScreen(Screen[None]):
         if problem is not None:
             header.update(
                 Text.assemble(
-                    (app.trace_label, "bold"), ("  cannot be opened: ", "bold red"), problem
+                    terminal_safe_text(app.trace_label, "bold"),
+                    ("  cannot be opened: ", "bold red"),
+                    terminal_safe_text(problem),
                 )
             )
             return
         trace = app.trace
         if trace is None:
-            header.update(Text.assemble((app.trace_label, "bold"), ("  loading…", "dim")))
+            label = terminal_safe_text(app.trace_label, "bold")
+            header.update(Text.assemble(label, ("  loading…", "dim")))
             return
         header.update(describe_header(app, trace))
 
@@ -249,9 +252,11 @@ class BrowseScreen(Screen[None]):
             status.append(f"  ·  {activity}", style="bold")
         elif rows is not None and rows.filtered:
             status.append(
-                f"  ·  filter {rows.query!r}: {len(rows)} of {len(rows.operations)} operations "
-                "(escape clears, n/N step)",
-                style="bold",
+                terminal_safe_text(
+                    f"  ·  filter {rows.query!r}: {len(rows)} of {len(rows.operations)} "
+                    "operations (escape clears, n/N step)",
+                    "bold",
+                )
             )
         self.query_one("#status", Static).update(status)
 
@@ -630,7 +635,7 @@ def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
     """
     state = app.background
     text = Text()
-    text.append(app.trace_label, style="bold")
+    text.append(terminal_safe_text(app.trace_label, "bold"))
     text.append(f"  ·  format v{trace.header.format_version}  ·  ")
     expected = trace.expected_count
     if state.indexed:
@@ -645,7 +650,8 @@ def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
     if footer is None:
         text.append("incomplete (no footer: the recording did not close)", style="bold yellow")
     elif footer.ending.status == "raised":
-        text.append(f"complete, ended with {footer.ending.error_type}", style="yellow")
+        ended = f"complete, ended with {footer.ending.error_type}"
+        text.append(terminal_safe_text(ended, "yellow"))
     else:
         text.append("complete", style="green")
     text.append("  ·  ")
@@ -655,13 +661,13 @@ def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
     elif integrity.state == "ok":
         text.append("checked", style="green")
     else:
-        text.append(f"integrity check failed: {integrity.problem}", style="bold red")
+        text.append(terminal_safe_text(f"integrity check failed: {integrity.problem}", "bold red"))
     text.append(f"  ·  {trace.header.mode}")
     if trace.header.source_trace_id is not None:
         text.append(" (a fork's branch)")
     text.append("  ·  runner ")
     runner = app.runner_spec()
-    text.append(runner or "(none: f will ask)", style="bold" if runner else "dim")
+    text.append(terminal_safe_text(runner or "(none: f will ask)", "bold" if runner else "dim"))
     return text
 
 

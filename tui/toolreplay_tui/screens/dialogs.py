@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from toolreplay import terminal_safe_text
 from toolreplay_tui.context import debugger
 
 __all__ = ["ConfirmScreen", "PromptScreen"]
@@ -31,8 +33,9 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question")
-            yield Static(f"y  {self.yes}     n  {self.no}", classes="dialog-keys")
+            # Text, not str: a str is read as markup, and a question may quote a trace.
+            yield Static(terminal_safe_text(self.question), classes="dialog-question")
+            yield Static(Text(f"y  {self.yes}     n  {self.no}"), classes="dialog-keys")
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
@@ -64,7 +67,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question")
+            yield Static(terminal_safe_text(self.question), classes="dialog-question")
             yield Input(self.initial, placeholder=self.placeholder, id="prompt-input")
             yield Static(id="prompt-problem", classes="dialog-problem")
             yield Static("enter  accept     escape  cancel", classes="dialog-keys")
@@ -79,7 +82,7 @@ class PromptScreen(ModalScreen[str | None]):
         value = event.value.strip()
         problem = self.check(value) if self.check is not None else None
         if problem is not None:
-            self.query_one("#prompt-problem", Static).update(problem)
+            self.query_one("#prompt-problem", Static).update(terminal_safe_text(problem))
             return
         self.dismiss(value)
 

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from toolreplay import DiffReport, ToolReplayError, diff, read_trace
+from toolreplay import DiffReport, ToolReplayError, diff, read_trace, terminal_safe_text
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
 from toolreplay_tui.screens.full_value import FullValueScreen, describe_aligned
@@ -97,7 +97,7 @@ class DiffScreen(Screen[None]):
 
     def _failed(self, message: str) -> None:
         self.query_one("#diff-summary", Static).update(
-            Text(f"cannot compare: {message}", style="bold red")
+            terminal_safe_text(f"cannot compare: {message}", "bold red")
         )
 
     def _ready(self, report: DiffReport, rows: DiffRows) -> None:
@@ -105,14 +105,16 @@ class DiffScreen(Screen[None]):
         self.query_one("#diff-title", Static).update(
             Group(
                 Text.assemble(
-                    ("source  ", "dim"), describe_trace(report.source, self.source_label)
+                    ("source  ", "dim"),
+                    terminal_safe_text(describe_trace(report.source, self.source_label)),
                 ),
                 Text.assemble(
-                    ("target  ", "dim"), describe_trace(report.target, self.target_label)
+                    ("target  ", "dim"),
+                    terminal_safe_text(describe_trace(report.target, self.target_label)),
                 ),
             )
         )
-        summary = Text(rows.summary(), style="bold")
+        summary = terminal_safe_text(rows.summary(), "bold")
         if rows.first_divergence is not None:
             summary.append(
                 f" · first observable divergence at row {rows.first_divergence}",
@@ -141,7 +143,7 @@ class DiffScreen(Screen[None]):
         rows = self.rows
         if rows is None:
             return ""
-        title = Text(rows.row_description(index), style="bold")
+        title = terminal_safe_text(rows.row_description(index), "bold")
         number = rows.difference_number(index)
         if number is not None:
             title.append(f" · difference row {number} of {len(rows.difference_rows)}", style="dim")
@@ -150,9 +152,11 @@ class DiffScreen(Screen[None]):
         if fields and self.view.stacked:
             # Too narrow for three columns: each path over its two values.
             for field in fields:
-                parts.append(Text(field.path, style="bold"))
-                parts.append(Text.assemble(("  source ", "dim"), (field.source, "red")))
-                parts.append(Text.assemble(("  target ", "dim"), (field.target, "green")))
+                parts.append(terminal_safe_text(field.path, "bold"))
+                source = terminal_safe_text(field.source, "red")
+                parts.append(Text.assemble(("  source ", "dim"), source))
+                target = terminal_safe_text(field.target, "green")
+                parts.append(Text.assemble(("  target ", "dim"), target))
         elif fields:
             table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
             table.add_column("JSON path", style="bold", ratio=4, overflow="fold")
@@ -160,14 +164,16 @@ class DiffScreen(Screen[None]):
             table.add_column("target", ratio=3, overflow="fold")
             for field in fields:
                 table.add_row(
-                    field.path, Text(field.source, style="red"), Text(field.target, style="green")
+                    terminal_safe_text(field.path),
+                    terminal_safe_text(field.source, "red"),
+                    terminal_safe_text(field.target, "green"),
                 )
             parts.append(table)
         elif rows.alignment(index).differences:
             parts.append(Text("no field-level detail for this difference", style="dim"))
         attribution = rows.attribution(index)
         if attribution is not None:
-            parts.append(Text(attribution, style="bold cyan"))
+            parts.append(terminal_safe_text(attribution, "bold cyan"))
         return Group(*parts)
 
     def action_next_difference(self) -> None:

@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
-from toolreplay import JsonValue, Operation, Returned
+from toolreplay import JsonValue, Operation, Returned, terminal_safe, terminal_safe_text
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.screens.dialogs import ConfirmScreen
@@ -56,7 +56,8 @@ class EditorScreen(Screen[Edited | None]):
         super().__init__()
         self.select_all = select_all
         self.operation = operation
-        self.initial = text
+        # JSON text: an escaped character (`\u202e`) is the same value, and shows.
+        self.initial = terminal_safe(text, keep="\n\t")
         self.initial_problem = problem
         self.heading = heading
 
@@ -73,7 +74,7 @@ class EditorScreen(Screen[Edited | None]):
     def compose(self) -> ComposeResult:
         yield Static(
             Text.assemble(
-                (self._heading(), "bold"),
+                terminal_safe_text(self._heading(), "bold"),
                 ("   ctrl+s makes it a pending patch · escape cancels", "dim"),
             ),
             id="editor-title",
@@ -104,7 +105,7 @@ class EditorScreen(Screen[Edited | None]):
 
     def show_problem(self, message: str) -> None:
         problem = self.query_one("#editor-problem", Static)
-        problem.update(Text(message, style="bold"))
+        problem.update(terminal_safe_text(message, "bold", keep="\n"))
         problem.remove_class("hidden")
 
     def action_save(self) -> None:

@@ -16,7 +16,15 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from toolreplay import AlignmentRow, ErrorPatch, JsonValue, Operation, Patch, Raised
+from toolreplay import (
+    AlignmentRow,
+    ErrorPatch,
+    JsonValue,
+    Operation,
+    Patch,
+    Raised,
+    terminal_safe_text,
+)
 from toolreplay_tui.model.jsonpaths import JsonPath, path_text
 from toolreplay_tui.model.jsontext import format_json
 from toolreplay_tui.widgets.scroll_box import ScrollBox
@@ -25,9 +33,9 @@ __all__ = ["FullValueScreen", "describe_aligned", "describe_operation", "describ
 
 
 def _json(value: JsonValue) -> RenderableType:
-    rendered = JSON(format_json(value))
-    rendered.text.no_wrap = False
-    rendered.text.overflow = "fold"  # a long string wraps, nothing is cut
+    rendered = terminal_safe_text(JSON(format_json(value)).text, keep="\n")
+    rendered.no_wrap = False
+    rendered.overflow = "fold"  # a long string wraps, nothing is cut
     return rendered
 
 
@@ -35,9 +43,9 @@ def describe_value(operation: Operation, path: JsonPath, value: JsonValue) -> Re
     """The value at `path` of the operation's (shown) output, in full."""
     return Group(
         Text.assemble(
-            (f"#{operation.logical_id} {operation.effect}", "bold"),
+            terminal_safe_text(f"#{operation.logical_id} {operation.effect}", "bold"),
             ("  output  ", "dim"),
-            (path_text(path), "bold"),
+            terminal_safe_text(path_text(path), "bold"),
         ),
         Text(""),
         _json(value),
@@ -48,25 +56,26 @@ def describe_operation(operation: Operation, patch: Patch | None) -> RenderableT
     """Everything the list and the detail pane shorten: identity, lineage, inputs, outcome."""
     identity = operation.identity
     parts: list[RenderableType] = [
-        Text(f"#{operation.logical_id} {operation.effect}", style="bold"),
+        terminal_safe_text(f"#{operation.logical_id} {operation.effect}", "bold"),
         Text.assemble(("fingerprint  ", "dim"), identity.fingerprint),
         Text.assemble(("occurrence   ", "dim"), str(identity.occurrence)),
         Text.assemble(("origin       ", "dim"), operation.origin),
     ]
     if operation.patch_id is not None:
-        parts.append(Text.assemble(("patch        ", "dim"), operation.patch_id))
+        patch_id = terminal_safe_text(operation.patch_id)
+        parts.append(Text.assemble(("patch        ", "dim"), patch_id))
     parts += [Text(""), Text("inputs", style="bold"), _json(operation.inputs), Text("")]
     outcome = operation.outcome
     if isinstance(outcome, Raised):
         parts.append(Text("raised", style="bold"))
-        parts.append(Text(f"{outcome.error_type}: {outcome.message}", style="red"))
+        parts.append(terminal_safe_text(f"{outcome.error_type}: {outcome.message}", "red"))
     else:
         parts.append(Text("output", style="bold"))
         parts.append(_json(outcome.value))
     if patch is not None:
-        parts += [Text(""), Text(f"pending patch {patch.patch_id}", style="bold yellow")]
+        parts += [Text(""), terminal_safe_text(f"pending patch {patch.patch_id}", "bold yellow")]
         if isinstance(patch, ErrorPatch):
-            parts.append(Text(f"{patch.error_type}: {patch.message}", style="red"))
+            parts.append(terminal_safe_text(f"{patch.error_type}: {patch.message}", "red"))
         else:
             parts.append(_json(patch.value))
     return Group(*parts)
@@ -83,7 +92,7 @@ def describe_aligned(row: AlignmentRow) -> RenderableType:
         elif side != "source" and row.attempted is not None:
             attempted = row.attempted
             parts += [
-                Text(f"{attempted.effect}: attempted, not recorded", style="bold"),
+                terminal_safe_text(f"{attempted.effect}: attempted, not recorded", "bold"),
                 Text.assemble(("fingerprint  ", "dim"), attempted.identity.fingerprint),
                 Text.assemble(("occurrence   ", "dim"), str(attempted.identity.occurrence)),
                 Text("inputs", style="bold"),

@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from toolreplay import terminal_safe_text
 from toolreplay_tui.widgets.key_footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class MessageLogScreen(ModalScreen[None]):
             log.write(
                 Text.assemble(
                     (message.time.strftime("%H:%M:%S  "), "dim"),
-                    (message.text, "red" if message.error else ""),
+                    terminal_safe_text(message.text, "red" if message.error else "", keep="\n"),
                 )
             )
         log.focus()

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from toolreplay import ErrorPatch, Patch
+from toolreplay import ErrorPatch, Patch, terminal_safe_text
 from toolreplay.portable import preview
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import Notice, PatchChangeRequested
@@ -40,11 +40,11 @@ def describe_patch(patch: Patch, width: int = 60) -> Text:
     else:
         outcome = preview(patch.value, width)
     return Text.assemble(
-        (f"{patch.patch_id}  ", "dim"),
+        terminal_safe_text(f"{patch.patch_id}  ", "dim"),
         (f"{_KIND_LABELS[patch.kind]:<21}", "bold yellow" if patch.supplies else "bold"),
-        f"{patch.effect} occ {patch.occurrence}  ",
-        (f"inputs {preview(patch.inputs, 40)}  ", "dim"),
-        outcome,
+        terminal_safe_text(f"{patch.effect} occ {patch.occurrence}  "),
+        terminal_safe_text(f"inputs {preview(patch.inputs, 40)}  ", "dim"),
+        terminal_safe_text(outcome),
     )
 
 
@@ -84,7 +84,8 @@ class PatchesScreen(ModalScreen[None]):
         if patches:
             listing.highlighted = min(highlighted or 0, len(patches) - 1)
         status = self.query_one("#patches-status", Static)
-        status.update(Text(notice.text or "", style="bold red" if notice.error else "bold"))
+        style = "bold red" if notice.error else "bold"
+        status.update(terminal_safe_text(notice.text or "", style))
 
     def _selected(self) -> Patch | None:
         listing = self.query_one(OptionList)

@@ -12,17 +12,21 @@ debugger itself stays an app about exactly one trace.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, cast
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.filter import LineFilter
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from toolreplay import FoundTrace, ToolReplayError, find_traces
+from toolreplay import FoundTrace, ToolReplayError, find_traces, terminal_safe_text
+from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 
 __all__ = ["PickerRow", "TracePickerApp", "TracePickerScreen", "pick_trace"]
 
@@ -85,9 +89,10 @@ class TracePickerScreen(Screen[Path | None]):
         self.rows: list[PickerRow] = []
         self.shown: list[PickerRow] = []
         self.problem: str | None = None
-        self.header = Static(f"Traces in {self.folder}: reading …", id="picker-header")
+        reading = terminal_safe_text(f"Traces in {self.folder}: reading …")
+        self.header = Static(reading, id="picker-header")
         self.filter = Input(placeholder="filter: words the row must contain", id="picker-filter")
-        self.table: DataTable[str] = DataTable(
+        self.table: DataTable[Text] = DataTable(
             id="picker-table", cursor_type="row", zebra_stripes=True
         )
 
@@ -123,14 +128,15 @@ class TracePickerScreen(Screen[Path | None]):
         table = self.table
         table.clear()
         for row in self.shown:
-            table.add_row(*row.cells)
+            # Text, not str: a str cell is read as markup, and each is the trace's.
+            table.add_row(*(terminal_safe_text(cell) for cell in row.cells))
         count = len(self.rows)
         summary = f"Traces in {self.folder}: {count} trace{'' if count == 1 else 's'}, newest first"
         if words:
             summary += f"; {len(self.shown)} match the filter"
         if self.problem:
             summary += f" ({self.problem})"
-        self.header.update(summary)
+        self.header.update(terminal_safe_text(summary))
 
     @on(Input.Changed, "#picker-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -165,6 +171,11 @@ class TracePickerApp(App[Path | None]):
 
     TITLE = "Tool Replay"
     ENABLE_COMMAND_PALETTE = False
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # The last guard: no character a terminal acts on is drawn, whatever draws it.
+        return [*super().get_line_filters(), TERMINAL_SAFE]
+
     CSS = """
     #picker-header { height: auto; padding: 0 1; background: $panel; }
     #picker-filter { height: 3; }

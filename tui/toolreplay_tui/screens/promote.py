@@ -19,7 +19,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
-from toolreplay import CASE_NAME_PATTERN, RUNNER_PATTERN, SecretFinding
+from toolreplay import (
+    CASE_NAME_PATTERN,
+    RUNNER_PATTERN,
+    SecretFinding,
+    terminal_safe,
+    terminal_safe_text,
+)
 from toolreplay.redaction import describe_findings
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished
@@ -83,7 +89,8 @@ class PromoteScreen(Screen[None]):
             ),
             id="promote-title",
         )
-        yield Static(Text.assemble(("trace   ", "dim"), self.branch_label), id="promote-trace")
+        label = terminal_safe_text(self.branch_label)
+        yield Static(Text.assemble(("trace   ", "dim"), label), id="promote-trace")
         with ScrollBox(id="promote-body"):
             with Vertical(id="promote-form"):
                 with Horizontal(classes="form-row"):
@@ -94,7 +101,8 @@ class PromoteScreen(Screen[None]):
                     yield Input(self.defaults.folder, id="promote-folder")
                 with Horizontal(classes="form-row"):
                     yield Label("runner", classes="form-label")
-                    yield Input(self.defaults.runner, id="promote-runner")
+                    # A trace's runner with a control character is no runner: shown escaped.
+                    yield Input(terminal_safe(self.defaults.runner), id="promote-runner")
                 yield Label("expected return value (JSON)", classes="form-label-wide")
                 yield ExpectedValueBox(
                     self.defaults.expected, language=None, soft_wrap=True, id="promote-expected"
@@ -121,7 +129,7 @@ class PromoteScreen(Screen[None]):
         where = describe_findings([replace(finding, file=None) for finding in self.findings])
         return Text.assemble(
             (f"The secret scanner flags this trace: it holds {values} (not shown).\n", "bold"),
-            where,
+            terminal_safe_text(where, keep="\n"),
             "\nA case is meant to be committed: promote refuses this trace unless the box "
             "below is checked. Better, redact it first (toolreplay redact).",
         )

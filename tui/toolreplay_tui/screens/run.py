@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from toolreplay import terminal_safe_text
 from toolreplay.portable import preview
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import PromoteFinished, RunFinished
@@ -54,7 +55,8 @@ class RunScreen(ModalScreen[NextStep | None]):
 
     def compose(self) -> ComposeResult:
         with ScrollBox(id="run-box"):
-            yield Static(self.title_text, id="run-title")
+            # Text, not str: a str is read as markup, and a title names trace files.
+            yield Static(terminal_safe_text(self.title_text), id="run-title")
             yield Static(id="run-offer", classes="hidden")
             yield RunPanel(id="run-panel")
         yield KeyFooter()
@@ -90,8 +92,10 @@ class RunScreen(ModalScreen[NextStep | None]):
         offer.update(
             Text.assemble(
                 ("The fork stopped at a call the recording never made:\n", "bold yellow"),
-                (f"  {call.effect} occurrence {call.occurrence}\n", "bold"),
-                (f"  inputs {preview(call.inputs, 200)}\n", ""),
+                terminal_safe_text(f"  {call.effect} occurrence {call.occurrence}", "bold"),
+                "\n",
+                terminal_safe_text(f"  inputs {preview(call.inputs, 200)}"),
+                "\n",
                 ("s", "bold"),
                 (f" supplies its output (the editor starts from {nearest})  ·  ", ""),
                 ("z", "bold"),

@@ -21,7 +21,16 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from toolreplay import ErrorPatch, JsonValue, Operation, Patch, Raised, Returned
+from toolreplay import (
+    ErrorPatch,
+    JsonValue,
+    Operation,
+    Patch,
+    Raised,
+    Returned,
+    terminal_safe,
+    terminal_safe_text,
+)
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.transcript import transcript_of
@@ -140,7 +149,7 @@ class DetailPane(Vertical):
         status = "ok" if isinstance(outcome, Returned) else "error"
         title = Text()
         title.append(f"#{operation.logical_id}  ", style="bold")
-        title.append(operation.effect, style="bold")
+        title.append(terminal_safe_text(operation.effect, "bold"))
         title.append(f"  {status}", style="bold red" if status == "error" else "bold green")
         lines = [
             title,
@@ -155,12 +164,14 @@ class DetailPane(Vertical):
         if operation.patch_id is not None:
             lineage += f"  patch {operation.patch_id}"
         lineage += f"  source operation {'-' if source is None else '#' + str(source)}"
-        lines.append(Text.assemble(("lineage   ", "dim"), lineage))
+        lines.append(Text.assemble(("lineage   ", "dim"), terminal_safe_text(lineage)))
         if patch is not None:
             lines.append(
                 Text.assemble(
                     ("pending   ", "dim"),
-                    (f"patch {patch.patch_id} replaces the recorded ", "bold yellow"),
+                    terminal_safe_text(
+                        f"patch {patch.patch_id} replaces the recorded ", "bold yellow"
+                    ),
                     ("output" if isinstance(outcome, Returned) else "failure", "bold yellow"),
                     ("  (x removes it)", "dim"),
                 )
@@ -168,7 +179,8 @@ class DetailPane(Vertical):
         if isinstance(outcome, Raised):
             lines.append(
                 Text.assemble(
-                    ("raised    ", "dim"), (f"{outcome.error_type}: {outcome.message}", "red")
+                    ("raised    ", "dim"),
+                    terminal_safe_text(f"{outcome.error_type}: {outcome.message}", "red"),
                 )
             )
         transcript = transcript_of(operation.effect, operation.inputs, output_of(operation, patch))
@@ -177,9 +189,9 @@ class DetailPane(Vertical):
             return Group(*lines, render_transcript(transcript))
         hint = "  (t shows the transcript)" if transcript is not None else ""
         lines.append(Text(f"inputs{hint}", style="dim"))
-        inputs = JSON(format_json(operation.inputs))
-        inputs.text.no_wrap = False  # a long prompt wraps instead of running off the pane
-        inputs.text.overflow = "fold"
+        inputs = terminal_safe_text(JSON(format_json(operation.inputs)).text, keep="\n")
+        inputs.no_wrap = False  # a long prompt wraps instead of running off the pane
+        inputs.overflow = "fold"
         renderables: list[RenderableType] = [*lines, inputs]
         return Group(*renderables)
 
@@ -201,7 +213,7 @@ class DetailPane(Vertical):
             what = "recorded error (e gives it a return value)"
         else:
             what = "output"
-        text = Text.assemble((f"{what}  ", "dim"), (path_text(path), "bold"))
+        text = Text.assemble((f"{what}  ", "dim"), terminal_safe_text(path_text(path), "bold"))
         label.update(text)
 
     def on_value_view_selected(self, event: ValueView.Selected) -> None:
@@ -227,11 +239,14 @@ class DetailPane(Vertical):
             self.post_message(self.Problem(str(error)))
             return
         self._editing = event.path
-        self._edit_start = format_json(current, indent=None)
+        # Escaped as JSON spells it: the same value, and nothing raw in the field.
+        self._edit_start = terminal_safe(format_json(current, indent=None))
         field = self.query_one("#value-input", ValueInput)
         field.value = self._edit_start
         field.remove_class("hidden")
-        field.border_title = f"edit {path_text(event.path)}: enter sets it, escape cancels"
+        field.border_title = Text.assemble(
+            "edit ", terminal_safe_text(path_text(event.path)), ": enter sets it, escape cancels"
+        )
         self.query_one("#value-error", Static).add_class("hidden")
         field.focus()
 
@@ -245,7 +260,7 @@ class DetailPane(Vertical):
         parsed = parse_portable(event.value, what=f"the value at {path_text(path)}")
         error = self.query_one("#value-error", Static)
         if parsed.problem is not None:
-            error.update(Text(parsed.problem.describe(), style="bold red"))
+            error.update(terminal_safe_text(parsed.problem.describe(), "bold red"))
             error.remove_class("hidden")
             field = self.query_one("#value-input", ValueInput)
             if parsed.problem.column is not None and parsed.problem.line == 1:

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.binding import BindingType
 from textual.message import Message
 
+from toolreplay import terminal_safe_text
 from toolreplay_tui.model.diffrows import DiffRows
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
@@ -30,8 +31,11 @@ def _side_width(width: int) -> int:
     return max((width - _ROW_WIDTH - _MARK_WIDTH - 3) // 2, 4)
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _cell(text: str, width: int, style: str | Style) -> Text:
+    """`text` escaped (a trace's), cut with `…` and padded to `width` cells."""
+    cell = terminal_safe_text(text, style)
+    cell.truncate(width, overflow="ellipsis", pad=True)
+    return cell
 
 
 class DiffView(CursorList):
@@ -117,7 +121,7 @@ class DiffView(CursorList):
             text.append(f"{marker:<{_MARK_WIDTH}}", style=style if row.differs else "")
             text.append("source ", style=self.get_component_rich_style("diff-view--same"))
             shown = style if row.status in ("changed", "missing") else ""
-            text.append(_cut(row.left, side) or "(none)", style=shown)
+            text.append(_cell(row.left or "(none)", side, shown))
             if row.patch_id:
                 text.stylize(
                     self.get_component_rich_style("diff-view--patch"),
@@ -128,7 +132,7 @@ class DiffView(CursorList):
             text.append(" " * (_ROW_WIDTH + _MARK_WIDTH))
             text.append("target ", style=self.get_component_rich_style("diff-view--same"))
             shown = style if row.status in ("changed", "added") else ""
-            text.append(_cut(row.right, side) or "(none)", style=shown)
+            text.append(_cell(row.right or "(none)", side, shown))
         if first:
             text.stylize(self.get_component_rich_style("diff-view--first"))
         return text
@@ -143,10 +147,12 @@ class DiffView(CursorList):
         text.append(f"{'▶' if first else ' '}{row.index:>{_ROW_WIDTH - 2}} ")
         marker = row.marker + ("P" if row.patch_id else "")
         text.append(f"{marker:<{_MARK_WIDTH}}", style=style if row.differs else "")
-        left, right = _cut(row.left, side), _cut(row.right, side)
-        text.append(f"{left:<{side}}", style=style if row.status in ("changed", "missing") else "")
+        left = _cell(row.left, side, style if row.status in ("changed", "missing") else "")
+        text.append(left)
         text.append(" │ ")
-        text.append(right, style=style if row.status in ("changed", "added") else "")
+        right = _cell(row.right, side, style if row.status in ("changed", "added") else "")
+        right.rstrip()
+        text.append(right)
         if row.patch_id:
             text.stylize(
                 self.get_component_rich_style("diff-view--patch"),

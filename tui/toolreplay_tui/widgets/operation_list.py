@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from toolreplay import OperationIdentity
+from toolreplay import OperationIdentity, terminal_safe_text
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
@@ -109,19 +109,26 @@ class OperationList(CursorList):
     def row_count(self) -> int:
         return 0 if self.rows is None else len(self.rows)
 
+    def _preview_width(self, width: int) -> int:
+        """The cells left for the preview after the other columns, in a line of `width`."""
+        used = self._index_width + 2 + self._effect_width + 2 + 6 + 2 + 8 + 2
+        if self._lane_width:
+            used += self._lane_width + 2 + TIMELINE_WIDTH + 2
+        return max(width - used, 12)
+
     def render_row(self, position: int, width: int) -> Text:
         assert self.rows is not None
-        row = self.rows.row(position, self.pending)
+        row = self.rows.row(position, self.pending, preview_width=self._preview_width(width))
         effect = row.effect
         if row.occurrence:
             effect = f"{effect}#{row.occurrence}"
-        if len(effect) > self._effect_width:
-            effect = effect[: self._effect_width - 1] + "…"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{row.logical_id:>{self._index_width}}  ")
         if self._lane_width:
-            text.append(f"{row.lane or '':<{self._lane_width}}  ")
-        text.append(f"{effect:<{self._effect_width}}  ")
+            text.append(_cell(row.lane or "", self._lane_width))
+            text.append("  ")
+        text.append(_cell(effect, self._effect_width))
+        text.append("  ")
         status_style = (
             self.get_component_rich_style("operation-list--error") if row.status == "error" else ""
         )
@@ -137,7 +144,8 @@ class OperationList(CursorList):
         if self._lane_width:
             text.append(self.rows.timeline(position, self.cursor, TIMELINE_WIDTH))
             text.append("  ")
-        text.append(row.preview, style=self.get_component_rich_style("operation-list--dim"))
+        dim = self.get_component_rich_style("operation-list--dim")
+        text.append(terminal_safe_text(row.preview, dim))
         return text
 
     def cursor_changed(self, position: int) -> None:
@@ -147,3 +155,10 @@ class OperationList(CursorList):
 
     def action_open(self) -> None:
         self.post_message(self.Opened())
+
+
+def _cell(text: str, width: int) -> Text:
+    """`text` escaped (it is the trace's), cut with `…` and padded to `width` cells."""
+    cell = terminal_safe_text(text)
+    cell.truncate(width, overflow="ellipsis", pad=True)
+    return cell

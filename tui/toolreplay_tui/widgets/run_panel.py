@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
+from toolreplay import terminal_safe_text
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import RunStarted
 from toolreplay_tui.model.runreport import ReportLine, describe_result
@@ -32,7 +33,8 @@ _STYLES = {
 
 
 def render_report(lines: list[ReportLine]) -> RenderableType:
-    return Group(*(Text(line.text, style=_STYLES[line.style]) for line in lines))
+    # A report quotes the run's output and errors, so the trace's values: escaped.
+    return Group(*(terminal_safe_text(line.text, _STYLES[line.style], keep="\n") for line in lines))
 
 
 class RunPanel(Vertical):
@@ -91,7 +93,7 @@ class RunPanel(Vertical):
         self._frame += 1
         spinner = _SPINNER[self._frame % len(_SPINNER)]
         status = Text.assemble(
-            (f"{spinner} running {self._label}", "bold"),
+            terminal_safe_text(f"{spinner} running {self._label}", "bold"),
             f"  {handle.elapsed():.1f} s",
             ("  (escape or ctrl+c cancels and kills it", "dim"),
             (f"; timeout {handle.request.timeout:g} s)", "dim"),

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from toolreplay import terminal_safe_text
 from toolreplay_tui.model.jsonpaths import path_text
 from toolreplay_tui.model.transcript import EntryKind, Transcript, TranscriptEntry
 
@@ -28,13 +29,17 @@ _ARROWS: dict[EntryKind, str] = {"tool_call": "→ ", "tool_output": "← ", "ho
 
 
 def _speaker(entry: TranscriptEntry) -> Text:
-    return Text(_ARROWS.get(entry.kind, "") + entry.who, style="bold", overflow="fold")
+    speaker = terminal_safe_text(_ARROWS.get(entry.kind, "") + entry.who, "bold")
+    speaker.overflow = "fold"
+    return speaker
 
 
 def _said(entry: TranscriptEntry) -> Text:
-    text = Text(entry.text, style=_STYLES[entry.kind], overflow="fold")
+    text = terminal_safe_text(entry.text, _STYLES[entry.kind], keep="\n")
+    text.overflow = "fold"
     if entry.path is not None:
-        text.append(f"\n{path_text(entry.path)}", style="dim")
+        text.append("\n")
+        text.append(terminal_safe_text(path_text(entry.path), "dim"))
     return text
 
 
@@ -51,14 +56,15 @@ def render_transcript(transcript: Transcript) -> RenderableType:
     """Sent, then received; each received value with the output path an edit would patch."""
     heading = Text.assemble(
         ("model call  ", "dim"),
-        (transcript.api, "bold"),
-        f" · {transcript.model or 'model not given'}",
+        terminal_safe_text(transcript.api, "bold"),
+        terminal_safe_text(f" · {transcript.model or 'model not given'}"),
         f" · status {transcript.status}" if transcript.status is not None else "",
         f" · streamed in {transcript.event_count} events" if transcript.streamed else "",
     )
     parts: list[RenderableType] = [heading]
     if transcript.tools_offered:
-        parts.append(Text.assemble(("tools       ", "dim"), ", ".join(transcript.tools_offered)))
+        offered = terminal_safe_text(", ".join(transcript.tools_offered))
+        parts.append(Text.assemble(("tools       ", "dim"), offered))
     parts.append(Text("sent", style="dim underline"))
     parts.append(_table(transcript.request))
     parts.append(Text("received", style="dim underline"))

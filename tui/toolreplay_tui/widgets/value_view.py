@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from toolreplay.portable import JsonValue
+from toolreplay import JsonValue, terminal_safe_text
 from toolreplay.redaction import PLACEHOLDER_PATTERN
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.folding import FoldedLines
@@ -133,7 +133,8 @@ class ValueView(CursorList):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("  " * line.depth)
         if isinstance(line.key, str):
-            text.append(json.dumps(line.key, ensure_ascii=False), style=self._style("key"))
+            key = json.dumps(line.key, ensure_ascii=False)
+            text.append(terminal_safe_text(key, self._style("key")))
             text.append(": ", style=self._style("punctuation"))
         if self.lines.is_folded(position):
             folded = self.lines.folded_text(position)
@@ -156,7 +157,7 @@ class ValueView(CursorList):
         if kind == "string" and "<redacted:" in core:
             self._append_redacted(text, core)
         else:
-            text.append(core, style=self._style(kind))
+            text.append(terminal_safe_text(core, self._style(kind)))
         if comma:
             text.append(",", style=self._style("punctuation"))
         return text
@@ -172,12 +173,13 @@ class ValueView(CursorList):
         end = len(core) if not whole else len(core) - 1
         for match in PLACEHOLDER_PATTERN.finditer(core, position, end):
             if match.start() > position:
-                text.append(core[position : match.start()], style=self._style("string"))
+                before = core[position : match.start()]
+                text.append(terminal_safe_text(before, self._style("string")))
             key_id = match.group()[len("<redacted:") :].split(":", 1)[0]
             text.append(f"[redacted key {key_id}]", style=self._style("redacted"))
             position = match.end()
         if position < end:
-            text.append(core[position:end], style=self._style("string"))
+            text.append(terminal_safe_text(core[position:end], self._style("string")))
 
     def cursor_changed(self, position: int) -> None:
         path = self.current_path

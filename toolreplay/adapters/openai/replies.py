@@ -1,0 +1,610 @@
+"""Model answers written in one line: `reply(...)`, and edits of a recorded answer: `edit(...)`.
+
+    toolreplay.supply_output(
+        effect="openai.responses.create",
+        value=reply(tool_calls=[("issue_refund", {"order_id": 8812, "amount": 0.0})]),
+    )
+    toolreplay.replace_output(at=3, value=edit({"$.output[1].content[0].text": "No."}))
+
+Both are `OutputRecipe`s: a patch stores them as written (and its id is computed
+from them), and a fork resolves them against the call they answer, through the
+resolver this module registers for the `openai` namespace
+(`toolreplay.runtime.recipes`). A reply becomes the complete response the API
+would send for that request: Responses or Chat Completions, a JSON body or the
+exact event stream the SDK reads (deltas, `*.done` events, the final response),
+with the ids, model and usage shape of the nearest recorded answer of the same
+endpoint in the source. An edit sets values of the recorded answer's final object
+by JSON path and rewrites a stream's events to agree (`streams.edited_output`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
+from toolreplay.adapters.openai.streams import (
+    JsonObject,
+    chat_chunks,
+    edited_output,
+    final_response,
+    response_kind,
+    responses_events,
+)
+from toolreplay.errors import PatchError, RedactionRuleError
+from toolreplay.patches import OutputRecipe
+from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.redaction.paths import parse_path
+from toolreplay.runtime.recipes import RecipeCall, register_recipe_resolver
+from toolreplay.trace.model import Operation, Returned
+
+__all__ = ["REPLY_EFFECTS", "ToolCallSpec", "edit", "reply"]
+
+REPLY_EFFECTS = {
+    f"{EFFECT_NAMESPACE}.responses.create": "responses",
+    f"{EFFECT_NAMESPACE}.chat.completions.create": "chat",
+}
+"""The effects a `reply(...)` answers, and the API each is."""
+
+ToolCallSpec = tuple[str, Mapping[str, object] | str] | Mapping[str, object]
+"""One tool call of a reply: `(name, arguments)` or `{"name": ..., "arguments": ...}`;
+arguments are a JSON object, as a mapping or as its JSON text."""
+
+_REPLY_KEYS = ("text", "refusal", "tool_calls", "reasoning", "model", "usage")
+_USAGE_KEYS = ("input_tokens", "output_tokens")
+# Request fields the Responses API repeats in its answer.
+_ECHOED = (
+    "instructions",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "previous_response_id",
+    "text",
+    "reasoning",
+    "max_output_tokens",
+    "max_tool_calls",
+    "temperature",
+    "top_p",
+    "top_logprobs",
+    "truncation",
+    "metadata",
+    "store",
+    "background",
+    "prompt_cache_key",
+    "safety_identifier",
+    "user",
+)
+
+
+def reply(
+    *,
+    text: str | None = None,
+    refusal: str | None = None,
+    tool_calls: Sequence[ToolCallSpec] = (),
+    reasoning: str | None = None,
+    model: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+) -> OutputRecipe:
+    """A model answer for `supply_output`/`replace_output` on a Responses or Chat call.
+
+        reply(text="Order 8812 was lost in transit; I have opened a claim.")
+        reply(tool_calls=[("issue_refund", {"order_id": 8812, "amount": 0.0})])
+        reply(refusal="I can't help with that.")
+
+    `text` is the assistant's message (JSON text for a structured-output request,
+    which `responses.parse` then parses); `tool_calls` the function calls the
+    model makes, each `(name, arguments)` with arguments a JSON object (a mapping,
+    or its JSON text); `refusal` a refusal, which is the whole answer;
+    `reasoning` a reasoning summary (Responses API only). `model` overrides the
+    model the answer names (by default the nearest recorded answer's, when it is
+    the requested model, else the requested model); `input_tokens` and
+    `output_tokens` the usage it reports (by default the nearest recorded
+    answer's input tokens, and about four characters per output token).
+
+    The fork builds the full response when the call comes: for the endpoint
+    called, streamed exactly as the API streams (every delta, the `*.done`
+    events, `response.completed`; or the chunks and `[DONE]`) when the request
+    asks for a stream, with ids made from the patch, and the branch keeps that
+    response.
+    """
+    spec: JsonObject = {}
+    if text is not None:
+        spec["text"] = text
+    if refusal is not None:
+        spec["refusal"] = refusal
+    calls = [_tool_call(call, position) for position, call in enumerate(tool_calls)]
+    if calls:
+        spec["tool_calls"] = cast(list[JsonValue], calls)
+    if reasoning is not None:
+        spec["reasoning"] = reasoning
+    if model is not None:
+        spec["model"] = model
+    usage = {
+        key: value
+        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens))
+        if value is not None
+    }
+    if usage:
+        spec["usage"] = cast(JsonObject, usage)
+    problem = _reply_problem(spec)
+    if problem is not None:
+        raise PatchError(f"reply(...): {problem}")
+    return OutputRecipe("reply", EFFECT_NAMESPACE, spec)
+
+
+def _tool_call(call: ToolCallSpec, position: int) -> JsonObject:
+    if isinstance(call, Mapping):
+        keys = set(call)
+        if keys != {"name", "arguments"}:
+            raise PatchError(
+                f"reply(...): tool_calls[{position}] is a mapping with exactly name and "
+                f"arguments, got keys {sorted(keys)}"
+            )
+        name, arguments = call["name"], call["arguments"]
+    elif isinstance(call, tuple) and len(call) == 2:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
+        name, arguments = call
+    else:
+        raise PatchError(
+            f"reply(...): tool_calls[{position}] is (name, arguments) or "
+            f'{{"name": ..., "arguments": ...}}, got {call!r}'
+        )
+    if isinstance(arguments, Mapping):
+        mapping = cast(Mapping[str, object], arguments)
+        portable = ensure_portable(dict(mapping), what=f"reply tool_calls[{position}] arguments")
+        arguments = json.dumps(portable, ensure_ascii=False, separators=(",", ":"))
+    return {"name": cast(JsonValue, name), "arguments": cast(JsonValue, arguments)}
+
+
+def _reply_problem(spec: JsonValue) -> str | None:
+    """What is wrong with a reply's spec (as `reply` builds it, or a patch file holds it)."""
+    if not isinstance(spec, dict):
+        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
+    unknown = sorted(spec.keys() - set(_REPLY_KEYS))
+    if unknown:
+        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(_REPLY_KEYS)})"
+    for key in ("text", "refusal", "reasoning", "model"):
+        if key in spec and not isinstance(spec[key], str):
+            return f"{key} must be a string, got {preview(spec[key])}"
+    if not ({"text", "refusal", "tool_calls"} & spec.keys()):
+        return "give the answer: text=, tool_calls= or refusal="
+    if "refusal" in spec and ({"text", "tool_calls"} & spec.keys()):
+        return "a refusal is the whole answer: give it without text or tool_calls"
+    calls = spec.get("tool_calls", [])
+    if not isinstance(calls, list) or (not calls and "tool_calls" in spec):
+        return "tool_calls must be a non-empty list of {name, arguments}"
+    for position, call in enumerate(calls):
+        problem = _call_problem(call)
+        if problem is not None:
+            return f"tool_calls[{position}]: {problem}"
+    if "usage" not in spec:
+        return None
+    usage = spec["usage"]
+    if not isinstance(usage, dict) or not usage or usage.keys() - set(_USAGE_KEYS):
+        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
+    for key, value in usage.items():
+        if type(value) is not int or value < 0:
+            return f"{key} must be a non-negative int, got {preview(value)}"
+    return None
+
+
+def _call_problem(call: JsonValue) -> str | None:
+    if not isinstance(call, dict) or call.keys() != {"name", "arguments"}:
+        return f"a tool call is {{name, arguments}}, got {preview(call)}"
+    name, arguments = call["name"], call["arguments"]
+    if not isinstance(name, str) or not name:
+        return f"the name must be a non-empty string, got {preview(name)}"
+    if not isinstance(arguments, str):
+        return f"arguments are a JSON object (or its text), got {preview(arguments)}"
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return f"arguments of {name} are not JSON: {arguments[:80]!r}"
+    if not isinstance(parsed, dict):
+        return f"arguments of {name} must be a JSON object, got {arguments[:80]!r}"
+    return None
+
+
+def edit(edits: Mapping[str, object]) -> OutputRecipe:
+    """Changes to a recorded answer, by JSON path into its final object, for `replace_output`.
+
+        replace_output(at=3, value=edit({"$.output[1].content[0].text": "Held for review."}))
+        replace_output(at=5, value=edit({"$.choices[0].message.content": "No."}))
+
+    The paths run through the answer the SDK ends up with: the Responses API's
+    `Response` or a `chat.completion` (for a stream, the final response it
+    carries or its chunks add up to). When the fork applies the patch, the
+    recorded output is rewritten so that a stream's deltas, `*.done` events and
+    final response all agree with the edit (see `edited_output`), and the SDK
+    accumulates exactly the edited object.
+    """
+    if not isinstance(edits, Mapping) or not edits:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
+        raise PatchError(
+            "edit(...) takes a non-empty mapping of JSON paths to values, like "
+            "{'$.output[0].content[0].text': '...'}"
+        )
+    spec = ensure_portable(dict(edits), what="edit(...)")
+    problem = _edit_problem(spec)
+    if problem is not None:
+        raise PatchError(f"edit(...): {problem}")
+    return OutputRecipe("edit", EFFECT_NAMESPACE, spec)
+
+
+def _edit_problem(spec: JsonValue) -> str | None:
+    if not isinstance(spec, dict) or not spec:
+        return f"an edit maps JSON paths to values, got {preview(spec)}"
+    for path in spec:
+        try:
+            parse_path(path, what="edit path")
+        except RedactionRuleError as error:
+            return str(error)
+    return None
+
+
+# --- resolving --------------------------------------------------------------------------
+
+
+class _OpenAIRecipes:
+    """The `openai` namespace's recipe resolver (registered below)."""
+
+    def check(self, recipe: OutputRecipe, effect: str) -> None:
+        if recipe.kind == "edit":
+            problem = _edit_problem(recipe.spec)
+        else:
+            problem = _reply_problem(recipe.spec)
+            if problem is None and effect not in REPLY_EFFECTS:
+                problem = (
+                    f"reply(...) answers {' and '.join(REPLY_EFFECTS)} (the Responses and "
+                    f"Chat Completions APIs); {effect} is another endpoint, whose output "
+                    "the patch must give itself (status, headers and body, as `toolreplay "
+                    "show` prints a recorded one)"
+                )
+        if problem is not None:
+            raise PatchError(problem)
+
+    def resolve(self, call: RecipeCall) -> JsonValue:
+        spec = cast(JsonObject, call.recipe.spec)
+        if call.recipe.kind == "edit":
+            replaced = call.replaced
+            if not isinstance(replaced, Returned) or not isinstance(replaced.value, dict):
+                raise PatchError(
+                    "edit(...) changes a recorded answer, and this call's recording is a "
+                    "failure, not an answer; use reply(...) or replace_error"
+                )
+            return edited_output(replaced.value, spec)
+        return _Reply(call, spec).output()
+
+
+class _Reply:
+    """One reply resolved for one call."""
+
+    def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
+        self.call = call
+        self.spec = spec
+        self.api = REPLY_EFFECTS[call.identity.effect]
+        body = call.inputs.get("body")
+        if call.inputs.get("method") != "POST" or not isinstance(body, dict):
+            raise PatchError(
+                f"reply(...) answers a POST with a JSON body; this call is "
+                f"{call.inputs.get('method')} {call.inputs.get('path')}"
+            )
+        self.request = cast(JsonObject, body)
+        self.stream = self.request.get("stream") is True
+        template = _nearest_answer(call, self.api)
+        self.template: JsonObject = template[0] if template else {}
+        self.template_headers: JsonObject = template[1] if template else {}
+
+    def _id(self, prefix: str, purpose: str, size: int = 48) -> str:
+        """An identifier made from the patch and the call: the same on every run."""
+        identity = self.call.identity
+        seed = f"{self.call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
+        return f"{prefix}{hashlib.sha256(seed.encode()).hexdigest()[:size]}"
+
+    def output(self) -> JsonValue:
+        self._check_request()
+        final = self._responses() if self.api == "responses" else self._chat()
+        headers: JsonObject = {
+            "content-type": "text/event-stream; charset=utf-8"
+            if self.stream
+            else "application/json",
+            "x-request-id": self._id("req_", "request", 32),
+        }
+        for name, value in self.template_headers.items():
+            headers.setdefault(name, copy_value(value))
+        output: JsonObject = {"status": 200, "headers": headers}
+        if not self.stream:
+            output["body"] = final
+        elif self.api == "responses":
+            output["events"] = responses_events(final)
+        else:
+            options = self.request.get("stream_options")
+            usage = isinstance(options, dict) and options.get("include_usage") is True
+            output["events"] = chat_chunks(final, include_usage=usage)
+        output["end"] = "complete"
+        return output
+
+    def _check_request(self) -> None:
+        request = self.request
+        calls = cast(list[JsonObject], self.spec.get("tool_calls", []))
+        if calls:
+            offered = _offered_tools(request, self.api)
+            for call in calls:
+                if call["name"] not in offered:
+                    shown = ", ".join(sorted(offered)) or "none"
+                    raise PatchError(
+                        f"the reply calls the tool {call['name']!r}, which this request does "
+                        f"not offer (its tools: {shown}); name one of them"
+                    )
+        if self.api == "chat":
+            choices = request.get("n")
+            if choices not in (None, 1):
+                raise PatchError(
+                    f"the request asks for n={choices} choices; a reply writes one answer"
+                )
+            if "reasoning" in self.spec:
+                raise PatchError(
+                    "reasoning summaries are a Responses API output; Chat Completions has none"
+                )
+        text = self.spec.get("text")
+        if isinstance(text, str) and _wants_json(request, self.api):
+            try:
+                json.loads(text)
+            except ValueError:
+                raise PatchError(
+                    "the request asks for a JSON answer (structured output), and the reply's "
+                    f"text is not JSON: {text[:80]!r}; give its JSON text"
+                ) from None
+
+    def _model(self) -> JsonValue:
+        if "model" in self.spec:
+            return self.spec["model"]
+        requested = self.request.get("model")
+        recorded = self.template.get("model")
+        # A recorded answer names the dated model behind the requested alias.
+        if isinstance(recorded, str) and (
+            not isinstance(requested, str) or recorded.startswith(requested)
+        ):
+            return recorded
+        return requested
+
+    def _usage(self, recorded: JsonValue, api: str) -> JsonValue:
+        """The recorded usage's shape with this answer's counts: the given ones, else the
+        recorded input tokens and about four characters per output token."""
+        input_key, output_key = (
+            ("input", "output") if api == "responses" else ("prompt", "completion")
+        )
+        given = cast(JsonObject, self.spec.get("usage", {}))
+        written = sum(len(str(self.spec.get(key, ""))) for key in ("text", "refusal", "reasoning"))
+        written += sum(
+            len(str(call["name"])) + len(str(call["arguments"]))
+            for call in cast(list[JsonObject], self.spec.get("tool_calls", []))
+        )
+        usage = cast(JsonObject, copy_value(recorded)) if isinstance(recorded, dict) else {}
+        tokens_in = given.get("input_tokens", usage.get(f"{input_key}_tokens", 0))
+        tokens_out = given.get("output_tokens", max(1, -(-written // 4)))
+        details = usage.get(f"{output_key}_tokens_details")
+        if isinstance(details, dict):  # what the recorded output was made of, not this one
+            usage[f"{output_key}_tokens_details"] = dict.fromkeys(details, 0)
+        usage[f"{input_key}_tokens"] = tokens_in
+        usage[f"{output_key}_tokens"] = tokens_out
+        usage["total_tokens"] = cast(int, tokens_in) + cast(int, tokens_out)
+        return usage
+
+    def _responses(self) -> JsonObject:
+        spec = self.spec
+        items: list[JsonValue] = []
+        if "reasoning" in spec:
+            items.append(
+                {
+                    "id": self._id("rs_", "reasoning"),
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": spec["reasoning"]}],
+                }
+            )
+        content: list[JsonValue] = []
+        if "text" in spec:
+            content.append(
+                {"type": "output_text", "annotations": [], "logprobs": [], "text": spec["text"]}
+            )
+        if "refusal" in spec:
+            content.append({"type": "refusal", "refusal": spec["refusal"]})
+        if content:
+            items.append(
+                {
+                    "id": self._id("msg_", "message"),
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": content,
+                }
+            )
+        for position, call in enumerate(cast(list[JsonObject], spec.get("tool_calls", []))):
+            items.append(
+                {
+                    "id": self._id("fc_", f"call {position}"),
+                    "type": "function_call",
+                    "status": "completed",
+                    "arguments": call["arguments"],
+                    "call_id": self._id("call_", f"call id {position}", 24),
+                    "name": call["name"],
+                }
+            )
+        # The recorded answer's fields, in its order, with what is this call's own set
+        # afresh: the request's echoed settings, the ids, the output and its usage.
+        body = cast(JsonObject, copy_value(self.template or _RESPONSE))
+        body.update(cast(JsonObject, copy_value(_PER_REQUEST)))
+        for key in _ECHOED:
+            if key in self.request:
+                body[key] = copy_value(self.request[key])
+        body.update(
+            id=self._id(_prefix(self.template.get("id"), "resp_"), "response"),
+            object="response",
+            status="completed",
+            error=None,
+            incomplete_details=None,
+            model=self._model(),
+            output=items,
+            usage=self._usage(self.template.get("usage") or _RESPONSE["usage"], self.api),
+        )
+        return body
+
+    def _chat(self) -> JsonObject:
+        spec = self.spec
+        message: JsonObject = {
+            "role": "assistant",
+            "content": spec.get("text"),
+            "refusal": spec.get("refusal"),
+            "annotations": [],
+        }
+        calls = cast(list[JsonObject], spec.get("tool_calls", []))
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": self._id("call_", f"call id {position}", 24),
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                }
+                for position, call in enumerate(calls)
+            ]
+        template = self.template
+        return {
+            "id": self._id(_prefix(template.get("id"), "chatcmpl-"), "completion", 29),
+            "object": "chat.completion",
+            "created": template.get("created", 0),
+            "model": self._model(),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if calls else "stop",
+                }
+            ],
+            "usage": self._usage(template.get("usage") or _CHAT_USAGE, self.api),
+            "service_tier": template.get("service_tier", "default"),
+            "system_fingerprint": template.get("system_fingerprint"),
+        }
+
+
+# A Responses answer when the source records none to follow.
+_RESPONSE: JsonObject = {
+    "id": "resp_",
+    "object": "response",
+    "created_at": 0,
+    "status": "completed",
+    "background": False,
+    "error": None,
+    "incomplete_details": None,
+    "instructions": None,
+    "max_output_tokens": None,
+    "model": None,
+    "output": [],
+    "parallel_tool_calls": True,
+    "previous_response_id": None,
+    "reasoning": {"effort": None, "summary": None},
+    "service_tier": "default",
+    "store": True,
+    "temperature": 1.0,
+    "text": {"format": {"type": "text"}},
+    "tool_choice": "auto",
+    "tools": [],
+    "top_p": 1.0,
+    "truncation": "disabled",
+    "usage": {
+        "input_tokens": 0,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 0,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 0,
+    },
+    "user": None,
+    "metadata": {},
+}
+# Echoed request settings a recorded answer holds for its own request: reset to the
+# API's defaults, then set from this request where it gives them.
+_PER_REQUEST: JsonObject = {
+    "instructions": None,
+    "tools": [],
+    "tool_choice": "auto",
+    "previous_response_id": None,
+    "text": {"format": {"type": "text"}},
+    "max_output_tokens": None,
+    "metadata": {},
+}
+_CHAT_USAGE: JsonObject = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
+def _prefix(recorded: JsonValue, default: str) -> str:
+    """The kind prefix of a recorded id (`resp_`, `chatcmpl-`), or `default`."""
+    if isinstance(recorded, str):
+        for separator in ("_", "-"):
+            head, found, _ = recorded.partition(separator)
+            if found and head.isalpha():
+                return head + separator
+    return default
+
+
+def _offered_tools(request: JsonObject, api: str) -> set[str]:
+    names: set[str] = set()
+    tools = request.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict):
+            continue
+        if api == "chat":
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else None
+        else:
+            name = tool.get("name")
+        if isinstance(name, str):
+            names.add(name)
+    functions = request.get("functions")  # Chat Completions' older form
+    for function in functions if isinstance(functions, list) else []:
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(cast(str, function["name"]))
+    return names
+
+
+def _wants_json(request: JsonObject, api: str) -> bool:
+    if api == "chat":
+        form = request.get("response_format")
+        return isinstance(form, dict) and form.get("type") in ("json_schema", "json_object")
+    text = request.get("text")
+    form = text.get("format") if isinstance(text, dict) else None
+    return isinstance(form, dict) and form.get("type") in ("json_schema", "json_object")
+
+
+def _nearest_answer(call: RecipeCall, api: str) -> tuple[JsonObject, JsonObject] | None:
+    """The final object and headers of the recorded answer of this endpoint nearest the
+    call in the source (earlier first on a tie), or None when the source has none."""
+    identity = call.identity
+    near = call.near or 0
+
+    def distance(operation: Operation) -> tuple[int, int]:
+        return abs(operation.logical_id - near), operation.logical_id
+
+    for operation in sorted(
+        call.source.operations_of(identity.namespace, identity.name), key=distance
+    ):
+        outcome = operation.outcome
+        output = outcome.value if isinstance(outcome, Returned) else None
+        if not isinstance(output, dict):
+            continue
+        status = output.get("status")
+        headers = output.get("headers")
+        final = final_response(output)
+        if (
+            type(status) is int
+            and 200 <= status < 300
+            and final is not None
+            and response_kind(output) == api
+        ):
+            kept = cast(JsonObject, headers) if isinstance(headers, dict) else {}
+            return final, {
+                k: v for k, v in kept.items() if k not in ("content-type", "x-request-id")
+            }
+    return None
+
+
+register_recipe_resolver(EFFECT_NAMESPACE, _OpenAIRecipes())
