@@ -569,3 +569,13 @@ def test_the_command_line_forks_with_live_model_calls_and_reports_them(tmp_path:
     assert "--live-limit" in bounded["error"]["message"]
     assert bounded["counts"]["operations_live"] == 0
     assert len(api.requests) == 2  # the recording's, and the live fork's: none from the bound
+
+
+@pytest.mark.parametrize("bound", [-1, True, 2.5, "20", None])
+def test_a_malformed_live_limit_is_refused_before_the_fork_runs(bound: Any, tmp_path: Path) -> None:
+    trace = tmp_path / "none.trp"
+    with toolreplay.record(trace):
+        pass
+    with pytest.raises(toolreplay.ForkOptionError, match="live_limit must be a whole number"):
+        toolreplay.fork(trace, tmp_path / "branch.trp", live=["openai.*"], live_limit=bound)
+    assert not (tmp_path / "branch.trp").exists()
