@@ -32,6 +32,7 @@ __all__ = [
     "JsonTextError",
     "LegacyOpenAITraceError",
     "LiveCallLimitError",
+    "MCPAdapterDependencyError",
     "NestedEffectError",
     "NetworkBlockedError",
     "NetworkBlockedWarning",
@@ -500,6 +501,13 @@ class AdapterError(ToolReplayError):
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
     """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
+
+
+class MCPAdapterDependencyError(AdapterError, ImportError):
+    """The MCP adapter needs an `mcp` SDK (or an agent framework) version it supports.
+
+    Raised when `mcp` is missing or outside its range, and when an agent framework's
+    release lacks what `instrument` relies on (the message names both versions)."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):

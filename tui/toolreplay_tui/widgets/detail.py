@@ -2,9 +2,10 @@
 
 `enter` on a value of the output opens a one-line editor for just that value;
 the patch it makes still replaces the complete output (the rest copied as is).
-A model call (OpenAI Responses or Chat Completions) shows a readable transcript in
-place of its raw inputs, with the output path of each received value; `t` switches
-between the transcript and the raw inputs. The raw output stays below, where edits
+A model call (OpenAI Responses or Chat Completions) and an MCP request show a
+readable transcript in place of their raw inputs (chosen by the effect's namespace),
+with the output path of each received value; `t` switches between the transcript
+and the raw inputs. The raw output stays below, where edits
 and JSON-path patches work as for any operation.
 """
 
@@ -33,11 +34,13 @@ from toolreplay import (
 )
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
+from toolreplay_tui.model.mcp_transcript import mcp_call_of
 from toolreplay_tui.model.transcript import transcript_of
+from toolreplay_tui.widgets.mcp_transcript_view import render_mcp_call
 from toolreplay_tui.widgets.transcript_view import render_transcript
 from toolreplay_tui.widgets.value_view import ValueView
 
-__all__ = ["DetailPane", "ValueInput", "output_of"]
+__all__ = ["DetailPane", "ValueInput", "output_of", "transcript_view"]
 
 
 def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
@@ -50,6 +53,19 @@ def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
     if isinstance(outcome, Returned):
         return outcome.value
     return {"type": outcome.error_type, "message": outcome.message, "args": outcome.args}
+
+
+def transcript_view(operation: Operation, patch: Patch | None) -> RenderableType | None:
+    """The operation read as what it is (a model call, an MCP request), or None."""
+    shown = output_of(operation, patch)
+    if operation.effect.partition(".")[0] == "mcp":
+        failed = isinstance(patch, ErrorPatch) or (
+            patch is None and isinstance(operation.outcome, Raised)
+        )
+        call = mcp_call_of(operation.effect, operation.inputs, shown, failed=failed)
+        return None if call is None else render_mcp_call(call)
+    transcript = transcript_of(operation.effect, operation.inputs, shown)
+    return None if transcript is None else render_transcript(transcript)
 
 
 class ValueInput(Input):
@@ -183,10 +199,10 @@ class DetailPane(Vertical):
                     terminal_safe_text(f"{outcome.error_type}: {outcome.message}", "red"),
                 )
             )
-        transcript = transcript_of(operation.effect, operation.inputs, output_of(operation, patch))
+        transcript = transcript_view(operation, patch)
         if transcript is not None and not self._raw_inputs:
             lines.append(Text("transcript  (t shows the raw inputs)", style="dim"))
-            return Group(*lines, render_transcript(transcript))
+            return Group(*lines, transcript)
         hint = "  (t shows the transcript)" if transcript is not None else ""
         lines.append(Text(f"inputs{hint}", style="dim"))
         inputs = terminal_safe_text(JSON(format_json(operation.inputs)).text, keep="\n")
