@@ -27,6 +27,10 @@ from examples.local_openai import HTTP
 from tests.adapters.real_clients import needs_openai_3
 from tests.support.counting_server import CountingServer
 
+# Refusals are what this module is about: their warning is expected, and checked where it
+# matters (the project's settings make an unexpected one an error everywhere else).
+pytestmark = pytest.mark.filterwarnings("default::toolreplay.errors.NetworkBlockedWarning")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
