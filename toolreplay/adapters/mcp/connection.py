@@ -60,6 +60,7 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue, ensure_portable, preview
 from toolreplay.runtime.failures import register_failure_codec
+from toolreplay.runtime.network import allowing_network
 from toolreplay.runtime.session import (
     PendingCall,
     RecordSession,
@@ -524,7 +525,7 @@ class InstrumentedTransport:
         try:
             await self._connect_live()
         except BaseException:
-            session.abort_live(call)
+            session.abort(call)
             raise
         waiting = _Awaited(_progress_token(params))
         self._waiting[request_id] = waiting
@@ -559,12 +560,15 @@ class InstrumentedTransport:
         assert self._live_ready is not None
         assert self._live_stop is not None
         try:
-            async with self._open_live() as streams:
-                read, self._upstream, *_ = streams
-                assert self._group is not None
-                self._group.start_soon(self._pump, read)
-                self._live_ready.set()
-                await self._live_stop.wait()
+            # The transport's own tasks start here and inherit the allowance: a fork's
+            # live MCP call may connect (or start the server) while the guard blocks.
+            with allowing_network():
+                async with self._open_live() as streams:
+                    read, self._upstream, *_ = streams
+                    assert self._group is not None
+                    self._group.start_soon(self._pump, read)
+                    self._live_ready.set()
+                    await self._live_stop.wait()
         except Exception as error:
             self._live_error = error
         finally:
@@ -578,13 +582,15 @@ class InstrumentedTransport:
         handshake_id = "toolreplay-live-handshake"  # the client's own id was answered already
         waiting = _Awaited(None)
         self._waiting[handshake_id] = waiting
-        try:
-            await self._upstream.send(renumbered(self._handshake, handshake_id))
-            await waiting.outcome()
-        finally:
-            self._waiting.pop(handshake_id, None)
-        if incoming(self._handshake).method == "initialize":
-            await self._upstream.send(notification_message("notifications/initialized", None))
+        # Some transports (the SDK's streamable HTTP) send in the sender's context.
+        with allowing_network():
+            try:
+                await self._upstream.send(renumbered(self._handshake, handshake_id))
+                await waiting.outcome()
+            finally:
+                self._waiting.pop(handshake_id, None)
+            if incoming(self._handshake).method == "initialize":
+                await self._upstream.send(notification_message("notifications/initialized", None))
 
     # --- what the server sends (in the pump task) -------------------------------------
 
