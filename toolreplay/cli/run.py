@@ -24,7 +24,12 @@ from enum import StrEnum
 from pathlib import Path
 
 from toolreplay.cli.command import Command, choice_of
-from toolreplay.cli.output import OutputFormat, add_format_option, application_output_to_stderr
+from toolreplay.cli.output import (
+    OutputFormat,
+    add_format_option,
+    application_output_to_stderr,
+    one_line_fields,
+)
 from toolreplay.cli.privacy import add_secret_pattern_option, secret_scanner
 from toolreplay.errors import (
     ForkOptionError,
@@ -47,6 +52,7 @@ from toolreplay.protocol import ErrorReport, RunDocument
 from toolreplay.runners import Runner, import_from_working_directory, load_runner
 from toolreplay.runtime.fork import ForkSession
 from toolreplay.runtime.session import RecordSession, ReplaySession
+from toolreplay.terminal import terminal_safe
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = ["COMMANDS", "FORK", "RECORD", "REPLAY", "fork", "record", "replay"]
@@ -149,11 +155,13 @@ def _kept(report: RunDocument) -> str | None:
 
 def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) -> int:
     """Print the report; return the exit status."""
+    # The files and the runner the lines quote are one line each, whatever their names hold.
+    fields = (*report.paths.values(), report.runner)
     if output_format is OutputFormat.json:
         sys.stdout.write(report.to_json() + "\n")
     elif report.outcome == "ok":
         for line in summary:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(one_line_fields(line, fields) + "\n")
         if report.return_value_portable:
             shown = json.dumps(report.return_value, ensure_ascii=False, sort_keys=True)
         else:
@@ -164,14 +172,19 @@ def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) 
         captured = report.error.traceback  # an application error's, or a runner import's
         if captured:
             sys.stderr.write(captured if captured.endswith("\n") else captured + "\n")
-        sys.stderr.write(f"error: {report.outcome}: {report.error.type}: ")
-        sys.stderr.write(report.error.message + "\n")
+        # The error's type, and the application's own message (which may quote a trace it
+        # replays; its traceback above shows it whole), are one line each.
+        message = report.error.message
+        if report.outcome in ("application_error", "application_exit"):
+            message = terminal_safe(message)
+        sys.stderr.write(f"error: {report.outcome}: {terminal_safe(report.error.type)}: ")
+        sys.stderr.write(one_line_fields(message, fields) + "\n")
         for note in report.error.notes:
-            sys.stderr.write(note + "\n")
+            sys.stderr.write(one_line_fields(note, fields) + "\n")
         if report.outcome != "invalid_arguments":
             kept = _kept(report)
             if kept is not None:
-                sys.stderr.write(kept + "\n")
+                sys.stderr.write(one_line_fields(kept, fields) + "\n")
     sys.stdout.flush()
     return {"ok": 0, "invalid_arguments": 2}.get(report.outcome, 1)
 
