@@ -363,7 +363,7 @@ def test_a_line_break_in_a_field_never_starts_a_line_of_its_own(tmp_path: Path) 
     diff = toolreplay_cli("diff", str(INCIDENT), str(named))
     assert diff.returncode == 0, diff.stderr
     assert not starts_a_line(diff.stdout), diff.stdout
-    assert f"named\\u000aerror: forged line\\u0009.trp" in diff.stdout
+    assert "named\\u000aerror: forged line\\u0009.trp" in diff.stdout
     assert "ended with X\\u000aerror: forged line\\u0009" in diff.stdout
 
     for command in (["show"], ["diff", str(INCIDENT)], ["migrate", "--output", "x.trp"]):

@@ -164,6 +164,7 @@ def promote(
             f"with python -m pytest {case.directory}"
         )
     else:
+        assert error is not None
         if isinstance(error, RunnerImportError):
             sys.stderr.write(error.import_traceback())
         Output.error(f"{type(error).__name__}: {error}", (*error_fields(error), trace, output))

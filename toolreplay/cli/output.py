@@ -25,6 +25,7 @@ import os
 import sys
 from collections.abc import Generator, Iterable, Sequence
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from toolreplay.cli.command import choice_of
@@ -86,8 +87,8 @@ def one_line_fields(message: str, fields: Iterable[object]) -> str:
 
 def error_fields(error: BaseException) -> tuple[object, ...]:
     """The fields an error names that its message quotes: the file it is about."""
-    path = getattr(error, "path", None)
-    return (path,) if isinstance(path, os.PathLike) else ()
+    path: object = getattr(error, "path", None)
+    return (path,) if isinstance(path, Path) else ()
 
 
 class TerminalSafeStream(io.TextIOBase):

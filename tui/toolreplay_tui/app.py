@@ -58,6 +58,7 @@ from toolreplay_tui.messages import (
     RunFinished,
     RunStarted,
 )
+from toolreplay_tui.model.columns import shown_width
 from toolreplay_tui.model.commandline import (
     COMMANDS,
     Command,
@@ -129,6 +130,11 @@ def _error_problem(value: str) -> str | None:
     if not colon or not type_name.strip() or " " in type_name.strip():
         return "write it as Type: message, e.g. TimeoutError: the queue timed out"
     return None if message.strip() else "give a message after the colon"
+
+
+def _suffix(occurrence: int) -> int:
+    """Cells of an occurrence suffix in the operation list (`#2`; none for the first)."""
+    return len(str(occurrence)) + 1 if occurrence else 0
 
 
 def _count(number: int, noun: str) -> str:
@@ -303,9 +309,10 @@ class ToolReplayApp(App[None]):
             self._load_failed(str(error))
             return
         first = trace.operations[: min(len(trace), 200)]
-        # Room for the longest effect name of the first screen and an occurrence suffix.
+        # Room for the longest effect name of the first screen, as shown, and its
+        # occurrence suffix (`#2`; none for a first occurrence).
         longest = max(
-            (len(op.effect) + len(str(op.identity.occurrence)) + 1 for op in first), default=0
+            (shown_width(op.effect) + _suffix(op.identity.occurrence) for op in first), default=0
         )
         self.rows, self.effect_width = OperationRows(trace), max(6, longest)
         self.trace = trace  # last: watchers read the rows

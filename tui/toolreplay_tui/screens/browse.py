@@ -216,6 +216,10 @@ class BrowseScreen(Screen[None]):
             listing.rows_changed()
             self._show_list_header()
 
+    def on_operation_list_columns_changed(self, event: OperationList.ColumnsChanged) -> None:
+        event.stop()
+        self._show_list_header()
+
     def _show_list_header(self) -> None:
         self.query_one("#list-header", Static).update(
             Text(self.operations.header_text(), style="bold")
