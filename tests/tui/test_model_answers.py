@@ -115,9 +115,10 @@ def test_edits_merge_into_one_edit_and_the_sdk_accumulates_them(
     operation = source.operations[0]
     output = output_of(operation)
     (last,) = where(output, "response.completed")
-    first = edit_patch(operation, None, StreamEdit("$.output[0].content[0].text", NEW))
+    first = edit_patch(operation, None, output, StreamEdit("$.output[0].content[0].text", NEW))
     assert first.recipe == "edit"
-    both = edit_patch(operation, first, StreamEdit("$.model", "gpt-5-mini-2026"))
+    shown = patched_output(operation, first, source)
+    both = edit_patch(operation, first, shown, StreamEdit("$.model", "gpt-5-mini-2026"))
     assert both.value == {"$.output[0].content[0].text": NEW, "$.model": "gpt-5-mini-2026"}
     # What the detail pane shows is the edited stream, and its final response agrees.
     shown = patched_output(operation, both, source)
@@ -128,7 +129,7 @@ def test_edits_merge_into_one_edit_and_the_sdk_accumulates_them(
     chunk = where(chat, "chat.completion.chunk")[1]
     mapped = stream_edit(chat, ("events", chunk, "data", "choices", 0, "delta", "content"), "")
     assert mapped is not None
-    chat_patch = edit_patch(chat_operation, None, StreamEdit(mapped.path, "No."))
+    chat_patch = edit_patch(chat_operation, None, chat, StreamEdit(mapped.path, "No."))
 
     seen = forked(source, [both, chat_patch], tmp_path)
     assert seen["deltas"] == seen["output_text"] == NEW

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from toolreplay import JsonValue, Operation, Patch
+from toolreplay_tui.model.patches import PatchKey
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
 
 __all__ = [
+    "LiveRemovalRequested",
     "Notice",
     "OutputEditRequested",
     "PatchChangeRequested",
     "PatchEdited",
+    "PatchMade",
     "PatchRemovalRequested",
     "PromoteFinished",
     "RunFinished",
@@ -45,10 +48,26 @@ class PatchEdited(Message):
 
 @dataclass
 class PatchChangeRequested(Message):
-    """From the patches list: `edit` or `remove` `patch`, or `undo` the last change."""
+    """From the patches list: `edit` or `remove` the patch under `key`, or `undo` the
+    last change."""
 
     change: str
-    patch: Patch | None
+    key: PatchKey | None
+
+
+@dataclass
+class LiveRemovalRequested(Message):
+    """From the patches list: forks no longer send new calls of `effect` live."""
+
+    effect: str
+
+
+@dataclass
+class PatchMade(Message):
+    """A view made `patch` for `operation` (an edit of a streamed answer): pend it."""
+
+    operation: Operation
+    patch: Patch
 
 
 @dataclass

@@ -37,10 +37,23 @@ from toolreplay import (
     replace_output,
 )
 from toolreplay.portable import format_path
-from toolreplay.runtime.recipes import RecipeCall, RecipeSource, recipe_resolver
+from toolreplay.redaction import check_redacted_edit
+from toolreplay.runtime.recipes import (
+    RecipeCall,
+    RecipeResolver,
+    RecipeSource,
+    recipe_resolver,
+)
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError
 
-__all__ = ["StreamEdit", "edit_patch", "patched_output", "stream_edit"]
+__all__ = [
+    "STREAMED_NAMESPACES",
+    "StreamEdit",
+    "check_recipe",
+    "edit_patch",
+    "patched_output",
+    "stream_edit",
+]
 
 JsonObject = dict[str, JsonValue]
 
@@ -61,6 +74,8 @@ _DELTAS = {
 }
 _CHUNK_FIELDS = ("id", "model", "created", "system_fingerprint", "service_tier")
 _ADAPTERS = {"openai": "toolreplay.adapters.openai"}
+STREAMED_NAMESPACES = tuple(_ADAPTERS)
+"""The namespaces whose recorded answers may be streams edited through `stream_edit`."""
 """The adapters that resolve recipes, by namespace (imported when a recipe is shown)."""
 
 
@@ -285,30 +300,39 @@ def _joined(
 # --- the patch ---------------------------------------------------------------------------
 
 
-def edit_patch(operation: Operation, pending: Patch | None, change: StreamEdit) -> OutputPatch:
-    """The pending patch of a recorded model call after `edit` of its streamed answer:
-    `edit(...)` of the recorded answer with this path added to the paths already
-    edited; or, when the pending patch holds a whole output (written in the editor),
-    that output edited consistently (`edited_output`).
+def edit_patch(
+    operation: Operation, pending: Patch | None, shown: JsonValue, change: StreamEdit
+) -> OutputPatch:
+    """The pending patch of a recorded model call after `change` to its streamed answer
+    (`shown`: the answer as the pending patch leaves it).
 
-    Raises `PatchError` for an edit the stream cannot carry (what `edited_output`
-    refuses: adding items, changing an id).
+    With no pending patch, or an `edit(...)` pending, it is `edit(...)` of the recorded
+    answer with this path added to the paths edited already. With a whole output
+    pending (written in the editor, or a reply), it is that output edited
+    consistently (`edited_output`). Raises `PatchError` for an edit the stream cannot
+    carry (adding items, changing an id), `RedactedValueEditError` for a value put
+    where the recording holds a redaction placeholder (RFC 0007 §8).
     """
     from toolreplay.adapters.openai import edit, edited_output  # the SDK, on first use
 
     identity = operation.identity
-    if isinstance(pending, OutputPatch) and pending.recipe is None:
-        value: object = edited_output(_whole(pending.value), {change.path: change.value})
+    recorded = operation.outcome
+    if isinstance(pending, OutputPatch) and pending.recipe != "edit":
+        value: object = edited_output(_whole(shown), {change.path: change.value})
+        result = cast(JsonValue, value)
     else:
         spec: dict[str, JsonValue] = {}
-        if isinstance(pending, OutputPatch) and pending.recipe == "edit":
+        if isinstance(pending, OutputPatch):
             spec.update(cast(JsonObject, pending.value))
         spec[change.path] = change.value
-        recipe = edit(spec)
-        recorded = operation.outcome
-        if isinstance(recorded, Returned):
-            edited_output(_whole(recorded.value), cast(JsonObject, recipe.spec))  # refused now
-        value = recipe
+        value = edit(spec)
+        if not isinstance(recorded, Returned):
+            raise PatchError(
+                "this call's recording is a failure, not an answer: e gives it a whole output"
+            )
+        result = cast(JsonValue, edited_output(_whole(recorded.value), spec))  # refused now
+    if isinstance(recorded, Returned):
+        check_redacted_edit(recorded.value, result)
     return replace_output(
         effect=identity.effect, inputs=operation.inputs, occurrence=identity.occurrence, value=value
     )
@@ -334,10 +358,7 @@ def patched_output(operation: Operation, patch: Patch | None, source: RecipeSour
         return patch.value
     if patch is not None and patch.recipe is not None:
         namespace = operation.identity.namespace
-        if recipe_resolver(namespace) is None and namespace in _ADAPTERS:
-            with contextlib.suppress(ImportError):  # said below: no resolver
-                importlib.import_module(_ADAPTERS[namespace])
-        resolver = recipe_resolver(namespace)
+        resolver = _resolver(namespace)
         if resolver is None:
             raise PatchError(
                 f"the {patch.recipe} recipe of {operation.effect} is built by its adapter, "
@@ -359,3 +380,22 @@ def patched_output(operation: Operation, patch: Patch | None, source: RecipeSour
     if isinstance(outcome, Returned):
         return outcome.value
     return {"type": outcome.error_type, "message": outcome.message, "args": outcome.args}
+
+
+def _resolver(namespace: str) -> RecipeResolver | None:
+    """The recipe resolver of `namespace`, importing its adapter if needed (None when
+    it cannot be imported)."""
+    if recipe_resolver(namespace) is None and namespace in _ADAPTERS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(_ADAPTERS[namespace])
+    return recipe_resolver(namespace)
+
+
+def check_recipe(patch: Patch) -> None:
+    """Have the adapter check a recipe patch (a malformed reply or edit), when the
+    patch names its effect and the adapter imports here; the fork checks it again."""
+    if not isinstance(patch, OutputPatch) or patch.recipe is None or not patch.effect:
+        return
+    resolver = _resolver(patch.namespace)
+    if resolver is not None:
+        resolver.check(OutputRecipe(patch.recipe, patch.namespace, patch.value), patch.effect)
