@@ -10,6 +10,7 @@ reaches that model, never the network). The trace is recorded in a child process
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,3 +52,8 @@ def record_agent(folder: Path) -> AgentProject:
     result = cli(folder, "record", "--runner", RUNNER, "--output", "agent.trp", env=env)
     assert result.returncode == 0, result.stderr
     return AgentProject(folder, folder / "agent.trp")
+
+
+def copy_agent(template: AgentProject, folder: Path) -> AgentProject:
+    shutil.copy(template.trace, folder / template.trace.name)
+    return AgentProject(folder, folder / template.trace.name)

@@ -37,6 +37,7 @@ from toolreplay.errors import (
     PatchError,
     RedactionError,
     ReplayContractError,
+    ReplayMiss,
     RunnerError,
     RunnerImportError,
     SecretInTraceError,
@@ -101,6 +102,29 @@ def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySes
             )
 
 
+def _with_caught_miss(error: ErrorReport, session: RecordSession | ReplaySession) -> ErrorReport:
+    """`error`, with the call the run left the recording at when the application caught
+    that `ReplayMiss` and then failed in another way (an agent framework turns a tool's
+    exception into a message to the model): its identity, inputs and candidates, and a
+    note, so the miss can be answered (RFC 0004 §4.6)."""
+    miss = session.violation
+    if not isinstance(miss, ReplayMiss) or error.identity is not None:
+        return error
+    caught = ErrorReport.from_exception(miss)
+    return replace(
+        error,
+        identity=caught.identity,
+        inputs=caught.inputs,
+        candidates=caught.candidates,
+        notes=(
+            *error.notes,
+            f"Before this, the application caught a ReplayMiss: {miss.identity.effect} "
+            f"occurrence {miss.identity.occurrence} was called, and neither the trace nor a "
+            "patch answers it (its identity, inputs and candidates are in this report).",
+        ),
+    )
+
+
 def _call(report: RunDocument, runner: Runner, session: RecordSession | ReplaySession) -> None:
     """Call the runner in the opened session and classify how it ended."""
     try:
@@ -114,11 +138,13 @@ def _call(report: RunDocument, runner: Runner, session: RecordSession | ReplaySe
         return
     except SystemExit as error:
         report.outcome = "application_exit"
-        report.error = ErrorReport.from_exception(error)
+        report.error = _with_caught_miss(ErrorReport.from_exception(error), session)
         return
     except Exception as error:
         report.outcome = "application_error"
-        report.error = ErrorReport.from_exception(error, with_traceback=True)
+        report.error = _with_caught_miss(
+            ErrorReport.from_exception(error, with_traceback=True), session
+        )
         return
     try:
         report.return_value = ensure_portable(value)

@@ -45,6 +45,9 @@ class UnrecordedCall:
     nearest_id: int | None
     fingerprint: str = ""
     answers: tuple[RecordedAnswer, ...] = ()
+    raised: str | None = None
+    """The error the run ended on instead, when the application caught the `ReplayMiss`
+    and then failed otherwise (`TypeError`); None when the miss ended it."""
 
     @property
     def identity(self) -> OperationIdentity:
@@ -79,4 +82,5 @@ def unrecorded_call(result: RunResult) -> UnrecordedCall | None:
         nearest_id=None if nearest is None else nearest.logical_id,
         fingerprint=error.identity.fingerprint,
         answers=answers,
+        raised=None if error.short_type == "ReplayMiss" else error.short_type,
     )

@@ -125,8 +125,14 @@ class RunScreen(ModalScreen[NextStep | None]):
         offer.remove_class("hidden")
 
     def _offer_text(self, call: UnrecordedCall) -> Text:
+        stopped = (
+            "The fork stopped at a call the recording never made:\n"
+            if call.raised is None
+            else f"The application caught the miss of a call the recording never made (then "
+            f"raised {call.raised}):\n"
+        )
         heading = Text.assemble(
-            ("The fork stopped at a call the recording never made:\n", "bold yellow"),
+            terminal_safe_text(stopped, "bold yellow"),
             terminal_safe_text(f"  {call.effect} occurrence {call.occurrence}", "bold"),
             "\n",
         )
