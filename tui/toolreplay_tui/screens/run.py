@@ -126,13 +126,14 @@ class RunScreen(ModalScreen[NextStep | None]):
 
     def _offer_text(self, call: UnrecordedCall) -> Text:
         stopped = (
-            "The fork stopped at a call the recording never made:\n"
+            "The fork stopped at a call the recording never made:"
             if call.raised is None
             else f"The application caught the miss of a call the recording never made (then "
-            f"raised {call.raised}):\n"
+            f"raised {call.raised}):"
         )
         heading = Text.assemble(
             terminal_safe_text(stopped, "bold yellow"),
+            "\n",
             terminal_safe_text(f"  {call.effect} occurrence {call.occurrence}", "bold"),
             "\n",
         )
