@@ -206,3 +206,43 @@ async def test_the_recorded_answer_is_reused_and_the_run_goes_on_as_recorded(
             "supplied",
             "recorded",
         ]
+
+
+@pilot_test
+async def test_asking_the_model_live_sends_only_the_new_request_and_stays_live(
+    agent: AgentProject,
+) -> None:
+    app = agent_app(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await fork_at_new_model_call(pilot)
+        assert "a asks the model live: OPENAI_API_KEY is not set" in offer(app)
+        # The example's runner serves the agent from the scripted model in process: a
+        # live call reaches it through the client's own transport, never the network.
+        branch = await forked_by(pilot, "a")
+        assert app.live_effects == [MODEL]
+        assert app.last_fork is not None
+        assert "--live" in app.last_fork.result.argv
+        # The model read the new total and asked billing for it: a new call, stopped at.
+        assert [(op.effect, op.origin) for op in branch.operations] == [
+            (MODEL, "recorded"),
+            ("shop.order.lookup", "patched"),
+            (MODEL, "live"),
+        ]
+        stop = app.screen
+        assert isinstance(stop, RunScreen)
+        assert stop.stopped_at is not None
+        assert stop.stopped_at.inputs == {"order_id": ORDER_ID, "amount": 250.0}
+        branch = await forked_by(pilot, "s", "f7", *json.dumps(RECEIPT), "ctrl+s")
+        assert app.last_fork is not None
+        assert app.last_fork.result.ok, app.last_fork.result.stderr
+        assert app.last_fork.result.counts["operations_live"] == 1
+        assert f"{MODEL} live in forks" in app.status_text().plain
+
+        # L lists the live effect; x there stops sending its new calls.
+        await pilot.press("escape", "L")
+        assert isinstance(app.screen, PatchesScreen)
+        listing = app.screen.query_one(OptionList)
+        last = listing.option_count - 1
+        assert MODEL in str(listing.get_option_at_index(last).prompt)
+        await pilot.press(*["down"] * last, "x")
+        assert app.live_effects == []
