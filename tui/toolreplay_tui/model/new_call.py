@@ -226,7 +226,7 @@ def _tool(spec: Mapping[str, JsonValue]) -> OfferedTool:
 
 def _recorded_arguments(output: JsonValue, name: str) -> JsonValue:
     """The arguments (parsed) of the first call of tool `name` in a recorded answer."""
-    from toolreplay.adapters.openai.streams import final_response  # the SDK, on first use
+    from toolreplay.adapters.openai import final_response  # the SDK, on first use
 
     final = final_response(output) if isinstance(output, dict) else None
     if final is None:
