@@ -196,7 +196,10 @@ class RunScreen(ModalScreen[NextStep | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("supply_output", "supply_error"):
-            return True if self.stopped_at is not None and not self.panel.running else None
+            # Only where a fork stopped at a new call: elsewhere they are not shown.
+            if self.stopped_at is None:
+                return False
+            return None if self.panel.running else True
         if action == "step":
             # Only at a model call: elsewhere these keys are not shown at all.
             model = self.model_call
