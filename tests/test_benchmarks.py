@@ -16,3 +16,9 @@ def test_concurrency_benchmark_runs_and_prints_its_table() -> None:
     assert any(line.strip().startswith("16 |") for line in out.splitlines())
     assert "record per call, 16 threads vs sequential" in out
     assert "replay overhead per call, 4 threads vs sequential" in out
+
+
+def test_network_guard_benchmark_runs_and_prints_its_table() -> None:
+    out = run_benchmark("network_guard", "--rounds", "1", "--repeats", "1")
+    assert "replayed effect call" in out
+    assert "blocking / no hook" in out

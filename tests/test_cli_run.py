@@ -72,6 +72,7 @@ def test_the_refund_incident_end_to_end(workdir: Path) -> None:
     assert replayed["outcome"] == "ok"
     assert replayed["runner"] == "refund_app:main"  # taken from the trace header
     assert replayed["counts"] == {"operations_in_trace": 3, "operations_consumed": 3}
+    assert replayed["network_refused"] == []
 
     write_patch_file(workdir, {"decision": "manual_review", "reason": "over 1000"})
     forked = cli(

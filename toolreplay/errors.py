@@ -31,7 +31,12 @@ __all__ = [
     "ForkOptionError",
     "JsonTextError",
     "LegacyOpenAITraceError",
+    "LiveCallLimitError",
+    "MCPAdapterDependencyError",
     "NestedEffectError",
+    "NetworkBlockedError",
+    "NetworkBlockedWarning",
+    "NetworkOptionError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
     "OverlappingEffectsError",
@@ -211,6 +216,33 @@ class NestedEffectError(OverlappingEffectsError):
     """
 
 
+class NetworkBlockedError(ToolReplayError, ConnectionRefusedError):
+    """An outbound connection (or host name lookup) was refused: the network is blocked.
+
+    Replay, fork and case verification block every connection that no
+    instrumented client's live call and no live effect makes (RFC 0001 §10).
+    `host` and `port` (None when the lookup named no port) say where it was
+    going, `thread` which thread made it, `effect` the effect whose body was
+    running there, if any. It is a `ConnectionRefusedError` too, so code that
+    handles a connection failure (an HTTP client, a telemetry exporter's retry
+    loop) handles it as one. It is the application's own doing, not a session
+    misuse: a run that lets it propagate ends as an application error.
+    """
+
+    def __init__(
+        self, message: str, *, host: str, port: int | None, thread: str, effect: str | None
+    ) -> None:
+        super().__init__(message)
+        self.host = host
+        self.port = port
+        self.thread = thread
+        self.effect = effect
+
+
+class NetworkBlockedWarning(UserWarning):
+    """A session that blocks the network refused connections: each destination, once."""
+
+
 # --- replay contract ------------------------------------------------------------------
 
 
@@ -274,6 +306,20 @@ class UnconsumedOperationsError(ReplayContractError):
         self.operations = tuple(operations)
 
 
+class LiveCallLimitError(ReplayContractError):
+    """A fork reached its bound on live calls (`live_limit`), so the next one was not made.
+
+    `limit` is the bound, `count` the live calls made before, `effect` the call
+    that was refused; nothing of it was sent or run.
+    """
+
+    def __init__(self, message: str, *, limit: int, count: int, effect: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.count = count
+        self.effect = effect
+
+
 class UnappliedPatchError(ReplayContractError):
     """A fork finished without its application ever making a patched call."""
 
@@ -290,7 +336,11 @@ class PatchError(ToolReplayError, ValueError):
 
 
 class ForkOptionError(ToolReplayError, ValueError):
-    """A fork option is malformed (a `live=` entry, the `unobserved=` policy)."""
+    """A fork option is malformed (a `live=` entry, `live_limit`, the `unobserved=` policy)."""
+
+
+class NetworkOptionError(ToolReplayError, ValueError):
+    """A session's `network=` setting is malformed (RFC 0001 §10)."""
 
 
 class PatchFileError(PatchError):
@@ -451,6 +501,13 @@ class AdapterError(ToolReplayError):
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
     """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
+
+
+class MCPAdapterDependencyError(AdapterError, ImportError):
+    """The MCP adapter needs an `mcp` SDK (or an agent framework) version it supports.
+
+    Raised when `mcp` is missing or outside its range, and when an agent framework's
+    release lacks what `instrument` relies on (the message names both versions)."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):

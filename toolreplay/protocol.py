@@ -163,7 +163,10 @@ class _Fields:
             raise self.bad(key, "one of " + ", ".join(choices))
         return value
 
-    def texts(self, key: str) -> tuple[str, ...]:
+    def texts(self, key: str, *, may_be_absent: bool = False) -> tuple[str, ...]:
+        """A list of strings (or, with `may_be_absent`, no key at all: empty)."""
+        if may_be_absent and key not in self.data:
+            return ()
         items = self._get(key, list, "a list of strings")
         if not all(isinstance(item, str) for item in items):
             raise self.bad(key, "a list of strings")
@@ -265,7 +268,7 @@ def _reader_of(hint: Any, *, may_be_absent: bool) -> _FieldReader:
     if origin is Literal:
         return lambda fields, key: fields.choice(key, args)
     if origin is tuple and args[0] is str:
-        return _Fields.texts
+        return lambda fields, key: fields.texts(key, may_be_absent=may_be_absent)
     if origin is tuple:
         item = cast(type[Any], args[0])
         return lambda fields, key: fields.objects(key, functools.partial(_read_object, item))
@@ -457,6 +460,8 @@ class RunDocument:
     error: ErrorReport | None = None
     paths: dict[str, str | None] = field(default_factory=dict[str, str | None])
     counts: dict[str, int] = field(default_factory=dict[str, int])
+    network_refused: tuple[str, ...] = field(default=(), metadata=_MAY_BE_ABSENT)
+    """Where the blocked network refused connections (`host:port`, each once; RFC 0001 §10)."""
 
     DOCUMENT: ClassVar[str] = "toolreplay.run"
 
@@ -489,6 +494,7 @@ class RunDocument:
             "error": None if self.error is None else self.error.to_dict(),
             "paths": dict(self.paths),
             "counts": dict(self.counts),
+            "network_refused": list(self.network_refused),
         }
 
     def to_json(self) -> str:

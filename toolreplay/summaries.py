@@ -8,8 +8,8 @@ it made (`→ get_order({"order_id": 8812})`). `toolreplay show`, the terminal
 debugger's operation list and its diff all show calls through `summarize_call`.
 
 Summarizers are registered per effect namespace (`register_summarizer`); the
-OpenAI adapter's is built in, and imported only when a call of its namespace is
-first summarized (it needs no SDK: reading a trace never does). Effects no
+OpenAI and MCP adapters' are built in, each imported only when a call of its
+namespace is first summarized (neither needs its SDK: reading a trace never does). Effects no
 summarizer knows give None, and the caller shows their inputs as it always did.
 
 Every summary is bounded: each part holds at most `SUMMARY_LIMIT` characters,
@@ -126,7 +126,10 @@ namespace (outcome None for a call with no outcome yet, e.g. the one a fork stop
 at), or None for a call it does not summarize. It must not raise on any portable
 value: traces are untrusted input."""
 
-_BUILT_IN = {"openai": "toolreplay.adapters.openai_summary"}
+_BUILT_IN = {
+    "openai": "toolreplay.adapters.openai_summary",
+    "mcp": "toolreplay.adapters.mcp_summary",
+}
 """Namespaces whose summarizer ships with Tool Replay: the module defining `summarize`."""
 _registered: dict[str, Summarizer] = {}
 

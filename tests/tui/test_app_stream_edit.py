@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from toolreplay_tui.app import ToolReplayApp
 
@@ -37,7 +38,8 @@ async def test_editing_the_final_text_of_a_stream_rewrites_every_event_consisten
 ) -> None:
     project = record_stream(tmp_path)
     recorded = toolreplay.read_trace(project.trace).operations[0]
-    events = recorded.outcome.value["events"]  # type: ignore[union-attr, index]  # a stream
+    stream: Any = recorded.outcome.value  # type: ignore[union-attr]  # a stream's events
+    events = stream["events"]
     last = len(events) - 1
     path = f"$.events[{last}].data.response.output[0].content[0].text"
     env = agent_env()

@@ -121,7 +121,7 @@ def test_edits_merge_into_one_edit_and_the_sdk_accumulates_them(
     both = edit_patch(operation, first, shown, StreamEdit("$.model", "gpt-5-mini-2026"))
     assert both.value == {"$.output[0].content[0].text": NEW, "$.model": "gpt-5-mini-2026"}
     # What the detail pane shows is the edited stream, and its final response agrees.
-    shown = patched_output(operation, both, source)
+    shown: Any = patched_output(operation, both, source)
     assert shown["events"][last]["data"]["response"]["output"][0]["content"][0]["text"] == NEW
 
     chat_operation = source.operations[1]

@@ -36,6 +36,7 @@ from tests.tui.agent_project import (
     agent_env,
     record_agent,
 )
+from toolreplay import JsonValue
 
 pytestmark = needs_openai_3
 
@@ -76,7 +77,9 @@ def test_the_stop_reads_as_a_model_request_with_its_tools(stopped: NewModelCall)
     }
     assert json.loads(stopped.arguments_template("lookup_order")) == {"order_id": ORDER_ID}
     # A tool the recording never called starts from its schema's properties.
-    schema = {"properties": {"order_id": {"type": "integer"}, "reason": {"type": "string"}}}
+    schema: JsonValue = {
+        "properties": {"order_id": {"type": "integer"}, "reason": {"type": "string"}}
+    }
     cancel = OfferedTool("cancel_order", "", schema)
     offered = replace(stopped, tools=(*stopped.tools, cancel))
     assert json.loads(offered.arguments_template("cancel_order")) == {"order_id": 0, "reason": ""}

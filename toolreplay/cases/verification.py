@@ -39,6 +39,7 @@ from toolreplay.errors import (
 from toolreplay.portable import JsonValue, ensure_portable, same_value, value_differences
 from toolreplay.runners import Runner, resolve_runner
 from toolreplay.runtime.failures import qualified_name
+from toolreplay.runtime.network import NetworkPolicy, network_guard
 from toolreplay.runtime.session import ReplaySession
 from toolreplay.trace.reader import Trace
 
@@ -162,7 +163,8 @@ def _replaying(display: Path, manifest: CaseManifest, trace: Trace) -> Generator
     failure.
     """
     try:
-        with ReplaySession(trace) as session:
+        # Never live, never online: a plain replay (no fork, so no `live=`), network blocked.
+        with ReplaySession(trace, network="block") as session:
             yield session
     except SessionNestingError:
         raise
@@ -172,6 +174,11 @@ def _replaying(display: Path, manifest: CaseManifest, trace: Trace) -> Generator
         raise ApplicationExecutionError(
             f"case {manifest.name}: {manifest.runner} raised {type(error).__name__}: {error}"
         ) from error
+
+
+def _importing_offline() -> contextlib.AbstractContextManager[object]:
+    """The network blocked while a case's runner module imports, as while it replays."""
+    return network_guard.holding(NetworkPolicy(blocks=True), what="import of a case's runner")
 
 
 def _check_expectation(
@@ -222,7 +229,8 @@ def verify_folder(
     it (`read_manifest`, or `manifest_from_document` of a document it parsed), so
     `case.json` is not read again.
     """
-    manifest, trace, runner = _prepare(folder, display, "sync", manifest)
+    with _importing_offline():
+        manifest, trace, runner = _prepare(folder, display, "sync", manifest)
     with _replaying(display, manifest, trace) as session:
         returned = runner.function()
     return _check_expectation(folder, manifest, returned, session.consumed_count)
@@ -238,7 +246,8 @@ async def verify_folder_async(
 ) -> VerifiedCase:
     """`verify_case_async` of the case in `folder`, whose messages name it `display`
     (`manifest` as in `verify_folder`)."""
-    manifest, trace, runner = _prepare(folder, display, "async", manifest)
+    with _importing_offline():
+        manifest, trace, runner = _prepare(folder, display, "async", manifest)
     with _replaying(display, manifest, trace) as session:
         returned = await cast(Callable[[], Awaitable[object]], runner.function)()
     return _check_expectation(folder, manifest, returned, session.consumed_count)

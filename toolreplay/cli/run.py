@@ -23,7 +23,7 @@ from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 
-from toolreplay.cli.command import Command, choice_of
+from toolreplay.cli.command import Command, choice_of, whole_number
 from toolreplay.cli.output import (
     OutputFormat,
     add_format_option,
@@ -33,6 +33,7 @@ from toolreplay.cli.output import (
 from toolreplay.cli.privacy import add_secret_pattern_option, secret_scanner
 from toolreplay.errors import (
     ForkOptionError,
+    NetworkOptionError,
     NonPortableValueError,
     PatchError,
     RedactionError,
@@ -51,7 +52,8 @@ from toolreplay.patches import Patch, read_patches
 from toolreplay.portable import ensure_portable
 from toolreplay.protocol import ErrorReport, RunDocument
 from toolreplay.runners import Runner, import_from_working_directory, load_runner
-from toolreplay.runtime.fork import ForkSession
+from toolreplay.runtime.fork import DEFAULT_LIVE_LIMIT, ForkSession
+from toolreplay.runtime.network import NetworkOption, network_guard, network_policy
 from toolreplay.runtime.session import RecordSession, ReplaySession
 from toolreplay.terminal import terminal_safe
 from toolreplay.trace.reader import Trace, read_trace
@@ -66,6 +68,13 @@ class SecretModeChoice(StrEnum):
     warn = "warn"
     abandon = "abandon"
     off = "off"
+
+
+class NetworkChoice(StrEnum):
+    """`replay --network`, `fork --network`: RFC 0001 §10."""
+
+    block = "block"
+    allow = "allow"
 
 
 class _Refused(Exception):
@@ -225,6 +234,62 @@ def _refuse(report: RunDocument, error: BaseException, output_format: OutputForm
     return _emit(report, output_format, [])
 
 
+def _network(network: NetworkChoice, allow_hosts: list[str] | None) -> NetworkOption:
+    """The session's `network=` from `--network` and `--allow-host`."""
+    if not allow_hosts:
+        return network.value
+    if network is NetworkChoice.allow:
+        raise NetworkOptionError(
+            "--allow-host lets hosts through a blocked network, and --network allow blocks "
+            "nothing: give one or the other"
+        )
+    return list(allow_hosts)
+
+
+def _import_offline(given: str | None, trace: Trace, network: NetworkOption) -> Runner:
+    """Import the runner with the network blocked as the session will block it, so that
+    nothing its modules do when imported reaches a real service either."""
+    with network_guard.holding(network_policy(network), what="import of the runner's module"):
+        return _resolve_runner(given, trace)
+
+
+def _report_refusals(report: RunDocument, session: ReplaySession) -> None:
+    """Put where the network guard refused connections in the report (each once)."""
+    report.network_refused = tuple(
+        dict.fromkeys(refusal.destination for refusal in session.network_refusals)
+    )
+
+
+def _refused_line(session: ReplaySession) -> list[str]:
+    refused = sorted({refusal.destination for refusal in session.network_refusals})
+    if not refused:
+        return []
+    return [
+        f"the network is blocked: {len(session.network_refusals)} outbound connection(s) "
+        f"refused, to {', '.join(refused)}"
+    ]
+
+
+def _add_network_options(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--network",
+        type=choice_of(NetworkChoice),
+        default=NetworkChoice.block,
+        metavar="{" + ",".join(NetworkChoice) + "}",
+        help="block (the default) refuses every outbound connection the application makes "
+        "while it runs, from any thread (a fork's --live calls excepted); allow lets them "
+        "through.",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        dest="allow_hosts",
+        metavar="HOST[:PORT]",
+        help="With the network blocked, let connections to this host (any port, or PORT) "
+        "through; repeatable.",
+    )
+
+
 def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
     spec = given or (trace.header.runner if trace is not None else None)
     if spec is None:
@@ -333,20 +398,28 @@ RECORD = Command(
 def _add_replay_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("trace_path", type=Path, metavar="TRACE", help="The trace to replay.")
     _add_runner_option(parser)
+    _add_network_options(parser)
     add_format_option(parser)
 
 
-def replay(trace_path: Path, runner: str | None, output_format: OutputFormat) -> int:
+def replay(
+    trace_path: Path,
+    runner: str | None,
+    network: NetworkChoice,
+    allow_hosts: list[str] | None,
+    output_format: OutputFormat,
+) -> int:
     """Run `toolreplay replay` (`REPLAY`); return the exit status."""
     report = RunDocument("replay", runner=runner, paths={"trace": str(trace_path)})
     try:
         trace = read_trace(trace_path)
+        blocked = _network(network, allow_hosts)
+        session = ReplaySession(trace, network=blocked)
         with application_output_to_stderr():  # the import may print
-            resolved = _resolve_runner(runner, trace)
+            resolved = _import_offline(runner, trace, blocked)
         report.runner = resolved.spec
-        session = ReplaySession(trace)
         _run(report, resolved, session)
-    except (_Refused, RunnerError, TraceError) as refusal:
+    except (_Refused, RunnerError, TraceError, NetworkOptionError) as refusal:
         return _refuse(
             report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
         )
@@ -354,12 +427,14 @@ def replay(trace_path: Path, runner: str | None, output_format: OutputFormat) ->
         "operations_in_trace": len(trace),
         "operations_consumed": session.consumed_count,
     }
+    _report_refusals(report, session)
     return _emit(
         report,
         output_format,
         [
             f"replayed {trace_path} with {resolved.spec}: {session.consumed_count} of "
-            f"{len(trace)} operations served, no effect body ran"
+            f"{len(trace)} operations served, no effect body ran",
+            *_refused_line(session),
         ],
     )
 
@@ -371,7 +446,11 @@ REPLAY = Command(
         Exit 0 when the run succeeded; 1 when the application ran and failed (a
         replay miss or other contract error, its own error or exit, a session
         error); 2 when the command was refused before the application ran (bad
-        trace or runner). Replay never writes a file.
+        trace, runner or --allow-host). Replay never writes a file.
+
+        The network is blocked while the application runs (--network): every
+        outbound connection it makes, from any thread, is refused, and the refused
+        destinations are reported (network_refused in the JSON document).
     """,
     add_arguments=_add_replay_arguments,
     run=replay,
@@ -403,7 +482,15 @@ def _add_fork_arguments(parser: ArgumentParser) -> None:
         action="append",
         metavar="EFFECT",
         help="Let this effect (or namespace.*) run its real body for calls the source "
-        "does not hold; repeatable. Off by default.",
+        "does not hold (an instrumented OpenAI client's effect, such as "
+        "openai.responses.create, sends its request); repeatable. Off by default.",
+    )
+    parser.add_argument(
+        "--live-limit",
+        type=whole_number(0),
+        default=DEFAULT_LIVE_LIMIT,
+        metavar="N",
+        help=f"Stop the fork when a live call would be the N+1th (default {DEFAULT_LIVE_LIMIT}).",
     )
     parser.add_argument(
         "--allow-unobserved",
@@ -411,6 +498,7 @@ def _add_fork_arguments(parser: ArgumentParser) -> None:
         help="Complete even if the application no longer calls some source operations; "
         "the branch footer lists them.",
     )
+    _add_network_options(parser)
     add_format_option(parser)
 
 
@@ -420,7 +508,10 @@ def fork(
     output: Path,
     runner: str | None,
     live: list[str] | None,
+    live_limit: int,
     allow_unobserved: bool,
+    network: NetworkChoice,
+    allow_hosts: list[str] | None,
     output_format: OutputFormat,
 ) -> int:
     """Run `toolreplay fork` (`FORK`); return the exit status."""
@@ -432,19 +523,29 @@ def fork(
     try:
         trace = read_trace(source_path)
         patches: list[Patch] = read_patches(patches_path)
+        blocked = _network(network, allow_hosts)
         session = ForkSession(
             trace,
             output,
             patches,
             live=live or (),
+            live_limit=live_limit,
             unobserved="allow" if allow_unobserved else "error",
+            network=blocked,
         )
         session.check_before_run(trace)  # before the import: refusals run no app code
         with application_output_to_stderr():  # the import may print
-            resolved = _resolve_runner(runner, trace)
+            resolved = _import_offline(runner, trace, blocked)
         report.runner = resolved.spec
         _run(report, resolved, session)
-    except (_Refused, RunnerError, TraceError, PatchError, ForkOptionError) as refusal:
+    except (
+        _Refused,
+        RunnerError,
+        TraceError,
+        PatchError,
+        ForkOptionError,
+        NetworkOptionError,
+    ) as refusal:
         return _refuse(
             report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
         )
@@ -457,13 +558,16 @@ def fork(
         "operations_unobserved": len(trace) - session.consumed_count,
         "patches": len(patches),
     }
+    _report_refusals(report, session)
+    live_calls = f", {session.live_count} live calls" if session.live_count else ""
     return _emit(
         report,
         output_format,
         [
             f"forked {source_path} into {output} with {resolved.spec}: "
             f"{session.consumed_count} of {len(trace)} operations served, "
-            f"{session.patched_count} of {len(patches)} patches applied",
+            f"{session.patched_count} of {len(patches)} patches applied{live_calls}",
+            *_refused_line(session),
             f"compare: toolreplay diff {source_path} {output}",
         ],
     )
@@ -480,8 +584,12 @@ FORK = Command(
         own error or exit, a session error) or the branch could not be written (a
         full disk: storage_error), the branch holding what it observed up to the
         failure being kept; 2 when the command was refused before the application
-        ran (bad trace, patch file, runner, --live or output path, or a supply patch
-        for an effect the application does not declare), nothing being written.
+        ran (bad trace, patch file, runner, --live, --allow-host or output path, or a
+        supply patch for an effect the application does not declare), nothing being
+        written.
+
+        The network is blocked while the application runs (--network), except for
+        the --live calls; a fork stops when a live call would exceed --live-limit.
     """,
     add_arguments=_add_fork_arguments,
     run=fork,

@@ -126,7 +126,8 @@ class TestTrace:
         return run
 
     def _replay(self) -> ReplaySession:
-        self.session = ReplaySession(self.path)
+        # Strict and offline: no live effects, and the network blocked (RFC 0001 §10).
+        self.session = ReplaySession(self.path, network="block")
         return self.session
 
     def _record(self) -> _Recording:

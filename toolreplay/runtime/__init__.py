@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from toolreplay.runtime.effect import EffectSpec, declared_effects, effect
 from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.fork import ForkSession, fork
+from toolreplay.runtime.network import NetworkRefusal
 from toolreplay.runtime.propagation import propagate
 from toolreplay.runtime.session import (
     RecordSession,
@@ -19,6 +20,7 @@ __all__ = [
     "REBUILT_EXCEPTIONS",
     "EffectSpec",
     "ForkSession",
+    "NetworkRefusal",
     "RecordSession",
     "ReplaySession",
     "Session",

@@ -31,6 +31,7 @@ from toolreplay._version import __version__
 from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     ForkOptionError,
+    LiveCallLimitError,
     NonPortableValueError,
     PatchApplicationError,
     PatchError,
@@ -42,6 +43,7 @@ from toolreplay.errors import (
     TraceWriteError,
     UnappliedPatchError,
 )
+from toolreplay.files import source_conflict
 from toolreplay.patches import OutputPatch, OutputRecipe, Patch
 from toolreplay.portable import JsonValue, ensure_portable, preview
 from toolreplay.redaction.policy import (
@@ -59,6 +61,7 @@ from toolreplay.redaction.scanner import (
 from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence, operation_location, replay_miss
+from toolreplay.runtime.network import NetworkOption
 from toolreplay.runtime.recipes import RecipeCall, recipe_resolver
 from toolreplay.runtime.session import PendingCall, ReplaySession, lane_key
 from toolreplay.trace.model import (
@@ -74,9 +77,11 @@ from toolreplay.trace.model import (
 from toolreplay.trace.reader import Trace
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
-__all__ = ["ForkSession", "fork", "live_pattern_problem"]
+__all__ = ["DEFAULT_LIVE_LIMIT", "ForkSession", "fork", "live_pattern_problem"]
 
 Unobserved = Literal["error", "allow"]
+DEFAULT_LIVE_LIMIT = 20
+"""How many live calls a fork makes at most, unless told otherwise (`live_limit`)."""
 _WILDCARD = re.compile(r"(?P<prefix>.+)\.\*")
 
 
@@ -136,12 +141,14 @@ class ForkSession(ReplaySession):
         patches: Iterable[Patch],
         *,
         live: Iterable[str] = (),
+        live_limit: int = DEFAULT_LIVE_LIMIT,
         unobserved: Unobserved = "error",
         redaction: RedactionPolicy | None = None,
         secrets: SecretMode | None = None,
         scanner: SecretScanner | None = None,
+        network: NetworkOption = "block",
     ) -> None:
-        super().__init__(source, redaction=redaction)
+        super().__init__(source, redaction=redaction, network=network)
         self._secret_mode = resolve_secret_mode(secrets)
         if self._secret_mode == "abandon":
             if secrets is not None:
@@ -165,6 +172,12 @@ class ForkSession(ReplaySession):
             problem = live_pattern_problem(pattern)
             if problem is not None:
                 raise ForkOptionError(problem)
+        if type(live_limit) is not int or live_limit < 0:
+            raise ForkOptionError(
+                f"live_limit must be a whole number of live calls, 0 or more (the default is "
+                f"{DEFAULT_LIVE_LIMIT}), got {live_limit!r}"
+            )
+        self.live_limit = live_limit
         if unobserved not in ("error", "allow"):
             raise ForkOptionError(
                 f'unobserved must be "error" (the default: every source operation must be '
@@ -181,6 +194,7 @@ class ForkSession(ReplaySession):
         self._position: int | None = None  # the last source operation served
         self._attempted: AttemptedCall | None = None
         self._live_count = 0
+        self._live_started = 0  # kept or not: what `live_limit` bounds
         self._writer: TraceWriter | None = None
 
     @property
@@ -190,7 +204,7 @@ class ForkSession(ReplaySession):
 
     @property
     def live_count(self) -> int:
-        """How many calls ran live so far (`live=`)."""
+        """How many calls ran live and were kept in the branch so far (`live=`)."""
         return self._live_count
 
     @property
@@ -211,14 +225,11 @@ class ForkSession(ReplaySession):
 
     def _check(self, trace: Trace, *, effects_declared: bool) -> None:
         self._resolve_patches(trace, effects_declared=effects_declared)
-        if (
-            self.branch_path.exists()
-            and trace.path.exists()
-            and (self.branch_path.resolve() == trace.path.resolve())
-        ):
+        problem = source_conflict(self.branch_path, [trace.path])
+        if problem is not None:
             raise TraceError(
-                f"{self.branch_path}: the branch would overwrite its own source trace; give "
-                "the fork a new path",
+                f"{self.branch_path}: the branch would overwrite its own source trace: it "
+                f"{problem}; give the fork a new path",
                 path=self.branch_path,
             )
         check_new_trace_path(self.branch_path, if_exists=_FORK_IF_EXISTS)
@@ -468,6 +479,8 @@ class ForkSession(ReplaySession):
                 self._next_lanes[effect] = lane_key()
             return outcome
         if _matches_live(effect, self.live):
+            if self._live_started >= self.live_limit:
+                raise self._over_the_limit(identity, inputs)
             # Redacted and scanned as `record()` does, before the body runs.
             self._check_branch_secrets(
                 inputs,
@@ -476,6 +489,7 @@ class ForkSession(ReplaySession):
                 what=f"live call of {effect}",
                 refused="was refused before its body ran",
             )
+            self._live_started += 1
             return PendingCall(
                 identity,
                 inputs,
@@ -497,6 +511,25 @@ class ForkSession(ReplaySession):
             f"fork(..., live=[{identity.effect!r}])."
         )
         raise miss
+
+    def _over_the_limit(
+        self, identity: OperationIdentity, inputs: dict[str, JsonValue]
+    ) -> LiveCallLimitError:
+        """The error for a live call past `live_limit`; nothing of it is sent or run."""
+        if self._attempted is None:
+            self._attempted = AttemptedCall(identity, inputs)
+        return LiveCallLimitError(
+            f"{identity.effect} (occurrence {identity.occurrence}) was not run live: this fork "
+            f"already made {self._live_started} live calls, its bound (live_limit="
+            f"{self.live_limit}), so nothing of this call was sent. An application that keeps "
+            "calling (an agent whose model asks for one tool call after another) stops here "
+            "instead of running on. If the calls are expected, raise the bound: fork(..., "
+            f"live_limit={max(2 * self.live_limit, self.live_limit + 10)}), or `toolreplay fork "
+            "--live-limit N`; otherwise answer the call that starts the loop with a patch.",
+            limit=self.live_limit,
+            count=self._live_started,
+            effect=identity.effect,
+        )
 
     def _next_call(self, identity: OperationIdentity) -> _Planned | None:
         """The next-call patch that answers this call, if its effect has one left.
@@ -570,7 +603,9 @@ class ForkSession(ReplaySession):
             self._applied.add(planned.index)
         return outcome
 
-    def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
+    def _record_live(
+        self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None
+    ) -> None:
         written = self._branch_outcome(
             outcome,
             call.redaction,
@@ -578,6 +613,7 @@ class ForkSession(ReplaySession):
             effect=call.identity.effect,
             what=f"live call of {call.identity.effect}",
             refused="ran, but its call was not kept",
+            encoded=encoded,
         )
         self._append(
             call.identity, call.inputs, written, "live", None, None, call.lane, call.start_ns
@@ -593,18 +629,21 @@ class ForkSession(ReplaySession):
         effect: str,
         what: str,
         refused: str = _PATCH_REFUSED,
+        encoded: bytes | None = None,
     ) -> Returned | Raised:
         """An outcome the source does not hold, as the branch may keep it (RFC 0007).
 
         Redacted by the effect's rules, then scanned for secrets, as `record()`
         treats an outcome; the application is served the unredacted one.
+        `encoded` is text the scan may search first, as in `RecordSession.complete`.
         """
         if isinstance(outcome, Returned):
             value = outcome.value
             if redaction is not None:
                 value, _ = redaction.value(value, known)
+                encoded = None  # it holds the value before redaction
             self._check_branch_secrets(
-                value, part="output", effect=effect, what=what, refused=refused
+                value, part="output", effect=effect, what=what, refused=refused, encoded=encoded
             )
             return Returned(value)
         if redaction is not None:
@@ -614,12 +653,19 @@ class ForkSession(ReplaySession):
         return outcome
 
     def _check_branch_secrets(
-        self, value: JsonValue, *, part: SecretPart, effect: str, what: str, refused: str
+        self,
+        value: JsonValue,
+        *,
+        part: SecretPart,
+        effect: str,
+        what: str,
+        refused: str,
+        encoded: bytes | None = None,
     ) -> None:
         """Refuse (or warn about) new content for the branch that matches a secret rule."""
         if self._secret_mode == "off":
             return
-        findings = self._scanner.scan_value(value, part=part, effect=effect)
+        findings = self._scanner.scan_value(value, part=part, effect=effect, encoded=encoded)
         if not findings:
             return
         if self._secret_mode == "warn":
@@ -743,10 +789,12 @@ def fork(
     *,
     patches: Iterable[Patch] = (),
     live: Iterable[str] = (),
+    live_limit: int = DEFAULT_LIVE_LIMIT,
     unobserved: Unobserved = "error",
     redaction: RedactionPolicy | None = None,
     secrets: SecretMode | None = None,
     scanner: SecretScanner | None = None,
+    network: NetworkOption = "block",
 ) -> ForkSession:
     """Replay `source` strictly with `patches` applied, recording what happens to `branch`.
 
@@ -771,9 +819,13 @@ def fork(
     block, calls are answered as in `replay()`, patched and supplied calls with
     their patch's outcome; effects named in `live` (exact names or
     `namespace.*`) run their real bodies for calls the source does not hold,
-    and no other body runs. Any other
-    unrecorded call raises `ReplayMiss`, and the branch footer keeps it as the
-    attempted call. On normal exit every patch must have been applied
+    and no other body runs; an effect of an instrumented OpenAI client
+    (`live=["openai.responses.create"]`, `["openai.*"]`) sends its request
+    through the client's own transport. At most `live_limit` calls run live (20
+    by default): the next one raises `LiveCallLimitError`, so an agent that
+    loops stops. Any other unrecorded call raises `ReplayMiss`, and the branch
+    footer keeps it as the attempted call. On normal exit every patch must have
+    been applied
     (`UnappliedPatchError`) and, unless `unobserved="allow"`, every source
     operation called (`UnconsumedOperationsError`); the branch footer lists the
     source operations that were not. An exception from the application
@@ -786,14 +838,20 @@ def fork(
     for secrets as a recording is, before it reaches the branch (`secrets`:
     "error", the default, "warn" or "off"). The branch file is private to its
     owner (0600).
+
+    The network is blocked as in `replay()` (`network`), except for the live
+    calls: an effect named in `live` runs its body, and an instrumented client
+    sends its live request, with the network allowed.
     """
     return ForkSession(
         source,
         branch,
         patches,
         live=live,
+        live_limit=live_limit,
         unobserved=unobserved,
         redaction=redaction,
         secrets=secrets,
         scanner=scanner,
+        network=network,
     )

@@ -70,6 +70,14 @@ from toolreplay.runtime.matching import (
     match_operation,
     unconsumed_operations,
 )
+from toolreplay.runtime.network import (
+    NetworkOption,
+    NetworkRefusal,
+    allowing_network,
+    network_guard,
+    network_policy,
+    warn_refused,
+)
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
@@ -230,6 +238,65 @@ class Session:
         self._secret_mode: SecretMode = "error"
         self._scanner: SecretScanner = DEFAULT_SCANNER
         self._redaction = SessionRedaction(RedactionPolicy(), None, DEFAULT_SCANNER, enabled=False)
+        self._ends_at_close: dict[object, Callable[[], None]] = {}
+
+    # --- calls that run (record), or run live (a fork) ---------------------------------
+    #
+    # A call given its identity by `RecordSession.begin` or `ReplaySession.answer` (a
+    # fork's live call) ends with exactly one of these; what runs the call (an effect's
+    # wrapper, the OpenAI adapter's transport) needs no more than this to have it kept.
+
+    def complete(
+        self,
+        call: PendingCall,
+        value: object,
+        *,
+        portable: bool = False,
+        encoded: bytes | None = None,
+    ) -> None:
+        """Keep a call that returned `value` (portable JSON; `portable=True` says the
+        caller checked). `encoded` is text the secret scan may search instead of
+        encoding `value` (see `SecretScanner.scan_value`)."""
+        raise NotImplementedError
+
+    def fail(self, call: PendingCall, error: Exception) -> None:
+        """Keep a call whose body (or request) raised `error`."""
+        raise NotImplementedError
+
+    def abort(self, call: PendingCall) -> None:
+        """Forget a call that was not kept (interrupted, an unrecordable result); it gives
+        back its occurrence. A no-op once the call was kept."""
+        with self._lock:
+            if call in self._in_flight:
+                self._in_flight.discard(call)
+                self._release_occurrence(call.identity)
+
+    def end_at_close(self, key: object, end: Callable[[], None] | None) -> None:
+        """Have `end` run as this session closes, before it stops keeping calls (None: no
+        longer, for the call `key`).
+
+        For a call kept when it ends rather than when it starts (a response body,
+        RFC 0006 §4.2): one the application has not finished when the block ends is
+        kept then, as far as it got, instead of being lost.
+        """
+        with self._lock:
+            if end is None:
+                self._ends_at_close.pop(key, None)
+            else:
+                self._ends_at_close[key] = end
+
+    def _end_open_calls(self) -> ToolReplayError | None:
+        """Run the `end_at_close` callbacks still registered; the first error they raised."""
+        with self._lock:
+            ends = list(self._ends_at_close.values())
+            self._ends_at_close.clear()
+        first: ToolReplayError | None = None
+        for end in ends:
+            try:
+                end()
+            except ToolReplayError as error:  # refused by a secret rule, a write failure
+                first = first or error
+        return first
 
     @property
     def write_error(self) -> TraceWriteError | None:
@@ -463,7 +530,6 @@ class RecordSession(Session):
         self._scanner = scanner or DEFAULT_SCANNER
         self._writer: TraceWriter | None = None
         self._abandoned: SecretInTraceError | None = None
-        self._ends_at_close: dict[object, Callable[[], None]] = {}
         if self._secret_mode != "off":
             findings = self._scanner.scan_value(self._metadata, part="metadata")
             if findings:
@@ -487,33 +553,6 @@ class RecordSession(Session):
     def operation_count(self) -> int:
         """How many operations have been recorded so far."""
         return self._writer.operation_count if self._writer is not None else 0
-
-    def end_at_close(self, key: object, end: Callable[[], None] | None) -> None:
-        """Have `end` run as this session closes, before it stops recording (None: no
-        longer, for the call `key`).
-
-        For a call recorded when it ends rather than when it starts (a response body,
-        RFC 0006 §4.2): one the application has not finished when the block ends is
-        recorded then, as far as it got, instead of being lost.
-        """
-        with self._lock:
-            if end is None:
-                self._ends_at_close.pop(key, None)
-            else:
-                self._ends_at_close[key] = end
-
-    def _end_open_calls(self) -> ToolReplayError | None:
-        """Run the `end_at_close` callbacks still registered; the first error they raised."""
-        with self._lock:
-            ends = list(self._ends_at_close.values())
-            self._ends_at_close.clear()
-        first: ToolReplayError | None = None
-        for end in ends:
-            try:
-                end()
-            except ToolReplayError as error:  # refused by a secret rule, a write failure
-                first = first or error
-        return first
 
     def __enter__(self) -> Self:
         self._check_can_open()
@@ -762,13 +801,6 @@ class RecordSession(Session):
         if self._check_secrets(failure, part="error", call=call):
             self._append(call, raised)
 
-    def abort(self, call: PendingCall) -> None:
-        """Forget a call that did not complete (interrupted, or an unrecordable result)."""
-        with self._lock:
-            if call in self._in_flight:
-                self._in_flight.discard(call)
-                self._release_occurrence(call.identity)
-
     def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
         end_ns = self._elapsed_ns()  # before waiting for the lock: when the body returned
         with self._lock:
@@ -814,9 +846,12 @@ class ReplaySession(Session):
         source: str | os.PathLike[str] | Trace,
         *,
         redaction: RedactionPolicy | None = None,
+        network: NetworkOption = "block",
     ) -> None:
         super().__init__()
         self._policy = redaction
+        self._network = network_policy(network)
+        self._network_refusals: list[NetworkRefusal] = []
         self._source = source
         self._trace: Trace | None = source if isinstance(source, Trace) else None
         self._consumed: set[int] = set()
@@ -834,6 +869,11 @@ class ReplaySession(Session):
         """How many recorded operations have been answered so far."""
         return len(self._consumed)
 
+    @property
+    def network_refusals(self) -> tuple[NetworkRefusal, ...]:
+        """The outbound connections and lookups the network guard refused so far (§10)."""
+        return tuple(self._network_refusals)
+
     def __enter__(self) -> Self:
         self._check_can_open()
         if self._trace is None:
@@ -846,6 +886,7 @@ class ReplaySession(Session):
         self._prepare(self._trace)
         self._enter_scope()
         offline_guard.enter(self)
+        self._network_refusals = network_guard.enter(self, self._network)
         return self
 
     def __exit__(
@@ -854,11 +895,14 @@ class ReplaySession(Session):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        ended = self._end_open_calls()  # a fork's live responses still open
+        network_guard.leave(self)
         offline_guard.leave(self)
         left_elsewhere = self._leave_scope()
         # The application's own exception propagates unmodified: no check runs.
-        failure = left_elsewhere or (self._contract_failure() if exc is None else None)
+        failure = left_elsewhere or ended or (self._contract_failure() if exc is None else None)
         self._finish(exc or failure)
+        warn_refused(self._network_refusals, what=f"{self.mode} session", stacklevel=3)
         if exc is None and failure is not None:
             raise failure
 
@@ -876,9 +920,10 @@ class ReplaySession(Session):
         The inputs are redacted as the recording redacted them (RFC 0007), then
         matched; `redact` are the effect's own path rules. A fork may return a
         `PendingCall` instead: the call may run live, and the caller runs the
-        body inside `running_live`. The output is a copy, which the caller may
-        change; with `read_only=True` it is the trace's own value, which the
-        caller promises only to read.
+        body inside `running_live` (or, sending a request itself, with the
+        network allowed, ends the call with `complete`, `fail` or `abort`). The
+        output is a copy, which the caller may change; with `read_only=True` it
+        is the trace's own value, which the caller promises only to read.
         """
         redaction = self._effect_redaction(f"{namespace}.{name}", redact)
         known: tuple[str, ...] = ()
@@ -909,26 +954,44 @@ class ReplaySession(Session):
     def running_live(self, call: PendingCall) -> Generator[PendingCall]:
         """Run the body of a call `answer` let run live: set `call.result` in the block.
 
-        A return or an `Exception` is kept as the call's outcome (`_keep_live`);
-        a non-portable return value is refused as under `record()`. An effect
-        called from the body is nested in it and refused. Whatever happens, the
-        call is no longer in flight afterwards, and an unkept call gives back its
+        A return or an `Exception` is kept as the call's outcome (`complete`,
+        `fail`); a non-portable return value is refused as under `record()`. An
+        effect called from the body is nested in it and refused. The body may
+        connect while the network is blocked (§10). Whatever happens, the call is
+        no longer in flight afterwards, and an unkept call gives back its
         occurrence.
         """
         token = running_call_var.set(call)
-        kept = False
         try:
+            with allowing_network():
+                try:
+                    yield call
+                except SessionError:
+                    raise
+                except Exception as error:
+                    self.fail(call, error)
+                    raise
+            self.complete(call, call.result)
+        finally:
+            running_call_var.reset(token)
+            self.abort(call)  # a no-op once the call was kept
+
+    def complete(
+        self,
+        call: PendingCall,
+        value: object,
+        *,
+        portable: bool = False,
+        encoded: bytes | None = None,
+    ) -> None:
+        """Keep a live call (see `answer`) that returned `value`, as `record()` keeps one."""
+        if portable:
+            checked = cast(JsonValue, value)
+        else:
             try:
-                yield call
-            except SessionError:
-                raise
-            except Exception as error:
-                self._keep_live(call, capture_failure(error))
-                kept = True
-                raise
-            try:
-                value = ensure_portable(call.result, what=f"output of {call.identity.effect}")
+                checked = ensure_portable(value, what=f"output of {call.identity.effect}")
             except NonPortableValueError as error:
+                self.abort(call)
                 unkept = NonPortableValueError(
                     f"{error}. The effect ran live, but its call could not be kept: make it "
                     "return portable JSON.",
@@ -936,32 +999,30 @@ class ReplaySession(Session):
                 )
                 self.note_violation(unkept)
                 raise unkept from None
-            self._keep_live(call, Returned(value))
-            kept = True
-        finally:
-            running_call_var.reset(token)
-            self._free_live(call, kept=kept)
+        self._keep_live(call, Returned(checked), encoded)
 
-    def abort_live(self, call: PendingCall) -> None:
-        """Give up a call `answer` let run live without running it (the session is freed)."""
-        self._free_live(call, kept=False)
+    def fail(self, call: PendingCall, error: Exception) -> None:
+        """Keep a live call whose body (or request) raised `error`."""
+        self._keep_live(call, capture_failure(error), None)
 
-    def _free_live(self, call: PendingCall, *, kept: bool) -> None:
-        """Free a call `answer` let run live; one not kept gives back its occurrence."""
+    def _keep_live(
+        self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None
+    ) -> None:
         with self._lock:
-            if call in self._in_flight:
+            if call not in self._in_flight:
+                return  # given up already (`abort`), or kept
+            try:
+                if self._state != "open":
+                    raise SessionError(
+                        f"{call.identity.effect} completed after its {self.mode} session "
+                        "closed, so it was not kept; await every effect inside the with block"
+                    )
+                self._record_live(call, outcome, encoded)
+            except BaseException:
+                self._release_occurrence(call.identity)
+                raise
+            finally:
                 self._in_flight.discard(call)
-                if not kept:
-                    self._release_occurrence(call.identity)
-
-    def _keep_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
-        with self._lock:
-            if self._state != "open":
-                raise SessionError(
-                    f"{call.identity.effect} completed after its {self.mode} session closed, "
-                    "so it was not kept; await every effect inside the with block"
-                )
-            self._record_live(call, outcome)
 
     # --- what a fork changes ----------------------------------------------------------
 
@@ -989,8 +1050,10 @@ class ReplaySession(Session):
         self._consumed.add(operation.logical_id)
         return outcome
 
-    def _record_live(self, call: PendingCall, outcome: Returned | Raised) -> None:
-        """Keep a call that ran live (only a fork lets one run)."""
+    def _record_live(
+        self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None
+    ) -> None:
+        """Keep a call that ran live (only a fork lets one run; lock held)."""
         raise SessionError(f"{call.identity.effect} cannot run live in a strict replay")
 
     def _outcome_for(
@@ -1058,7 +1121,10 @@ def record(
 
 
 def replay(
-    source: str | os.PathLike[str] | Trace, *, redaction: RedactionPolicy | None = None
+    source: str | os.PathLike[str] | Trace,
+    *,
+    redaction: RedactionPolicy | None = None,
+    network: NetworkOption = "block",
 ) -> ReplaySession:
     """Replay a trace strictly: effect calls are answered from it, and no body runs.
 
@@ -1070,7 +1136,13 @@ def replay(
     redacting each call's inputs the same way, which needs the same key
     (`redaction`'s, the process-wide policy's, or `TOOLREPLAY_REDACTION_KEY`).
 
+    While the session is open the network is blocked (`network="block"`, the
+    default): every outbound connection in the process, from any thread, is
+    refused with `NetworkBlockedError`, and a `NetworkBlockedWarning` at the end
+    names what was refused (`session.network_refusals` lists it). Give a list of
+    hosts (`network=["localhost:5432"]`) to let those through, or "allow".
+
         with toolreplay.replay("incident.trp"):
             assert decide_refund(order_id=7) == "approved"
     """
-    return ReplaySession(source, redaction=redaction)
+    return ReplaySession(source, redaction=redaction, network=network)

@@ -14,7 +14,9 @@ visible where the SDK sends it:
   on as it streams in and recorded when its body ends or is closed, so a stream
   the application stops reading is recorded as what it received;
 - replay, fork, case verification: answered from the trace; the original
-  transport is never called.
+  transport is never called, except for a call a fork's `live=` lets run live
+  (one the source does not hold): that one is sent and kept in the branch
+  exactly as a recording keeps a call, with the network allowed while it is sent.
 
 A transport error (timeout, refused connection, a stream cut by the server) is
 recorded as a failure and raised again on replay as the same class of the
@@ -53,6 +55,7 @@ from toolreplay.errors import (
 from toolreplay.portable import JsonValue, encodable_text
 from toolreplay.runtime.failures import register_failure_codec
 from toolreplay.runtime.matching import operation_location
+from toolreplay.runtime.network import allowing_network
 from toolreplay.runtime.session import (
     PendingCall,
     RecordSession,
@@ -272,10 +275,16 @@ class _Capture:
             "recorded or replayed; make it with a client that is not instrumented"
         )
 
-    def answer(self, exchange: _Exchange) -> JsonValue:
-        """The recorded output for a replayed request (raises its recorded failure)."""
+    def call_for(self, exchange: _Exchange, request: Any) -> Any:
+        """The replayed response to a request, or the call to send it as.
+
+        Replay answers from the trace (a recorded transport failure is raised, after
+        the body received before it, if any). A call to send is a `PendingCall`: a
+        recording's, or a live one a fork's `live=` let through.
+        """
         session = exchange.session
-        assert isinstance(session, ReplaySession)
+        if not isinstance(session, ReplaySession):
+            return _begin(exchange)
         try:
             # Read only: the output is turned into bytes and never changed.
             answer = session.answer(
@@ -286,14 +295,14 @@ class _Capture:
             if legacy is not None:
                 raise legacy from miss
             raise
+        except RecordedTransportError as recorded:
+            failure = _library_error(self.library, recorded, request)
+            if recorded.partial is None:
+                raise failure from None
+            return self.replayed_response(exchange, recorded.partial, request, failure)
         if isinstance(answer, PendingCall):
-            # A fork's live= named this effect; the transport cannot send it from here.
-            session.abort_live(answer)
-            raise UnsupportedRequestError(
-                f"{EFFECT_NAMESPACE}.{exchange.name}: OpenAI adapter effects cannot run live "
-                "in a fork (fork(live=...)); supply their outcome with supply_output instead"
-            )
-        return answer
+            return answer
+        return self.replayed_response(exchange, answer, request, None)
 
     def replayed_response(
         self, exchange: _Exchange, output: JsonValue, request: Any, failure: Exception | None
@@ -419,18 +428,14 @@ def _legacy_error(session: ReplaySession, exchange: _Exchange) -> LegacyOpenAITr
     return None
 
 
-def _recording(exchange: _Exchange) -> RecordSession:
-    session = exchange.session
-    assert isinstance(session, RecordSession)
-    return session
-
-
 def _begin(exchange: _Exchange) -> PendingCall:
     """The recorded call of a request about to be sent: its identity is given now, so
     identical requests take their occurrences in the order they are sent (as replay
     numbers them), though each is recorded when its response ends."""
+    session = exchange.session
+    assert isinstance(session, RecordSession)
     # The inputs were built for this request alone: handed over, not copied.
-    return _recording(exchange).begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs, owned=True)
+    return session.begin(EFFECT_NAMESPACE, exchange.name, exchange.inputs, owned=True)
 
 
 def _record(
@@ -443,7 +448,8 @@ def _record(
     end: StreamEnd,
     error: Exception | None,
 ) -> None:
-    session = _recording(exchange)
+    """Keep a sent request's exchange: a recording's call, or a fork's live one."""
+    session = exchange.session
     content = b"".join(chunks)
     try:
         output, portable = (
@@ -484,9 +490,10 @@ class _RecordingBody:
     """What the sync and async recording streams share: the chunks handed on, and
     recording them once, when the body ends, is closed, or its session closes.
 
-    A body still open when its record session closes (an application that stopped
-    reading a stream without closing it) is recorded then, as what it had received
+    A body still open when its session closes (an application that stopped reading
+    a stream without closing it) is recorded then, as what it had received
     (`closed_early`), rather than lost: the session runs `_done` before it stops.
+    The session is a recording, or a fork keeping a live call in its branch.
     """
 
     def __init__(
@@ -503,7 +510,7 @@ class _RecordingBody:
 
     def watch(self) -> None:
         """Have the session record this body when it closes, if nothing did before."""
-        _recording(self._exchange).end_at_close(
+        self._exchange.session.end_at_close(
             self, functools.partial(self._done, "closed_early", None)
         )
 
@@ -512,7 +519,7 @@ class _RecordingBody:
             if self._finished:
                 return
             self._finished = True
-        _recording(self._exchange).end_at_close(self, None)
+        self._exchange.session.end_at_close(self, None)
         _record(
             self._capture,
             self._exchange,
@@ -653,32 +660,23 @@ class CaptureTransport(_Capture):
         exchange = self.exchange(request)
         if exchange is None:
             return self.original.handle_request(request)
-        if isinstance(exchange.session, ReplaySession):
-            return self._replay(exchange, request)
-        call = _begin(exchange)
+        call = self.call_for(exchange, request)
+        if not isinstance(call, PendingCall):
+            return call  # replayed
         stream = self.stream_of(_SyncRecordingStream, "SyncByteStream")(
             self, exchange, call, request
         )
         try:
-            stream.response = self.original.handle_request(request)
+            with allowing_network():  # lets a fork's live call through the network guard
+                stream.response = self.original.handle_request(request)
         except Exception as error:
             _record(self, exchange, call, None, request, [], "complete", error)
             raise
         except BaseException:
-            _recording(exchange).abort(call)  # interrupted: nothing to record
+            exchange.session.abort(call)  # interrupted: nothing to record
             raise
         stream.watch()
         return self.handed_on(stream.response, stream, request)
-
-    def _replay(self, exchange: _Exchange, request: Any) -> Any:
-        try:
-            output = self.answer(exchange)
-        except RecordedTransportError as recorded:
-            failure = _library_error(self.library, recorded, request)
-            if recorded.partial is None:
-                raise failure from None
-            return self.replayed_response(exchange, recorded.partial, request, failure)
-        return self.replayed_response(exchange, output, request, None)
 
     def close(self) -> None:
         """Nothing to close: the original transport belongs to the original SDK client."""
@@ -694,27 +692,21 @@ class AsyncCaptureTransport(_Capture):
         exchange = self.exchange(request)
         if exchange is None:
             return await self.original.handle_async_request(request)
-        if isinstance(exchange.session, ReplaySession):
-            # Replay awaits nothing: no transport coroutine is ever created.
-            try:
-                output = self.answer(exchange)
-            except RecordedTransportError as recorded:
-                failure = _library_error(self.library, recorded, request)
-                if recorded.partial is None:
-                    raise failure from None
-                return self.replayed_response(exchange, recorded.partial, request, failure)
-            return self.replayed_response(exchange, output, request, None)
-        call = _begin(exchange)
+        # Replay awaits nothing: no transport coroutine is ever created.
+        call = self.call_for(exchange, request)
+        if not isinstance(call, PendingCall):
+            return call  # replayed
         stream = self.stream_of(_AsyncRecordingStream, "AsyncByteStream")(
             self, exchange, call, request
         )
         try:
-            stream.response = await self.original.handle_async_request(request)
+            with allowing_network():  # lets a fork's live call through the network guard
+                stream.response = await self.original.handle_async_request(request)
         except Exception as error:
             _record(self, exchange, call, None, request, [], "complete", error)
             raise
         except BaseException:
-            _recording(exchange).abort(call)  # cancelled: nothing to record
+            exchange.session.abort(call)  # cancelled: nothing to record
             raise
         stream.watch()
         return self.handed_on(stream.response, stream, request)

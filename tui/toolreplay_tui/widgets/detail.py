@@ -2,9 +2,10 @@
 
 `enter` on a value of the output opens a one-line editor for just that value;
 the patch it makes still replaces the complete output (the rest copied as is).
-A model call (OpenAI Responses or Chat Completions) shows a readable transcript in
-place of its raw inputs, with the output path of each received value; `t` switches
-between the transcript and the raw inputs. The raw output stays below, where edits
+A model call (OpenAI Responses or Chat Completions) and an MCP request show a
+readable transcript in place of their raw inputs (chosen by the effect's namespace),
+with the output path of each received value; `t` switches between the transcript
+and the raw inputs. The raw output stays below, where edits
 and JSON-path patches work as for any operation.
 """
 
@@ -35,11 +36,16 @@ from toolreplay import (
 from toolreplay_tui.context import debugger
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
+from toolreplay_tui.model.mcp_transcript import mcp_call_of
+from toolreplay_tui.model.rows import megabytes
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
 from toolreplay_tui.model.transcript import transcript_of
+from toolreplay_tui.widgets.mcp_transcript_view import render_mcp_call
 from toolreplay_tui.widgets.transcript_view import render_transcript
+from toolreplay_tui.widgets.value_pages import describe_large
 from toolreplay_tui.widgets.value_view import ValueView
 
-__all__ = ["DetailPane", "ValueInput", "output_of"]
+__all__ = ["DetailPane", "ValueInput", "output_of", "transcript_view"]
 
 
 def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
@@ -52,6 +58,21 @@ def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
     if isinstance(outcome, Returned):
         return outcome.value
     return {"type": outcome.error_type, "message": outcome.message, "args": outcome.args}
+
+
+def transcript_view(
+    operation: Operation, patch: Patch | None, shown: JsonValue
+) -> RenderableType | None:
+    """The operation read as what it is (a model call, an MCP request), or None; `shown`
+    is its output as the pane shows it (a pending patch's, a reply resolved)."""
+    if operation.effect.partition(".")[0] == "mcp":
+        failed = isinstance(patch, ErrorPatch) or (
+            patch is None and isinstance(operation.outcome, Raised)
+        )
+        call = mcp_call_of(operation.effect, operation.inputs, shown, failed=failed)
+        return None if call is None else render_mcp_call(call)
+    transcript = transcript_of(operation.effect, operation.inputs, shown)
+    return None if transcript is None else render_transcript(transcript)
 
 
 class ValueInput(Input):
@@ -129,8 +150,11 @@ class DetailPane(Vertical):
     def editing(self) -> bool:
         return self._editing is not None
 
-    def show(self, operation: Operation | None, patch: Patch | None) -> None:
-        """Show `operation` (None: nothing selected), with its pending patch if any."""
+    def show(
+        self, operation: Operation | None, patch: Patch | None, *, problem: str | None = None
+    ) -> None:
+        """Show `operation` (None: nothing selected, or `problem`: why the selected line
+        cannot be read), with its pending patch if any."""
         same = (
             operation is not None
             and self.operation is not None
@@ -142,13 +166,76 @@ class DetailPane(Vertical):
             self.output, self._output_problem = debugger(self).patched_output(operation, patch)
         info = self.query_one("#detail-info", Static)
         if operation is None:
-            info.update(Text("no operation selected", style="dim"))
+            info.update(
+                Text("no operation selected", style="dim")
+                if problem is None
+                else Text.assemble(("this line cannot be read: ", "bold red"), problem)
+            )
             self.query_one("#detail-path", Static).update("")
             self.values.clear()
             return
         info.update(self._info(operation, patch))
         self.values.show(self.output, keep_path=same)
         self._show_path(self.values.current_path)
+
+    def show_large(
+        self, large: LargeOutput | LargeLine, patch: Patch | None, first: bytes, last: bytes
+    ) -> None:
+        """Show an operation whose line is too large to decode here: its identity and
+        inputs, and its output by its size and its first and last bytes (or the pending
+        patch's value)."""
+        self.operation, self.patch = None, patch
+        self._stop_editing()
+        info = self.query_one("#detail-info", Static)
+        lines: list[RenderableType] = []
+        if isinstance(large, LargeOutput):
+            identity = large.identity
+            lines += [
+                Text.assemble(
+                    (f"#{large.logical_id}  {large.effect}", "bold"), ("  ok", "bold green")
+                ),
+                Text.assemble(("identity  ", "dim"), f"fingerprint {identity.fingerprint[:24]}…"),
+                Text.assemble(
+                    ("          ", "dim"),
+                    f"occurrence {identity.occurrence}  logical id {large.logical_id}",
+                ),
+                Text.assemble(("lineage   ", "dim"), f"origin {large.origin}"),
+            ]
+            if patch is not None:
+                lines.append(
+                    Text.assemble(
+                        ("pending   ", "dim"),
+                        (f"patch {patch.patch_id} replaces the recorded output", "bold yellow"),
+                        ("  (x removes it)", "dim"),
+                    )
+                )
+            inputs = JSON(format_json(large.inputs))
+            inputs.text.no_wrap = False
+            inputs.text.overflow = "fold"
+            lines += [Text("inputs", style="dim"), inputs]
+            size = large.value_size
+            what = "output"
+        else:
+            size = large.size
+            what = f"line {large.index + 2} ({large.effect or 'effect unknown'})"
+        lines.append(Text(""))
+        lines.append(
+            describe_large(
+                f"{what}: {size:,} bytes ({megabytes(size)})", size, first, last, keys=False
+            )
+        )
+        lines.append(
+            Text(
+                "v shows its first and last pages, s there saves it, E edits it in $EDITOR",
+                style="dim",
+            )
+        )
+        info.update(Group(*lines))
+        self.query_one("#detail-path", Static).update("")
+        if patch is not None and not isinstance(patch, ErrorPatch):
+            self.values.show(patch.value)
+        else:
+            self.values.clear()
 
     def _info(self, operation: Operation, patch: Patch | None) -> RenderableType:
         identity = operation.identity
@@ -202,10 +289,10 @@ class DetailPane(Vertical):
                     terminal_safe_text(f"{outcome.error_type}: {outcome.message}", "red"),
                 )
             )
-        transcript = transcript_of(operation.effect, operation.inputs, self.output)
+        transcript = transcript_view(operation, patch, self.output)
         if transcript is not None and not self._raw_inputs:
             lines.append(Text("transcript  (t shows the raw inputs)", style="dim"))
-            return Group(*lines, render_transcript(transcript))
+            return Group(*lines, transcript)
         hint = "  (t shows the transcript)" if transcript is not None else ""
         lines.append(Text(f"inputs{hint}", style="dim"))
         inputs = terminal_safe_text(JSON(format_json(operation.inputs)).text, keep="\n")
