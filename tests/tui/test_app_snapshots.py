@@ -143,6 +143,10 @@ def test_a_new_model_call_and_its_answers(agent: AgentProject, snap_compare: Any
         shown = replace(result, error=replace(result.error, message=message))
         screen.query_one("#run-report", Static).update(render_report(describe_result(shown)))
         pilot.app.clear_notifications()
+        # Clearing refreshes the top screen's toasts only; the screen under this modal
+        # keeps its own until they expire, and a snapshot must not depend on when.
+        for under in pilot.app.screen_stack:
+            await under.query("Toast").remove()
 
     app = agent_app(agent)
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
