@@ -26,6 +26,7 @@ __all__ = [
     "make_private",
     "read_regular_file",
     "remove_abandoned",
+    "skip_reason",
     "source_conflict",
     "write_atomically",
 ]
@@ -348,3 +349,17 @@ def _read_at_most(descriptor: int, limit: int | None, expected: int) -> bytes:
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)
+
+
+def skip_reason(error: Exception) -> str:
+    """Why a file had to be skipped, in words, from whatever reading it raised: `find` and
+    `scan` read many files, and one that cannot be read is reported, never raised."""
+    if isinstance(error, RecursionError):
+        return "a value nests too deeply to read (RecursionError)"
+    if isinstance(error, MemoryError):
+        return "too large to read in memory (MemoryError)"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text: byte {error.start} cannot be decoded"
+    if isinstance(error, OSError):
+        return f"cannot read it: {error.strerror or error}"
+    return f"cannot read it: {type(error).__name__}: {error}"

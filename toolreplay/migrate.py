@@ -30,13 +30,13 @@ from typing import cast
 from toolreplay.errors import TraceError, TraceFormatError
 from toolreplay.files import source_conflict
 from toolreplay.portable import JsonValue, fingerprint
-from toolreplay.runtime.matching import operation_location
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
     Outcome,
     Raised,
     Returned,
+    operation_location,
 )
 from toolreplay.trace.reader import read_trace
 from toolreplay.trace.writer import write_whole_trace

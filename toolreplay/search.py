@@ -42,6 +42,7 @@ from toolreplay.capturing.names import (
 )
 from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import TraceSearchError
+from toolreplay.files import skip_reason
 from toolreplay.portable import JsonValue, canonical_json
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "find_traces",
     "parse_condition",
     "parse_time",
-    "skip_reason",
 ]
 
 Operator = Literal["==", "!=", "<", "<=", ">", ">=", "contains", "matches", "exists"]
@@ -85,20 +85,6 @@ _RELATIVE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 def _encode(value: JsonValue) -> bytes:
     # The trace writer's encoding of a value (RFC 0003 §1.2), so its bytes can be found.
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def skip_reason(error: Exception) -> str:
-    """Why a file had to be skipped, in words, from whatever reading it raised: `find` and
-    `scan` read many files, and one that cannot be read is reported, never raised."""
-    if isinstance(error, RecursionError):
-        return "a value nests too deeply to read (RecursionError)"
-    if isinstance(error, MemoryError):
-        return "too large to read in memory (MemoryError)"
-    if isinstance(error, UnicodeDecodeError):
-        return f"not UTF-8 text: byte {error.start} cannot be decoded"
-    if isinstance(error, OSError):
-        return f"cannot read it: {error.strerror or error}"
-    return f"cannot read it: {type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True, slots=True)

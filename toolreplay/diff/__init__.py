@@ -17,7 +17,7 @@ from toolreplay.diff.report import (
     describe_trace,
 )
 from toolreplay.errors import DiffError
-from toolreplay.runtime.matching import operation_location
+from toolreplay.trace.model import operation_location
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = [

@@ -17,19 +17,18 @@ from typing import Any, cast
 
 from toolreplay._version import __version__
 from toolreplay.errors import RedactionError, RedactionKeyError, TraceError
-from toolreplay.files import UnreadableFileError, read_regular_file, source_conflict
+from toolreplay.files import UnreadableFileError, read_regular_file, skip_reason, source_conflict
 from toolreplay.portable import JsonValue, fingerprint, same_value
 from toolreplay.redaction.keys import KEY_ENVIRONMENT_VARIABLE, key_from_environment
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import DEFAULT_SCANNER, SecretFinding, SecretScanner
-from toolreplay.runtime.matching import operation_location
-from toolreplay.search import skip_reason
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
     Raised,
     Returned,
     SessionEnding,
+    operation_location,
 )
 from toolreplay.trace.reader import read_trace
 from toolreplay.trace.writer import write_whole_trace

@@ -60,7 +60,7 @@ from toolreplay.redaction.scanner import (
 )
 from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.failures import session_ending
-from toolreplay.runtime.matching import explain_absence, operation_location, replay_miss
+from toolreplay.runtime.matching import explain_absence, replay_miss
 from toolreplay.runtime.network import NetworkOption
 from toolreplay.runtime.recipes import RecipeCall, recipe_resolver
 from toolreplay.runtime.session import PendingCall, ReplaySession, lane_key
@@ -73,6 +73,7 @@ from toolreplay.trace.model import (
     Returned,
     TraceHeader,
     UnobservedOperation,
+    operation_location,
 )
 from toolreplay.trace.reader import Trace
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path

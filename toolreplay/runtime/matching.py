@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from toolreplay.errors import AmbiguousReplayMatch, ReplayMiss, UnconsumedOperationsError
 from toolreplay.portable import JsonValue, preview, same_value, value_differences
-from toolreplay.trace.model import Operation, OperationIdentity, Outcome, Raised, Returned
+from toolreplay.trace.model import (
+    Operation,
+    OperationIdentity,
+    Outcome,
+    Raised,
+    Returned,
+    operation_location,
+)
 from toolreplay.trace.reader import Trace
 
 __all__ = [
@@ -18,7 +25,6 @@ __all__ = [
     "concurrent_ambiguity",
     "explain_absence",
     "match_operation",
-    "operation_location",
     "replay_miss",
     "unconsumed_operations",
 ]
@@ -38,11 +44,6 @@ def match_operation(
     if identity in trace.duplicates:
         raise ambiguous_match(trace, identity)
     return operation
-
-
-def operation_location(operation: Operation) -> str:
-    line = f", line {operation.line}" if operation.line is not None else ""
-    return f"operation {operation.logical_id}{line}"
 
 
 def explain_absence(

@@ -27,6 +27,7 @@ __all__ = [
     "TraceHeader",
     "TraceMode",
     "UnobservedOperation",
+    "operation_location",
 ]
 
 TRACE_FORMAT = "toolreplay.trace"
@@ -140,6 +141,12 @@ class Operation:
         if end is None or start is None or self.start_ns is None or other.end_ns is None:
             return None
         return end < start
+
+
+def operation_location(operation: Operation) -> str:
+    """Where `operation` is, for a message: its number, and the line it was read from."""
+    line = f", line {operation.line}" if operation.line is not None else ""
+    return f"operation {operation.logical_id}{line}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,6 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue, encodable_text
 from toolreplay.runtime.failures import register_failure_codec
-from toolreplay.runtime.matching import operation_location
 from toolreplay.runtime.network import allowing_network
 from toolreplay.runtime.session import (
     PendingCall,
@@ -64,6 +63,7 @@ from toolreplay.runtime.session import (
     offline_guard,
     session_var,
 )
+from toolreplay.trace.model import operation_location
 
 __all__ = [
     "TRANSPORT_ERRORS",
