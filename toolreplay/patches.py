@@ -28,6 +28,7 @@ from toolreplay.errors import (
     PatchFileError,
     ReplayedEffectError,
 )
+from toolreplay.failures import REBUILT_EXCEPTIONS, rebuilt_as_itself
 from toolreplay.files import UnreadableFileError, read_regular_file, write_atomically
 from toolreplay.portable import (
     JsonValue,
@@ -517,9 +518,6 @@ def _output_patch(
 
 
 def _failure_of(effect: str, error: BaseException) -> Raised:
-    # Imported here: the runtime package imports this module (through fork).
-    from toolreplay.runtime.failures import REBUILT_EXCEPTIONS, rebuilt_as_itself
-
     if isinstance(error, ReplayedEffectError):
         return Raised(error.original_type, error.original_message, None)
     raised = rebuilt_as_itself(error) if isinstance(error, Exception) else None

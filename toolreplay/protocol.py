@@ -43,8 +43,8 @@ from toolreplay.errors import (
     UnappliedPatchError,
     UnconsumedOperationsError,
 )
+from toolreplay.failures import qualified_name
 from toolreplay.portable import JsonValue
-from toolreplay.runtime.failures import qualified_name
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import Operation, OperationIdentity
 

@@ -36,9 +36,9 @@ from toolreplay.errors import (
     SessionNestingError,
     ToolReplayError,
 )
+from toolreplay.failures import qualified_name
 from toolreplay.portable import JsonValue, ensure_portable, same_value, value_differences
 from toolreplay.runners import Runner, resolve_runner
-from toolreplay.runtime.failures import qualified_name
 from toolreplay.runtime.network import NetworkPolicy, network_guard
 from toolreplay.runtime.session import ReplaySession
 from toolreplay.trace.reader import Trace

@@ -2,8 +2,8 @@
 
 from typing import TYPE_CHECKING
 
+from toolreplay.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.effect import EffectSpec, declared_effects, effect
-from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 from toolreplay.runtime.fork import ForkSession, fork
 from toolreplay.runtime.network import NetworkRefusal
 from toolreplay.runtime.propagation import propagate

@@ -43,6 +43,7 @@ from toolreplay.errors import (
     TraceWriteError,
     UnappliedPatchError,
 )
+from toolreplay.failures import session_ending
 from toolreplay.files import source_conflict
 from toolreplay.patches import OutputPatch, OutputRecipe, Patch
 from toolreplay.portable import JsonValue, ensure_portable, preview
@@ -59,7 +60,6 @@ from toolreplay.redaction.scanner import (
     secret_in_trace_error,
 )
 from toolreplay.runtime.effect import declared_effects
-from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.matching import explain_absence, replay_miss
 from toolreplay.runtime.network import NetworkOption
 from toolreplay.runtime.recipes import RecipeCall, recipe_resolver

@@ -5,7 +5,7 @@ output value: what the output is depends on the call it answers (the endpoint,
 whether the request streams, the recorded answer it replaces, the recording's
 ids and model). The core never imports an adapter to find out. Each adapter
 registers a `RecipeResolver` for its effect namespace, as it registers a
-failure codec (`runtime/failures.py`); a fork asks the resolver of the
+failure codec (`toolreplay/failures.py`); a fork asks the resolver of the
 answered call's namespace, and writes the output it returns to the branch, so
 a promoted case replays that output byte for byte.
 

@@ -46,6 +46,7 @@ from toolreplay.errors import (
     ToolReplayError,
     TraceWriteError,
 )
+from toolreplay.failures import capture_failure, rebuild_failure, session_ending
 from toolreplay.portable import JsonValue, canonical_json, copy_value, ensure_portable, fingerprint
 from toolreplay.redaction.paths import JsonPath
 from toolreplay.redaction.policy import (
@@ -63,7 +64,6 @@ from toolreplay.redaction.scanner import (
     SecretScanner,
     secret_in_trace_error,
 )
-from toolreplay.runtime.failures import capture_failure, rebuild_failure, session_ending
 from toolreplay.runtime.matching import (
     concurrent_ambiguities,
     concurrent_ambiguity,

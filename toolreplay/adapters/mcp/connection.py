@@ -58,8 +58,8 @@ from toolreplay.errors import (
     ToolReplayError,
     UnsupportedResponseError,
 )
+from toolreplay.failures import register_failure_codec
 from toolreplay.portable import JsonValue, ensure_portable, preview
-from toolreplay.runtime.failures import register_failure_codec
 from toolreplay.runtime.network import allowing_network
 from toolreplay.runtime.session import (
     PendingCall,

@@ -52,8 +52,8 @@ from toolreplay.errors import (
     UnsupportedRequestError,
     UnsupportedResponseError,
 )
+from toolreplay.failures import register_failure_codec
 from toolreplay.portable import JsonValue, encodable_text
-from toolreplay.runtime.failures import register_failure_codec
 from toolreplay.runtime.network import allowing_network
 from toolreplay.runtime.session import (
     PendingCall,

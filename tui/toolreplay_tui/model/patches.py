@@ -42,8 +42,8 @@ from toolreplay import (
     write_patches,
 )
 from toolreplay.errors import ReplayedEffectError
+from toolreplay.failures import REBUILT_EXCEPTIONS
 from toolreplay.redaction import check_redacted_edit
-from toolreplay.runtime.failures import REBUILT_EXCEPTIONS
 
 __all__ = [
     "UNDO_DEPTH",
