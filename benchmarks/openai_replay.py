@@ -58,7 +58,7 @@ from examples.local_openai import (
 )
 from toolreplay.adapters.openai import instrument
 from toolreplay.adapters.openai.transport import _Capture  # pyright: ignore[reportPrivateUsage]
-from toolreplay.runtime.session import RecordSession
+from toolreplay.runtime.recording import RecordSession
 
 __all__ = ["main"]
 

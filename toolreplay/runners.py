@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolreplay.errors import RunnerError, RunnerImportError, SessionContextError
-from toolreplay.runtime.session import offline_guard
+from toolreplay.runtime.context import offline_guard
 
 __all__ = [
     "RUNNER_PATTERN",

@@ -58,7 +58,7 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
-from toolreplay.runtime.session import session_var
+from toolreplay.runtime.context import session_var
 
 __all__ = ["Capture", "CapturedRequest", "capture"]
 

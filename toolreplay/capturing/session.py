@@ -26,7 +26,8 @@ from toolreplay.failures import session_ending
 from toolreplay.portable import JsonValue
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
 from toolreplay.redaction.paths import JsonPath
-from toolreplay.runtime.session import PendingCall, RecordSession
+from toolreplay.runtime.context import PendingCall
+from toolreplay.runtime.recording import RecordSession
 from toolreplay.trace.model import OperationIdentity
 
 __all__ = ["CaptureSession", "GiveUp"]

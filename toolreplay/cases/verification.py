@@ -40,7 +40,7 @@ from toolreplay.failures import qualified_name
 from toolreplay.portable import JsonValue, ensure_portable, same_value, value_differences
 from toolreplay.runners import Runner, resolve_runner
 from toolreplay.runtime.network import NetworkPolicy, network_guard
-from toolreplay.runtime.session import ReplaySession
+from toolreplay.runtime.replaying import ReplaySession
 from toolreplay.trace.reader import Trace
 
 __all__ = [

@@ -54,7 +54,8 @@ from toolreplay.protocol import ErrorReport, RunDocument
 from toolreplay.runners import Runner, import_from_working_directory, load_runner
 from toolreplay.runtime.fork import DEFAULT_LIVE_LIMIT, ForkSession
 from toolreplay.runtime.network import NetworkOption, network_guard, network_policy
-from toolreplay.runtime.session import RecordSession, ReplaySession
+from toolreplay.runtime.recording import RecordSession
+from toolreplay.runtime.replaying import ReplaySession
 from toolreplay.terminal import terminal_safe
 from toolreplay.trace.reader import Trace, read_trace
 

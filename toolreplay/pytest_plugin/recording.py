@@ -24,7 +24,8 @@ from typing import Literal, cast
 import pytest
 
 from toolreplay.errors import ReplayContractError
-from toolreplay.runtime.session import RecordSession, ReplaySession
+from toolreplay.runtime.recording import RecordSession
+from toolreplay.runtime.replaying import ReplaySession
 
 __all__ = [
     "RECORD_MODES",

@@ -3,18 +3,14 @@
 from typing import TYPE_CHECKING
 
 from toolreplay.failures import REBUILT_EXCEPTIONS
+from toolreplay.runtime.context import current_session
 from toolreplay.runtime.effect import EffectSpec, declared_effects, effect
 from toolreplay.runtime.fork import ForkSession, fork
 from toolreplay.runtime.network import NetworkRefusal
 from toolreplay.runtime.propagation import propagate
-from toolreplay.runtime.session import (
-    RecordSession,
-    ReplaySession,
-    Session,
-    current_session,
-    record,
-    replay,
-)
+from toolreplay.runtime.recording import RecordSession, record
+from toolreplay.runtime.replaying import ReplaySession, replay
+from toolreplay.runtime.session import Session
 
 __all__ = [
     "REBUILT_EXCEPTIONS",

@@ -11,13 +11,9 @@ from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import EffectDefinitionError, NonPortableValueError, RedactionRuleError
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction.paths import JsonPath, parse_path
-from toolreplay.runtime.session import (
-    PendingCall,
-    RecordSession,
-    ReplaySession,
-    offline_guard,
-    session_var,
-)
+from toolreplay.runtime.context import PendingCall, offline_guard, session_var
+from toolreplay.runtime.recording import RecordSession
+from toolreplay.runtime.replaying import ReplaySession
 
 __all__ = ["EffectSpec", "declared_effects", "effect"]
 

@@ -59,11 +59,12 @@ from toolreplay.redaction.scanner import (
     SecretScanner,
     secret_in_trace_error,
 )
+from toolreplay.runtime.context import PendingCall, lane_key
 from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.matching import explain_absence, replay_miss
 from toolreplay.runtime.network import NetworkOption
 from toolreplay.runtime.recipes import RecipeCall, recipe_resolver
-from toolreplay.runtime.session import PendingCall, ReplaySession, lane_key
+from toolreplay.runtime.replaying import ReplaySession
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,

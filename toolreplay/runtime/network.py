@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
 from toolreplay.errors import NetworkBlockedError, NetworkBlockedWarning, NetworkOptionError
+from toolreplay.runtime.context import running_call_var, session_var
 
 if TYPE_CHECKING:
     from ipaddress import IPv4Address, IPv6Address
@@ -362,9 +363,6 @@ class _NetworkGuard:
         if target is None:
             return
         host, port, lookup = target
-        # Imported here: the session module imports this one.
-        from toolreplay.runtime.session import running_call_var, session_var
-
         session = session_var.get()
         with self._lock:
             if session is not None:

@@ -60,14 +60,10 @@ from toolreplay.errors import (
 )
 from toolreplay.failures import register_failure_codec
 from toolreplay.portable import JsonValue, ensure_portable, preview
+from toolreplay.runtime.context import PendingCall, offline_guard, session_var
 from toolreplay.runtime.network import allowing_network
-from toolreplay.runtime.session import (
-    PendingCall,
-    RecordSession,
-    ReplaySession,
-    offline_guard,
-    session_var,
-)
+from toolreplay.runtime.recording import RecordSession
+from toolreplay.runtime.replaying import ReplaySession
 from toolreplay.trace.model import Returned
 
 __all__ = ["InstrumentedTransport", "RecordedFailure"]

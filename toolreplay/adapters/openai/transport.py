@@ -54,15 +54,11 @@ from toolreplay.errors import (
 )
 from toolreplay.failures import register_failure_codec
 from toolreplay.portable import JsonValue, encodable_text
+from toolreplay.runtime.context import PendingCall, offline_guard, session_var
 from toolreplay.runtime.network import allowing_network
-from toolreplay.runtime.session import (
-    PendingCall,
-    RecordSession,
-    ReplaySession,
-    Session,
-    offline_guard,
-    session_var,
-)
+from toolreplay.runtime.recording import RecordSession
+from toolreplay.runtime.replaying import ReplaySession
+from toolreplay.runtime.session import Session
 from toolreplay.trace.model import operation_location
 
 __all__ = [

@@ -1,0 +1,328 @@
+"""Replay: a session that answers every effect call from a trace and never runs a body.
+
+Matching is strict (RFC 0002); on a normal exit every recorded operation must
+have been called. The methods under "what a fork changes" are the hooks
+`ForkSession` (`runtime/fork.py`) overrides to patch outcomes, supply calls the
+source never made, run calls live and write its branch trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Generator
+from types import TracebackType
+from typing import Self, cast
+
+from toolreplay.errors import (
+    NonPortableValueError,
+    ReplayContractError,
+    SessionError,
+    ToolReplayError,
+)
+from toolreplay.failures import capture_failure, rebuild_failure
+from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
+from toolreplay.redaction.paths import JsonPath
+from toolreplay.redaction.policy import (
+    EffectRedaction,
+    RedactionPolicy,
+    SessionRedaction,
+)
+from toolreplay.runtime.context import PendingCall, offline_guard, running_call_var
+from toolreplay.runtime.matching import (
+    concurrent_ambiguities,
+    concurrent_ambiguity,
+    match_operation,
+    unconsumed_operations,
+)
+from toolreplay.runtime.network import (
+    NetworkOption,
+    NetworkRefusal,
+    allowing_network,
+    network_guard,
+    network_policy,
+    warn_refused,
+)
+from toolreplay.runtime.session import Session
+from toolreplay.trace.model import (
+    Operation,
+    OperationIdentity,
+    Raised,
+    Returned,
+)
+from toolreplay.trace.reader import Trace, read_trace
+
+__all__ = ["ReplaySession", "replay"]
+
+
+class ReplaySession(Session):
+    """Answers every effect call from a trace; never runs an effect body. See `replay()`."""
+
+    mode = "replay"
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | Trace,
+        *,
+        redaction: RedactionPolicy | None = None,
+        network: NetworkOption = "block",
+    ) -> None:
+        super().__init__()
+        self._policy = redaction
+        self._network = network_policy(network)
+        self._network_refusals: list[NetworkRefusal] = []
+        self._source = source
+        self._trace: Trace | None = source if isinstance(source, Trace) else None
+        self._consumed: set[int] = set()
+        self._ambiguous: dict[OperationIdentity, tuple[Operation, ...]] = {}
+
+    @property
+    def trace(self) -> Trace:
+        """The trace being replayed (loaded when the session opens)."""
+        if self._trace is None:
+            raise SessionError("the replay session has not been opened yet; use it in a with block")
+        return self._trace
+
+    @property
+    def consumed_count(self) -> int:
+        """How many recorded operations have been answered so far."""
+        return len(self._consumed)
+
+    @property
+    def network_refusals(self) -> tuple[NetworkRefusal, ...]:
+        """The outbound connections and lookups the network guard refused so far (§10)."""
+        return tuple(self._network_refusals)
+
+    def __enter__(self) -> Self:
+        self._check_can_open()
+        if self._trace is None:
+            assert not isinstance(self._source, Trace)
+            self._trace = read_trace(self._source)
+        self._redaction = SessionRedaction.for_replay(
+            self._policy, self._scanner, self._trace.header.metadata, str(self._trace.path)
+        )
+        self._ambiguous = concurrent_ambiguities(self._trace)
+        self._prepare(self._trace)
+        self._enter_scope()
+        offline_guard.enter(self)
+        self._network_refusals = network_guard.enter(self, self._network)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        ended = self._end_open_calls()  # a fork's live responses still open
+        network_guard.leave(self)
+        offline_guard.leave(self)
+        left_elsewhere = self._leave_scope()
+        # The application's own exception propagates unmodified: no check runs.
+        failure = left_elsewhere or ended or (self._contract_failure() if exc is None else None)
+        self._finish(exc or failure)
+        warn_refused(self._network_refusals, what=f"{self.mode} session", stacklevel=3)
+        if exc is None and failure is not None:
+            raise failure
+
+    def answer(
+        self,
+        namespace: str,
+        name: str,
+        inputs: dict[str, JsonValue],
+        redact: tuple[JsonPath, ...] = (),
+        *,
+        read_only: bool = False,
+    ) -> JsonValue | PendingCall:
+        """The recorded output for this call, or raise its recorded failure.
+
+        The inputs are redacted as the recording redacted them (RFC 0007), then
+        matched; `redact` are the effect's own path rules. A fork may return a
+        `PendingCall` instead: the call may run live, and the caller runs the
+        body inside `running_live` (or, sending a request itself, with the
+        network allowed, ends the call with `complete`, `fail` or `abort`). The
+        output is a copy, which the caller may change; with `read_only=True` it
+        is the trace's own value, which the caller promises only to read.
+        """
+        redaction = self._effect_redaction(f"{namespace}.{name}", redact)
+        known: tuple[str, ...] = ()
+        if redaction is not None:
+            redacted, known = redaction.value(inputs)
+            inputs = cast(dict[str, JsonValue], redacted)
+        digest = fingerprint(inputs)
+        parent = running_call_var.get()
+        with self._lock:
+            identity = self._next_identity(namespace, name, digest)
+            if parent is not None and parent in self._in_flight:
+                raise self._nested(identity, parent)  # inside a live body
+            try:
+                served = self._serve(identity, inputs, redaction, known)
+            except ReplayContractError as error:
+                self.note_violation(error)
+                self._annotate_violation(error)
+                raise
+            self._advance_occurrence(identity)
+            if isinstance(served, PendingCall):
+                self._in_flight.add(served)  # until its body completes
+                return served
+        if isinstance(served, Raised):
+            raise rebuild_failure(served)
+        return served.value if read_only else copy_value(served.value)
+
+    @contextlib.contextmanager
+    def running_live(self, call: PendingCall) -> Generator[PendingCall]:
+        """Run the body of a call `answer` let run live: set `call.result` in the block.
+
+        A return or an `Exception` is kept as the call's outcome (`complete`,
+        `fail`); a non-portable return value is refused as under `record()`. An
+        effect called from the body is nested in it and refused. The body may
+        connect while the network is blocked (§10). Whatever happens, the call is
+        no longer in flight afterwards, and an unkept call gives back its
+        occurrence.
+        """
+        token = running_call_var.set(call)
+        try:
+            with allowing_network():
+                try:
+                    yield call
+                except SessionError:
+                    raise
+                except Exception as error:
+                    self.fail(call, error)
+                    raise
+            self.complete(call, call.result)
+        finally:
+            running_call_var.reset(token)
+            self.abort(call)  # a no-op once the call was kept
+
+    def complete(
+        self,
+        call: PendingCall,
+        value: object,
+        *,
+        portable: bool = False,
+        encoded: bytes | None = None,
+    ) -> None:
+        """Keep a live call (see `answer`) that returned `value`, as `record()` keeps one."""
+        if portable:
+            checked = cast(JsonValue, value)
+        else:
+            try:
+                checked = ensure_portable(value, what=f"output of {call.identity.effect}")
+            except NonPortableValueError as error:
+                self.abort(call)
+                unkept = NonPortableValueError(
+                    f"{error}. The effect ran live, but its call could not be kept: make it "
+                    "return portable JSON.",
+                    path=error.path,
+                )
+                self.note_violation(unkept)
+                raise unkept from None
+        self._keep_live(call, Returned(checked), encoded)
+
+    def fail(self, call: PendingCall, error: Exception) -> None:
+        """Keep a live call whose body (or request) raised `error`."""
+        self._keep_live(call, capture_failure(error), None)
+
+    def _keep_live(
+        self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None
+    ) -> None:
+        with self._lock:
+            if call not in self._in_flight:
+                return  # given up already (`abort`), or kept
+            try:
+                if self._state != "open":
+                    raise SessionError(
+                        f"{call.identity.effect} completed after its {self.mode} session "
+                        "closed, so it was not kept; await every effect inside the with block"
+                    )
+                self._record_live(call, outcome, encoded)
+            except BaseException:
+                self._release_occurrence(call.identity)
+                raise
+            finally:
+                self._in_flight.discard(call)
+
+    # --- what a fork changes ----------------------------------------------------------
+
+    def _prepare(self, trace: Trace) -> None:
+        """Runs before the session opens, after the trace is loaded."""
+
+    def _serve(
+        self,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        redaction: EffectRedaction | None,
+        known: tuple[str, ...],
+    ) -> Returned | Raised | PendingCall:
+        """The outcome for a call (called holding the lock); raises a contract error.
+
+        `inputs` are redacted already; `redaction` and `known` redact whatever a
+        fork writes for the call (a patch's outcome, a live call's), as under
+        `record()`.
+        """
+        operation = match_operation(self.trace, identity, inputs)
+        if self._ambiguous and identity in self._ambiguous:
+            raise concurrent_ambiguity(self.trace, identity, self._ambiguous[identity])
+        # First: a fork's branch write may fail, and then the call did not happen.
+        outcome = self._outcome_for(operation, redaction, known)
+        self._consumed.add(operation.logical_id)
+        return outcome
+
+    def _record_live(
+        self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None
+    ) -> None:
+        """Keep a call that ran live (only a fork lets one run; lock held)."""
+        raise SessionError(f"{call.identity.effect} cannot run live in a strict replay")
+
+    def _outcome_for(
+        self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
+    ) -> Returned | Raised:
+        """The outcome to serve for a matched operation (called holding the lock)."""
+        del redaction, known
+        return operation.outcome
+
+    def _annotate_violation(self, error: ReplayContractError) -> None:
+        """Add context to a contract error before it reaches the application."""
+
+    def _contract_failure(self) -> ToolReplayError | None:
+        """The error a normal exit must raise, if the run broke the replay contract."""
+        swallowed = self._swallowed_violation()
+        if swallowed is not None:
+            return swallowed
+        trace = self.trace
+        if len(self._consumed) != len(trace):
+            missing = [op for op in trace.operations if op.logical_id not in self._consumed]
+            return unconsumed_operations(trace, missing)
+        return None
+
+    def _finish(self, error: BaseException | None) -> None:
+        """Runs once the session has closed, with the error it ends on (if any)."""
+
+
+def replay(
+    source: str | os.PathLike[str] | Trace,
+    *,
+    redaction: RedactionPolicy | None = None,
+    network: NetworkOption = "block",
+) -> ReplaySession:
+    """Replay a trace strictly: effect calls are answered from it, and no body runs.
+
+    Each call must match a recorded operation exactly (effect, inputs and
+    occurrence), or `ReplayMiss` is raised; on normal exit every recorded
+    operation must have been called, or `UnconsumedOperationsError` is raised.
+    An exception from the application propagates unchanged. `source` is a path
+    or an already loaded `Trace`. A trace redacted when recorded is replayed by
+    redacting each call's inputs the same way, which needs the same key
+    (`redaction`'s, the process-wide policy's, or `TOOLREPLAY_REDACTION_KEY`).
+
+    While the session is open the network is blocked (`network="block"`, the
+    default): every outbound connection in the process, from any thread, is
+    refused with `NetworkBlockedError`, and a `NetworkBlockedWarning` at the end
+    names what was refused (`session.network_refusals` lists it). Give a list of
+    hosts (`network=["localhost:5432"]`) to let those through, or "allow".
+
+        with toolreplay.replay("incident.trp"):
+            assert decide_refund(order_id=7) == "approved"
+    """
+    return ReplaySession(source, redaction=redaction, network=network)
