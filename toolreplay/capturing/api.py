@@ -58,6 +58,7 @@ from toolreplay.errors import (
 )
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
+from toolreplay.redaction.secret_mode import resolve_secret_mode
 from toolreplay.runtime.context import session_var
 
 __all__ = ["Capture", "CapturedRequest", "capture"]
@@ -183,7 +184,7 @@ class CapturedRequest:
                 max_bytes=settings.max_bytes,
                 on_give_up=request._gave_up,
                 redaction=capture.redaction,
-                secrets=capture_secret_mode(capture.secrets),
+                secrets=resolve_secret_mode(capture.secrets, use="capture"),
                 scanner=capture.scanner,
             )
         except ToolReplayError as error:  # the metadata itself is refused (RFC 0007)
@@ -394,15 +395,6 @@ class Capture:
             return result
 
         return captured
-
-
-def capture_secret_mode(given: SecretMode | None) -> SecretMode:
-    """The secret mode of a capture: as given, else `TOOLREPLAY_SECRETS` if it is one a
-    capture may use, else "abandon" (an "error" there would fail the application)."""
-    if given is not None:
-        return given
-    chosen = os.environ.get("TOOLREPLAY_SECRETS", "").strip()
-    return chosen if chosen in ("warn", "off", "abandon") else "abandon"  # type: ignore[return-value]
 
 
 def capture(

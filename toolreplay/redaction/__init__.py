@@ -16,9 +16,7 @@ from toolreplay.redaction.keys import (
 )
 from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.redaction.policy import (
-    SECRETS_ENVIRONMENT_VARIABLE,
     RedactionPolicy,
-    SecretMode,
     current_redaction,
     redact,
     set_redaction,
@@ -32,6 +30,7 @@ from toolreplay.redaction.scanner import (
     describe_findings,
     luhn_valid,
 )
+from toolreplay.redaction.secret_mode import SECRETS_ENVIRONMENT_VARIABLE, SecretMode
 
 __all__ = [
     "BUILTIN_SECRET_RULES",

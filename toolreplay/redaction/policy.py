@@ -10,13 +10,12 @@ fingerprinted and written.
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Literal, cast, get_args
+from typing import cast
 
-from toolreplay.errors import RedactionKeyError, RedactionRuleError, SecretScanError
+from toolreplay.errors import RedactionKeyError, RedactionRuleError
 from toolreplay.portable import JsonValue
 from toolreplay.redaction.keys import (
     KEY_ENVIRONMENT_VARIABLE,
@@ -30,38 +29,18 @@ from toolreplay.trace.model import Raised
 
 __all__ = [
     "METADATA_KEY",
-    "SECRETS_ENVIRONMENT_VARIABLE",
     "EffectRedaction",
     "RedactionPolicy",
-    "SecretMode",
     "SessionRedaction",
     "current_redaction",
     "redact",
-    "resolve_secret_mode",
     "set_redaction",
 ]
 
-SecretMode = Literal["error", "warn", "abandon", "off"]
-SECRETS_ENVIRONMENT_VARIABLE = "TOOLREPLAY_SECRETS"
 METADATA_KEY = "toolreplay.redaction"
 """The trace header's metadata entry that names the key a trace was redacted with."""
 
 _KNOWN_MIN_LENGTH = 4  # shorter redacted strings are not searched for inside other text
-
-
-def resolve_secret_mode(mode: str | None) -> SecretMode:
-    """`mode`, or `TOOLREPLAY_SECRETS`, or "error"; anything else is a `SecretScanError`."""
-    source = "secrets="
-    if mode is None:
-        mode = os.environ.get(SECRETS_ENVIRONMENT_VARIABLE) or "error"
-        source = f"{SECRETS_ENVIRONMENT_VARIABLE}="
-    if mode not in get_args(SecretMode):
-        raise SecretScanError(
-            f"{source}{mode!r} is not a secret mode; use 'error' (the default: refuse to "
-            "write a secret), 'warn', 'abandon' (stop recording, leave the application alone) "
-            "or 'off'"
-        )
-    return cast(SecretMode, mode)
 
 
 def _compile_pattern(pattern: str | re.Pattern[str]) -> re.Pattern[str]:

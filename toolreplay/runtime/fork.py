@@ -37,7 +37,6 @@ from toolreplay.errors import (
     PatchError,
     PatchTargetError,
     ReplayContractError,
-    SecretScanError,
     ToolReplayError,
     TraceError,
     TraceWriteError,
@@ -47,18 +46,14 @@ from toolreplay.failures import session_ending
 from toolreplay.files import source_conflict
 from toolreplay.patches import OutputPatch, OutputRecipe, Patch
 from toolreplay.portable import JsonValue, ensure_portable, preview
-from toolreplay.redaction.policy import (
-    EffectRedaction,
-    RedactionPolicy,
-    SecretMode,
-    resolve_secret_mode,
-)
+from toolreplay.redaction.policy import EffectRedaction, RedactionPolicy
 from toolreplay.redaction.scanner import (
     DEFAULT_SCANNER,
     SecretPart,
     SecretScanner,
     secret_in_trace_error,
 )
+from toolreplay.redaction.secret_mode import SecretGate, SecretMode, resolve_secret_mode
 from toolreplay.runtime.context import PendingCall, lane_key
 from toolreplay.runtime.effect import declared_effects
 from toolreplay.runtime.matching import explain_absence, replay_miss
@@ -151,17 +146,9 @@ class ForkSession(ReplaySession):
         network: NetworkOption = "block",
     ) -> None:
         super().__init__(source, redaction=redaction, network=network)
-        self._secret_mode = resolve_secret_mode(secrets)
-        if self._secret_mode == "abandon":
-            if secrets is not None:
-                raise SecretScanError(
-                    "secrets='abandon' is for unattended recordings; a fork takes 'error', "
-                    "'warn' or 'off'"
-                )
-            # TOOLREPLAY_SECRETS=abandon configures production capture; a fork is run by
-            # a person, who is told.
-            self._secret_mode = "error"
-        self._scanner = scanner or DEFAULT_SCANNER
+        self._secrets = SecretGate(
+            resolve_secret_mode(secrets, use="fork"), scanner or DEFAULT_SCANNER
+        )
         self.branch_path = Path(branch)
         self.patches = tuple(patches)
         if isinstance(live, str):
@@ -665,13 +652,9 @@ class ForkSession(ReplaySession):
         encoded: bytes | None = None,
     ) -> None:
         """Refuse (or warn about) new content for the branch that matches a secret rule."""
-        if self._secret_mode == "off":
-            return
-        findings = self._scanner.scan_value(value, part=part, effect=effect, encoded=encoded)
-        if not findings:
-            return
-        if self._secret_mode == "warn":
-            self._warn(findings, subject=f"the {part} of the {what} the fork wrote to the branch")
+        findings = self._secrets.scan(value, part=part, effect=effect, encoded=encoded)
+        subject = f"the {part} of the {what} the fork wrote to the branch"
+        if self._secrets.allows(findings, subject=subject):
             return
         error = secret_in_trace_error(
             findings,

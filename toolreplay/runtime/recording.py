@@ -29,13 +29,7 @@ from toolreplay.errors import (
 from toolreplay.failures import capture_failure, session_ending
 from toolreplay.portable import JsonValue, canonical_json, copy_value, ensure_portable
 from toolreplay.redaction.paths import JsonPath
-from toolreplay.redaction.policy import (
-    METADATA_KEY,
-    RedactionPolicy,
-    SecretMode,
-    SessionRedaction,
-    resolve_secret_mode,
-)
+from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import (
     DEFAULT_SCANNER,
     SecretFinding,
@@ -43,6 +37,7 @@ from toolreplay.redaction.scanner import (
     SecretScanner,
     secret_in_trace_error,
 )
+from toolreplay.redaction.secret_mode import SecretGate, SecretMode, resolve_secret_mode
 from toolreplay.runtime.context import PendingCall, lane_key, offline_guard, running_call_var
 from toolreplay.runtime.session import Session
 from toolreplay.trace.model import (
@@ -88,15 +83,13 @@ class RecordSession(Session):
                 "id that Tool Replay records; choose another name"
             )
         self._policy = redaction
-        self._secret_mode = resolve_secret_mode(secrets)
-        self._scanner = scanner or DEFAULT_SCANNER
+        self._secrets = SecretGate(resolve_secret_mode(secrets), scanner or DEFAULT_SCANNER)
         self._writer: TraceWriter | None = None
         self._abandoned: SecretInTraceError | None = None
-        if self._secret_mode != "off":
-            findings = self._scanner.scan_value(self._metadata, part="metadata")
-            if findings:
-                what = "the trace metadata given to record()"
-                self._refuse_or_allow(findings, what=what, subject="the trace metadata")
+        findings = self._secrets.scan(self._metadata, part="metadata")
+        if findings:
+            what = "the trace metadata given to record()"
+            self._refuse_or_allow(findings, what=what, subject="the trace metadata")
 
     @property
     def abandoned(self) -> SecretInTraceError | None:
@@ -118,7 +111,7 @@ class RecordSession(Session):
 
     def __enter__(self) -> Self:
         self._check_can_open()
-        self._redaction = SessionRedaction.for_recording(self._policy, self._scanner)
+        self._redaction = SessionRedaction.for_recording(self._policy, self._secrets.scanner)
         metadata = dict(self._metadata)
         entry = self._redaction.metadata_entry()
         if entry is not None:
@@ -169,14 +162,14 @@ class RecordSession(Session):
             raise failure
 
     def _refuse_or_allow(self, findings: list[SecretFinding], *, what: str, subject: str) -> bool:
-        """Act on findings by the secret mode: True when the value may be written anyway.
+        """Act on findings as the secret mode says: True when the value may be written anyway.
 
-        "error" raises `SecretInTraceError` (`what` says what was refused), "warn"
-        warns (that `subject` was written), "abandon" stops the recording
-        (removing its trace) and lets the application carry on.
+        The gate lets it through in mode "warn" (warning that `subject` was written).
+        Otherwise "error" raises `SecretInTraceError` (`what` says what was refused),
+        and "abandon" stops the recording (removing its trace) and lets the
+        application carry on.
         """
-        if self._secret_mode == "warn":
-            self._warn(findings, subject=subject)
+        if self._secrets.allows(findings, subject=subject):
             return True
         paths = sorted({finding.path for finding in findings if finding.part != "error"})
         suggestion = (
@@ -193,7 +186,7 @@ class RecordSession(Session):
                 "record(..., secrets='warn' or 'off') on purpose (RFC 0007)."
             ),
         )
-        if self._secret_mode == "abandon":
+        if self._secrets.mode == "abandon":
             self._abandon(error)
             return False
         self.note_violation(error)
@@ -220,10 +213,8 @@ class RecordSession(Session):
         if self._abandoned is not None:
             self.abort(call)
             return False
-        if self._secret_mode == "off":
-            return True
         effect = call.identity.effect
-        findings = self._scanner.scan_value(value, part=part, effect=effect, encoded=encoded)
+        findings = self._secrets.scan(value, part=part, effect=effect, encoded=encoded)
         if not findings:
             return True
         if part == "inputs":

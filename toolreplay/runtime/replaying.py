@@ -99,7 +99,7 @@ class ReplaySession(Session):
             assert not isinstance(self._source, Trace)
             self._trace = read_trace(self._source)
         self._redaction = SessionRedaction.for_replay(
-            self._policy, self._scanner, self._trace.header.metadata, str(self._trace.path)
+            self._policy, self._secrets.scanner, self._trace.header.metadata, str(self._trace.path)
         )
         self._ambiguous = concurrent_ambiguities(self._trace)
         self._prepare(self._trace)

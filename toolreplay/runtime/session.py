@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from typing import ClassVar, Literal
 
@@ -24,25 +23,15 @@ from toolreplay.errors import (
     NestedEffectError,
     RedactionError,
     ReplayContractError,
-    SecretInTraceWarning,
     SessionError,
     SessionNestingError,
     ToolReplayError,
     TraceWriteError,
 )
 from toolreplay.redaction.paths import JsonPath
-from toolreplay.redaction.policy import (
-    EffectRedaction,
-    RedactionPolicy,
-    SecretMode,
-    SessionRedaction,
-)
-from toolreplay.redaction.scanner import (
-    DEFAULT_SCANNER,
-    SecretFinding,
-    SecretScanner,
-    secret_in_trace_error,
-)
+from toolreplay.redaction.policy import EffectRedaction, RedactionPolicy, SessionRedaction
+from toolreplay.redaction.scanner import DEFAULT_SCANNER
+from toolreplay.redaction.secret_mode import SecretGate
 from toolreplay.runtime.context import (
     PendingCall,
     current_session,
@@ -89,8 +78,8 @@ class Session:
         # application swallows it, leaving the session still fails.
         self._violation: ToolReplayError | None = None
         self._write_error: TraceWriteError | None = None
-        self._secret_mode: SecretMode = "error"
-        self._scanner: SecretScanner = DEFAULT_SCANNER
+        # What may reach the trace this session writes (RFC 0007 §4).
+        self._secrets = SecretGate("error", DEFAULT_SCANNER)
         self._redaction = SessionRedaction(RedactionPolicy(), None, DEFAULT_SCANNER, enabled=False)
         self._ends_at_close: dict[object, Callable[[], None]] = {}
 
@@ -198,13 +187,11 @@ class Session:
         if message is None:
             return ending
         message = self._redaction.text(message)
-        if self._secret_mode != "off":
-            findings = self._scanner.scan_value(message, part="ending")
-            if findings and self._secret_mode == "warn":
-                self._warn(findings, subject=f"the ending message of the {self.mode} session")
-            elif findings:
-                rules = ", ".join(sorted({finding.rule for finding in findings}))
-                message = f"<message withheld: it matched secret rule {rules}>"
+        findings = self._secrets.scan(message, part="ending")
+        subject = f"the ending message of the {self.mode} session"
+        if not self._secrets.allows(findings, subject=subject):
+            rules = ", ".join(sorted({finding.rule for finding in findings}))
+            message = f"<message withheld: it matched secret rule {rules}>"
         return SessionEnding(ending.status, ending.error_type, message)
 
     def _effect_redaction(
@@ -216,16 +203,6 @@ class Session:
         except RedactionError as error:
             self.note_violation(error)
             raise
-
-    def _warn(self, findings: list[SecretFinding], *, subject: str) -> None:
-        """Warn that `subject` (what is being written) matches secret rules."""
-        error = secret_in_trace_error(
-            findings,
-            what=f"{subject} was written anyway (secret mode 'warn')",
-            advice="Redact it (RFC 0007) so that it is not written.",
-            verb="holds",
-        )
-        warnings.warn(SecretInTraceWarning(str(error)), stacklevel=4)
 
     # --- scope ------------------------------------------------------------------------
 
