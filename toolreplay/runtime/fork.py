@@ -17,13 +17,10 @@ source and say which outcomes a patch set. The source is only read.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import threading
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -32,10 +29,6 @@ from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     ForkOptionError,
     LiveCallLimitError,
-    NonPortableValueError,
-    PatchApplicationError,
-    PatchError,
-    PatchTargetError,
     ReplayContractError,
     ToolReplayError,
     TraceError,
@@ -44,8 +37,8 @@ from toolreplay.errors import (
 )
 from toolreplay.failures import session_ending
 from toolreplay.files import source_conflict
-from toolreplay.patches import OutputPatch, OutputRecipe, Patch
-from toolreplay.portable import JsonValue, ensure_portable, preview
+from toolreplay.patches import Patch
+from toolreplay.portable import JsonValue
 from toolreplay.redaction.policy import EffectRedaction, RedactionPolicy
 from toolreplay.redaction.scanner import (
     DEFAULT_SCANNER,
@@ -55,10 +48,9 @@ from toolreplay.redaction.scanner import (
 )
 from toolreplay.redaction.secret_mode import SecretGate, SecretMode, resolve_secret_mode
 from toolreplay.runtime.context import PendingCall, lane_key
-from toolreplay.runtime.effect import declared_effects
-from toolreplay.runtime.matching import explain_absence, replay_miss
+from toolreplay.runtime.matching import replay_miss
 from toolreplay.runtime.network import NetworkOption
-from toolreplay.runtime.recipes import RecipeCall, recipe_resolver
+from toolreplay.runtime.patch_plan import PatchPlan
 from toolreplay.runtime.replaying import ReplaySession
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -69,7 +61,6 @@ from toolreplay.trace.model import (
     Returned,
     TraceHeader,
     UnobservedOperation,
-    operation_location,
 )
 from toolreplay.trace.reader import Trace
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path
@@ -109,21 +100,6 @@ _FORK_IF_EXISTS = "give the fork a new branch path or delete that file"
 
 
 _PATCH_REFUSED = "was not applied and the call not answered"
-
-
-@dataclass(slots=True, eq=False)
-class _Planned:
-    """A patch as the fork applies it: its place in the patch list, and its outcome
-    (None until a recipe is resolved for the call it answers)."""
-
-    index: int
-    patch: Patch
-    outcome: Returned | Raised | None
-
-    @property
-    def what(self) -> str:
-        patch = self.patch
-        return f"patch {patch.patch_id} ({patch.kind})"
 
 
 class ForkSession(ReplaySession):
@@ -173,13 +149,7 @@ class ForkSession(ReplaySession):
                 f'called) or "allow", got {unobserved!r}'
             )
         self.unobserved: Unobserved = unobserved
-        self._targets: dict[OperationIdentity, _Planned] = {}
-        self._supplies: dict[OperationIdentity, _Planned] = {}
-        # Supply patches without inputs, per effect, in the order they answer calls.
-        self._next_calls: dict[str, list[_Planned]] = {}
-        # The lane (task or thread) that took each effect's last next-call patch.
-        self._next_lanes: dict[str, object] = {}
-        self._applied: set[int] = set()  # indexes in self.patches
+        self._plan = PatchPlan(self.patches)
         self._position: int | None = None  # the last source operation served
         self._attempted: AttemptedCall | None = None
         self._live_count = 0
@@ -189,7 +159,7 @@ class ForkSession(ReplaySession):
     @property
     def patched_count(self) -> int:
         """How many patched or supplied calls the application has made so far."""
-        return len(self._applied)
+        return self._plan.applied_count
 
     @property
     def live_count(self) -> int:
@@ -213,7 +183,7 @@ class ForkSession(ReplaySession):
         self._check(trace, effects_declared=False)
 
     def _check(self, trace: Trace, *, effects_declared: bool) -> None:
-        self._resolve_patches(trace, effects_declared=effects_declared)
+        self._plan.resolve(trace, effects_declared=effects_declared)
         problem = source_conflict(self.branch_path, [trace.path])
         if problem is not None:
             raise TraceError(
@@ -234,208 +204,6 @@ class ForkSession(ReplaySession):
         )
         self._writer = TraceWriter(self.branch_path, header, if_exists=_FORK_IF_EXISTS)
 
-    def _resolve_patches(self, trace: Trace, *, effects_declared: bool) -> None:
-        """Every patch must name its target unambiguously, before any application code runs.
-
-        A `replace_*` patch names a call the source holds (by identity, or by operation
-        number with `at=N`); a `supply_*` patch a call it does not hold, or, without
-        inputs, the next such call of its effect, of an effect the source records, an
-        adapter names or this process declares (checked once `effects_declared`: the
-        application is imported). A recipe is checked by its adapter's resolver when
-        one is registered, and a `replace_output` recipe resolved at once.
-        """
-        # Start afresh: a refused entry can be retried.
-        self._targets, self._supplies, self._next_calls = {}, {}, {}
-        chosen: dict[OperationIdentity, _Planned] = {}
-        by_number = {operation.logical_id: operation for operation in trace.operations}
-        for index, patch in enumerate(self.patches):
-            recipe = isinstance(patch, OutputPatch) and patch.recipe is not None
-            planned = _Planned(index, patch, None if recipe else patch.outcome)
-            form = patch.target_form
-            if form == "next_call":
-                self._check_known_effect(trace, patch, effects_declared=effects_declared)
-                self._check_recipe(patch, patch.effect)
-                self._next_calls.setdefault(patch.effect, []).append(planned)
-                continue
-            if form == "operation":
-                recorded = self._operation_at(trace, by_number, patch)
-                identity = recorded.identity
-            else:
-                identity = patch.identity
-                recorded = trace.get(identity)
-                if patch.supplies:
-                    self._check_supply(trace, patch, recorded, effects_declared=effects_declared)
-                elif recorded is None:
-                    raise self._absent_target(trace, patch, identity)
-            other = chosen.get(identity)
-            if other is not None:
-                raise PatchTargetError(
-                    f"patches {other.patch.patch_id} and {patch.patch_id} both target "
-                    f"{identity.describe()}; a call can have one outcome in a fork. Keep "
-                    "one of them.",
-                    patch_id=patch.patch_id,
-                )
-            chosen[identity] = planned
-            self._check_recipe(patch, identity.effect)
-            if patch.supplies:
-                self._supplies[identity] = planned
-                continue
-            self._targets[identity] = planned
-            if recorded is not None and planned.outcome is None:
-                resolver = recipe_resolver(identity.namespace)
-                if resolver is not None:  # else when the call comes (the adapter answers it)
-                    planned.outcome = self._resolve_recipe(
-                        planned,
-                        trace,
-                        recorded.identity,
-                        recorded.inputs,
-                        recorded.outcome,
-                        near=recorded.logical_id,
-                        applying=False,
-                    )
-
-    def _absent_target(
-        self, trace: Trace, patch: Patch, identity: OperationIdentity
-    ) -> PatchTargetError:
-        explanation, _ = explain_absence(trace, identity, patch.inputs or {}, asked="patch")
-        return PatchTargetError(
-            "\n".join(
-                [
-                    f"patch {patch.patch_id} ({patch.kind}) targets {patch.effect} "
-                    f"occurrence {patch.occurrence} with inputs {preview(patch.inputs)}, but "
-                    f"the source trace {trace.path} holds no such call.",
-                    *explanation,
-                    "What to do: copy the inputs and occurrence of the call you mean from "
-                    "`toolreplay show` of the source trace, or name it by its number there "
-                    "(at=N); for a call the recording never made, use supply_output or "
-                    "supply_error.",
-                ]
-            ),
-            patch_id=patch.patch_id,
-        )
-
-    def _operation_at(
-        self, trace: Trace, by_number: dict[int, Operation], patch: Patch
-    ) -> Operation:
-        """The source operation an `at=N` patch names (its effect checked, if given)."""
-        assert patch.at is not None
-        operation = by_number.get(patch.at)
-        if operation is None:
-            numbers = sorted(by_number)
-            held = (
-                f"its operations are numbered {numbers[0]} to {numbers[-1]}"
-                if numbers
-                else "it holds no operations"
-            )
-            raise PatchTargetError(
-                f"patch {patch.patch_id} ({patch.kind}) names source operation {patch.at}, "
-                f"but the source trace {trace.path} has no operation {patch.at}: {held}. "
-                "Give a number as `toolreplay show` of the source prints it (column #).",
-                patch_id=patch.patch_id,
-            )
-        if patch.namespace and operation.effect != patch.effect:
-            raise PatchTargetError(
-                f"patch {patch.patch_id} ({patch.kind}) names source operation {patch.at} as "
-                f"a call of {patch.effect}, but operation {patch.at} of {trace.path} is "
-                f"{operation.effect} ({operation_location(operation)}). Check the number "
-                "against `toolreplay show`, or leave the effect out.",
-                patch_id=patch.patch_id,
-            )
-        return operation
-
-    def _check_supply(
-        self, trace: Trace, patch: Patch, recorded: Operation | None, *, effects_declared: bool
-    ) -> None:
-        if recorded is not None:
-            replacement = "replace_error" if patch.kind == "supply_error" else "replace_output"
-            raise PatchTargetError(
-                f"patch {patch.patch_id} ({patch.kind}) supplies {patch.effect} occurrence "
-                f"{patch.occurrence} with inputs {preview(patch.inputs)}, but the source trace "
-                f"{trace.path} already records that call ({operation_location(recorded)}). A "
-                f"supply patch is for calls the recording never made; use {replacement} to "
-                "change a recorded call.",
-                patch_id=patch.patch_id,
-            )
-        self._check_known_effect(trace, patch, effects_declared=effects_declared)
-
-    def _check_known_effect(self, trace: Trace, patch: Patch, *, effects_declared: bool) -> None:
-        """Refuse a supply patch for an effect nothing knows (a typo, most likely)."""
-        effect = patch.effect
-        if (
-            effects_declared
-            and not trace.operations_of(patch.namespace, patch.name)
-            and effect not in declared_effects()
-            and recipe_resolver(patch.namespace) is None  # an adapter names its effects
-        ):
-            known = sorted(declared_effects() | {op.effect for op in trace.operations})
-            close = difflib.get_close_matches(effect, known, n=3)
-            hint = f"did you mean {' or '.join(close)}? " if close else ""
-            shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
-            raise PatchTargetError(
-                f"patch {patch.patch_id} ({patch.kind}) supplies {effect}, an unknown effect: "
-                f"the source trace records no call of it and no @effect of that name is "
-                f"declared in this process. Check the name: {hint}known effects: "
-                f"{shown or 'none'}.",
-                patch_id=patch.patch_id,
-            )
-
-    def _check_recipe(self, patch: Patch, effect: str) -> None:
-        """Have the adapter check a recipe now, if its adapter is imported already."""
-        namespace = effect.partition(".")[0]
-        recipe = _recipe_of(patch, namespace)
-        resolver = recipe_resolver(namespace) if recipe is not None else None
-        if recipe is None or resolver is None:
-            return  # checked when resolved: the adapter is imported by the time it answers
-        try:
-            resolver.check(recipe, effect)
-        except PatchError as error:
-            raise PatchTargetError(
-                f"patch {patch.patch_id} ({patch.kind}) for {effect}: {error}",
-                patch_id=patch.patch_id,
-            ) from None
-
-    def _resolve_recipe(
-        self,
-        planned: _Planned,
-        source: Trace,
-        identity: OperationIdentity,
-        inputs: dict[str, JsonValue],
-        replaced: Returned | Raised | None,
-        *,
-        near: int | None,
-        applying: bool,
-    ) -> Returned:
-        """The output a patch's recipe gives this call, from its adapter's resolver.
-
-        `applying`: the application is running (the call is being answered), so a
-        failure is a `PatchApplicationError`, which fails the fork even if caught.
-        """
-        patch = planned.patch
-        recipe = _recipe_of(patch, identity.namespace)
-        assert recipe is not None
-        error_class = PatchApplicationError if applying else PatchTargetError
-        resolver = recipe_resolver(identity.namespace)
-        if resolver is None:
-            raise error_class(
-                f"{planned.what} holds a {recipe.kind} recipe for {identity.effect}, but no "
-                f"adapter that builds {recipe.kind} outputs for {identity.namespace}.* effects "
-                "is imported in this process (toolreplay.adapters.openai does for openai.*). "
-                "Import the adapter, or give the output value itself.",
-                patch_id=patch.patch_id,
-            )
-        call = RecipeCall(recipe, patch.patch_id, identity, inputs, replaced, source, near)
-        try:
-            resolver.check(recipe, identity.effect)
-            output = ensure_portable(
-                resolver.resolve(call), what=f"the output {planned.what} resolved to"
-            )
-        except (PatchError, NonPortableValueError) as error:
-            raise error_class(
-                f"{planned.what} could not answer {identity.describe()}: {error}",
-                patch_id=patch.patch_id,
-            ) from None
-        return Returned(output)
-
     def _serve(
         self,
         identity: OperationIdentity,
@@ -447,25 +215,17 @@ class ForkSession(ReplaySession):
         if trace.get(identity) is not None:
             return super()._serve(identity, inputs, redaction, known)
         effect = identity.effect
-        planned = self._supplies.get(identity) or self._next_call(identity)
+        planned = self._plan.supplying(identity)
         if planned is not None:
             what = f"{planned.what} for {effect}"
             self._check_branch_secrets(
                 inputs, part="inputs", effect=effect, what=what, refused=_PATCH_REFUSED
             )
-            outcome = (
-                planned.outcome
-                if planned.outcome is not None
-                else self._resolve_recipe(
-                    planned, trace, identity, inputs, None, near=self._position, applying=True
-                )
-            )
+            near = self._position
+            outcome = self._plan.outcome(planned, trace, identity, inputs, None, near=near)
             written = self._branch_outcome(outcome, redaction, known, effect=effect, what=what)
             self._append(identity, inputs, written, "supplied", planned.patch.patch_id, None)
-            self._applied.add(planned.index)
-            if planned.patch.target_form == "next_call":
-                self._next_calls[effect].pop(0)
-                self._next_lanes[effect] = lane_key()
+            self._plan.applied(planned)
             return outcome
         if _matches_live(effect, self.live):
             if self._live_started >= self.live_limit:
@@ -520,57 +280,20 @@ class ForkSession(ReplaySession):
             effect=identity.effect,
         )
 
-    def _next_call(self, identity: OperationIdentity) -> _Planned | None:
-        """The next-call patch that answers this call, if its effect has one left.
-
-        Calls take them in the order they reach the fork (start order). From one
-        lane, or from asyncio tasks (which one event loop starts in a fixed order),
-        that order is the program's; two threads racing for "the next" patch are
-        refused.
-        """
-        effect = identity.effect
-        queue = self._next_calls.get(effect)
-        if not queue:
-            return None
-        planned = queue[0]
-        current, previous = lane_key(), self._next_lanes.get(effect)
-        if (
-            isinstance(previous, threading.Thread)
-            and isinstance(current, threading.Thread)
-            and previous is not current
-            and previous.is_alive()
-        ):
-            raise PatchApplicationError(
-                f"{planned.what} answers the next call of {effect} that the source does not "
-                f"hold, but calls of {effect} come from two threads ({previous.name!r} took "
-                f"the previous such patch, {current.name!r} asks now): which call is next "
-                "depends on how the threads are scheduled, so the fork does not choose. Name "
-                "each call's inputs (supply_output(effect=..., inputs=..., value=...), as the "
-                "ReplayMiss or `toolreplay show` of the branch prints them), or make these "
-                "calls from one thread.",
-                patch_id=planned.patch.patch_id,
-            )
-        return planned
-
     def _outcome_for(
         self, operation: Operation, redaction: EffectRedaction | None, known: tuple[str, ...]
     ) -> Returned | Raised:
-        planned = self._targets.get(operation.identity)
+        planned = self._plan.replacing(operation.identity)
         outcome: Returned | Raised = operation.outcome
         written = outcome
         if planned is not None:
-            outcome = (
-                planned.outcome
-                if planned.outcome is not None
-                else self._resolve_recipe(
-                    planned,
-                    self.trace,
-                    operation.identity,
-                    operation.inputs,
-                    operation.outcome,
-                    near=operation.logical_id,
-                    applying=True,
-                )
+            outcome = self._plan.outcome(
+                planned,
+                self.trace,
+                operation.identity,
+                operation.inputs,
+                operation.outcome,
+                near=operation.logical_id,
             )
             written = self._branch_outcome(
                 outcome,
@@ -589,7 +312,7 @@ class ForkSession(ReplaySession):
         )
         self._position = operation.logical_id
         if planned is not None:
-            self._applied.add(planned.index)
+            self._plan.applied(planned)
         return outcome
 
     def _record_live(
@@ -707,7 +430,7 @@ class ForkSession(ReplaySession):
     def _contract_failure(self) -> ToolReplayError | None:
         # An unapplied patch always leaves its target unconsumed too; say the
         # more specific thing first.
-        unapplied = [p for i, p in enumerate(self.patches) if i not in self._applied]
+        unapplied = self._plan.unapplied()
         failure: ToolReplayError | None
         if unapplied and self._violation is None:
             failure = UnappliedPatchError(
@@ -758,14 +481,6 @@ class ForkSession(ReplaySession):
             f"The fork's branch trace, with every call observed before this point and how the "
             f"run ended, is at {self.branch_path}; `toolreplay diff` compares it with the source."
         )
-
-
-def _recipe_of(patch: Patch, namespace: str) -> OutputRecipe | None:
-    """The recipe a patch holds, for a call of `namespace` (an `at=N` patch may name no
-    effect: its recipe answers whichever effect that operation is)."""
-    if isinstance(patch, OutputPatch) and patch.recipe is not None:
-        return OutputRecipe(patch.recipe, namespace, patch.value)
-    return None
 
 
 def fork(
