@@ -24,16 +24,10 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from toolreplay.errors import (
-    SessionContextError,
-)
+from toolreplay.errors import SessionContextError
 from toolreplay.portable import JsonValue
-from toolreplay.redaction.policy import (
-    EffectRedaction,
-)
-from toolreplay.trace.model import (
-    OperationIdentity,
-)
+from toolreplay.redaction.policy import EffectRedaction
+from toolreplay.trace.model import OperationIdentity
 
 if TYPE_CHECKING:
     from toolreplay.runtime.session import Session

@@ -47,8 +47,8 @@ from toolreplay.trace.model import (
 )
 from toolreplay.trace.writer import TraceWriter
 
-# `offline_guard`, `session_var`, `current_session` and `PendingCall` are documented here
-# too (the command line and the adapters reach the guard and the session through it).
+# The context's names are exported here too: `toolreplay.runtime.session.offline_guard`
+# and the others are the paths the command line and the adapters reach them by.
 __all__ = ["PendingCall", "Session", "current_session", "offline_guard", "session_var"]
 
 
