@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import toolreplay
-from toolreplay.cli.app import _COMMANDS  # pyright: ignore[reportPrivateUsage]
+from toolreplay.cli.app import _COMMANDS
 
 COMMANDS = [
     "show",
