@@ -8,10 +8,10 @@ status.
 Typer 0.29 converts every value that is not a flag through a pydantic `TypeAdapter`,
 and importing pydantic and building the adapters takes about 0.2 s of CPU: more than
 the rest of `toolreplay find`'s start-up. The command line declares only a few kinds
-of value, so `Command` converts them itself (`_converter`); parsing, help, completion
-and usage errors stay Typer's. The seam is the object a Typer parameter converts its
-value with (`_runtime_param`, built on first use), which is why `typer` is pinned to
-0.29.x; `tests/test_cli_usage.py` fails if a command imports pydantic again.
+of value, so `ToolReplayCommand` converts them itself (`_converter`); parsing, help,
+completion and usage errors stay Typer's. The seam is the object a Typer parameter
+converts its value with (`_runtime_param`, built on first use), which is why `typer` is
+pinned to 0.29.x; `tests/test_cli_imports.py` fails if a command imports pydantic again.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer._click import Command as ClickCommand  # pyright: ignore[reportPrivateUsage]
 
 # Typer vendors click and names these classes only there.
+from typer._click import (  # pyright: ignore[reportPrivateUsage]
+    Command as ClickCommand,
+)
 from typer._click import (  # pyright: ignore[reportPrivateUsage]
     Context,
     HelpFormatter,
@@ -43,7 +45,6 @@ __all__ = [
     "FormatOption",
     "ToolReplayCommand",
     "convert_values_here",
-    "format_help",
     "help_markup",
 ]
 
@@ -66,7 +67,7 @@ def help_markup() -> typing.Literal["rich"] | None:
     return "rich" if rich_terminal() else None
 
 
-def format_help(draw: Callable[[], None]) -> None:
+def _draw_help(draw: Callable[[], None]) -> None:
     """Draw help with `draw`: Rich writes its own styles, so on a terminal it writes to
     the raw stream (the help is the command line's own text, nothing from a trace)."""
     if help_markup() is None:
@@ -179,7 +180,7 @@ def convert_values_here(params: Iterable[Parameter]) -> None:
 
 class ToolReplayCommand(ClickCommand):
     """What `toolreplay` and each of its commands share: values converted here, help
-    drawn by `format_help`, and a usage line with every usage error."""
+    drawn Rich on a terminal only, and a usage line with every usage error."""
 
     def get_params(self, ctx: Context) -> list[Parameter]:
         params = super().get_params(ctx)  # `--help` too, which is made on first use
@@ -195,7 +196,7 @@ class ToolReplayCommand(ClickCommand):
             raise
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
-        format_help(lambda: super(ToolReplayCommand, self).format_help(ctx, formatter))
+        _draw_help(lambda: super(ToolReplayCommand, self).format_help(ctx, formatter))
 
 
 class Command(ToolReplayCommand, TyperCommand):
