@@ -27,7 +27,6 @@ from tests.support.hostile import (
     CLIPBOARD,
     FIELDS,
     FILE_NAME,
-    Edit,
     EditableTrace,
     hostile,
     hostile_trace,
@@ -41,12 +40,6 @@ pytestmark = pytest.mark.skipif(TMUX is None, reason="needs tmux, the real termi
 TEXTUAL_OSC = re.compile(rb"\x1b\]22;[\w-]*(\x07|\x1b\\)")
 # What the terminal itself emits around a line (ESC and BEL are checked as sequences).
 LAYOUT = "\x1b\x07\r\n\t"
-
-# A NUL in the runner crashes the debugger before anything is drawn (issue 26, point 3,
-# fixed on its own branch): until then the runner holds every class but NUL.
-NO_NUL_IN_RUNNER: dict[str, Edit] = {
-    "runner": lambda t, v: t.header["metadata"].update(runner=v.replace("\x00", ""))
-}
 
 
 def toolreplay() -> list[str]:
@@ -63,8 +56,7 @@ def environment() -> dict[str, str]:
 
 def traces(folder: Path) -> tuple[Path, Path]:
     """The hostile trace (named as an attacker names it) and a changed copy to diff with."""
-    fields = {**FIELDS, **NO_NUL_IN_RUNNER}
-    source = hostile_trace(folder / FILE_NAME, fields=fields)
+    source = hostile_trace(folder / FILE_NAME, fields=FIELDS)
     changed = EditableTrace.read(source)
     changed.operations[0]["outcome"]["value"]["name"] = hostile("changed-output")
     return source, changed.write(folder / "changed.trp", "complete")

@@ -13,7 +13,7 @@ import gc
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -28,6 +28,7 @@ from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
 from textual.timer import Timer
 from textual.widgets import Input, TextArea
+from textual.worker import WorkerFailed
 
 from toolreplay import (
     DiffReport,
@@ -41,14 +42,17 @@ from toolreplay import (
     Raised,
     RedactedValueEditError,
     ToolReplayError,
+    TraceFormatError,
     terminal_safe,
     terminal_safe_text,
 )
+from toolreplay.files import source_conflict, write_atomically
 from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.external_editor import edit_externally
 from toolreplay_tui.messages import (
+    LargeValueRequested,
     Notice,
     OutputEditRequested,
     PatchChangeRequested,
@@ -73,7 +77,7 @@ from toolreplay_tui.model.diffrows import DiffRows
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.promotion import promote_defaults
-from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.model.rows import OperationRows, megabytes
 from toolreplay_tui.model.runreport import headline
 from toolreplay_tui.model.runs import (
     DEFAULT_TIMEOUT,
@@ -84,7 +88,7 @@ from toolreplay_tui.model.runs import (
     WarmRunner,
 )
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
-from toolreplay_tui.model.trace_file import Integrity, TraceFile
+from toolreplay_tui.model.trace_file import Integrity, LargeLine, LargeOutput, TraceFile
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.command_line import CommandLineScreen
@@ -129,6 +133,10 @@ def _error_problem(value: str) -> str | None:
     if not colon or not type_name.strip() or " " in type_name.strip():
         return "write it as Type: message, e.g. TimeoutError: the queue timed out"
     return None if message.strip() else "give a message after the colon"
+
+
+def _size(large: LargeOutput | LargeLine) -> int:
+    return large.value_size if isinstance(large, LargeOutput) else large.size
 
 
 def _count(number: int, noun: str) -> str:
@@ -232,12 +240,12 @@ class ToolReplayApp(App[None]):
             self.trace_file, None if workdir is None else self._absolute(Path(workdir))
         )
         self.runner = runner
-        self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
-        # Forks, replays and promotes fork a warm child that has imported the application once.
-        self.warm = (
-            WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
-            if warm_runs
-            else None
+        self._runner_given = runner is not None  # with --runner (else the trace's, or asked)
+        # Forks and replays fork a warm child that has imported the command line, and the
+        # application once a run asked for has imported it: opening a trace runs nothing.
+        self.warm = WarmRunner(python=python, cwd=self.cwd, env=env) if warm_runs else None
+        self.runs = RunClient(
+            python=python, cwd=self.cwd, env=env, timeout=run_timeout, warm=self.warm
         )
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
@@ -254,6 +262,8 @@ class ToolReplayApp(App[None]):
         self.notification_timeout = notification_timeout
         self.message_log: list[LoggedMessage] = []
         self.crash_report: Path | None = None
+        self._autosaved = 0  # the pending patches' revision last kept in the work folder
+        self._owns_unsaved = False  # this session wrote (or restored) the unsaved file
         self._after_check: tuple[str, Callable[[], None]] | None = None
         self._poll: Timer | None = None  # watches the background work while it runs
         self.browse = BrowseScreen()
@@ -302,13 +312,19 @@ class ToolReplayApp(App[None]):
         except (ToolReplayError, OSError) as error:
             self._load_failed(str(error))
             return
-        first = trace.operations[: min(len(trace), 200)]
+        first = [trace.entry(index) for index in range(min(len(trace), 200))]
         # Room for the longest effect name of the first screen and an occurrence suffix.
         longest = max(
-            (len(op.effect) + len(str(op.identity.occurrence)) + 1 for op in first), default=0
+            (
+                len(op.effect) + len(str(op.identity.occurrence)) + 1
+                for op in first
+                if isinstance(op, (Operation, LargeOutput))
+            ),
+            default=0,
         )
         self.rows, self.effect_width = OperationRows(trace), max(6, longest)
         self.trace = trace  # last: watchers read the rows
+        self._restore_unsaved()
         self.background = BackgroundState(len(trace), trace.indexed, trace.index_progress)
         self.refresh_bindings()
         self._warm_up()
@@ -341,7 +357,7 @@ class ToolReplayApp(App[None]):
 
     @work(thread=True, exclusive=True, group="load")
     def _index_and_check(self, trace: TraceFile) -> None:
-        trace.check()  # stops soon after `stop_background` closes the trace
+        trace.check_elsewhere()  # stops soon after `stop_background` closes the trace
 
     def _poll_background(self) -> None:
         """Publish the background work's progress; once it is done, stop and run what waited."""
@@ -355,6 +371,8 @@ class ToolReplayApp(App[None]):
             return
         if self._poll is not None:
             self._poll.stop()
+        if state.integrity.state == "ok":
+            self._prepare_warm(list(trace.effects))
         waiting, self._after_check = self._after_check, None
         if waiting is None:
             return
@@ -391,22 +409,24 @@ class ToolReplayApp(App[None]):
             return f"indexing {state.index_progress:.0%}"
         return f"checking {state.integrity.progress:.0%}"
 
-    def _warm_up(self) -> None:
-        """Start the warm runner on the runner spec (in a thread), so forks start fast."""
-        spec = self.runner_spec()
-        if self.warm is None or spec is None:
-            return
-        if self.warm.runner != spec:
-            self.warm.runner = spec
-            self.runs = replace(self.runs, warm=self.warm)
-            self._start_warm()
-
     @work(thread=True, exclusive=True, group="warm")
-    def _start_warm(self) -> None:
+    def _warm_up(self) -> None:
+        """Start the warm runner (in a thread), so that forks start fast. It imports the
+        command line only: no runner is imported or called before a run is asked for."""
         warm = self.warm
         if warm is not None:
             with contextlib.suppress(OSError):  # runs go cold when it cannot start
                 warm.warm_up()
+
+    @work(thread=True, exclusive=False, group="warm")
+    def _prepare_warm(self, effects: list[str]) -> None:
+        """Let the warm runner import Tool Replay's adapters for the trace's effects (an
+        OpenAI trace: the SDK), once the trace is checked; nothing of the application."""
+        warm = self.warm
+        if warm is not None:
+            with contextlib.suppress(OSError):
+                warm.warm_up()
+                warm.prepare(self.trace_file, effects)
 
     # --- status ----------------------------------------------------------------------
 
@@ -450,7 +470,50 @@ class ToolReplayApp(App[None]):
                 markup=False,
             )
 
+    def keep_unsaved(self) -> Path | None:
+        """Keep the pending patches in the work folder whenever they changed (removed when
+        there are none), before anything else happens: a crash then loses none, and the
+        next session on this trace restores them. The path, when patches are kept."""
+        path = self.workspace.unsaved_patches_path()
+        pending = self.pending
+        if pending.revision != self._autosaved:
+            try:
+                if len(pending):
+                    self.workspace.ensure()
+                    pending.write_copy(path, overwrite=True)
+                    self._owns_unsaved = True
+                elif self._owns_unsaved:
+                    path.unlink(missing_ok=True)
+            except (OSError, PatchError) as error:
+                self.tell(f"cannot keep the pending patches in {path}: {error}", error=True)
+                return None
+            self._autosaved = pending.revision
+        return path if len(pending) and self._owns_unsaved else None
+
+    def _restore_unsaved(self) -> None:
+        """Restore the patches an earlier session left unsaved (it crashed, or was killed),
+        as the trace opens, before anything can change the pending set."""
+        path = self.workspace.unsaved_patches_path()
+        if not path.is_file():
+            return
+        label = self.path_label(path)
+        try:
+            restored = self.pending.restore(path)
+        except PatchError as error:
+            self.tell(f"cannot restore the unsaved patches in {label}: {error}", error=True)
+            return
+        self._owns_unsaved = True
+        self._autosaved = self.pending.revision
+        message = (
+            f"restored {_count(len(restored.loaded), 'pending patch')} an earlier session "
+            f"left unsaved (kept in {label}); w saves them"
+        )
+        if restored.skipped:
+            message += "; skipped " + "; ".join(skipped.reason for skipped in restored.skipped)
+        self._changed(message, error=bool(restored.skipped))
+
     def _changed(self, message: str | None = None, *, error: bool = False) -> None:
+        self.keep_unsaved()
         self.notice = Notice(message, error)
         if message is not None:
             self.tell(message, error=error)
@@ -473,7 +536,7 @@ class ToolReplayApp(App[None]):
         self.set_patch(message.operation, message.value)
 
     def on_patch_removal_requested(self, message: PatchRemovalRequested) -> None:
-        removed = self.pending.remove(message.operation.identity)
+        removed = self.pending.remove(message.identity)
         if removed is None:
             self._changed("no pending patch on this operation", error=True)
         else:
@@ -623,6 +686,75 @@ class ToolReplayApp(App[None]):
             answered,
         )
 
+    def on_large_value_requested(self, message: LargeValueRequested) -> None:
+        """`s` or `E` on a value too large to show whole."""
+        if message.action == "save":
+            self.save_large_value(message.large)
+        else:
+            self.edit_large_externally(message.large)
+
+    def save_large_value(self, large: LargeOutput | LargeLine) -> None:
+        """Ask where to save a large value's text (as its trace line holds it), then write
+        it to that new file (private: it comes from a trace)."""
+
+        def chosen(value: str | None) -> None:
+            if not value or self.trace is None:
+                return
+            path = self._absolute(Path(value))
+            problem = source_conflict(path, [self.trace_file])
+            if problem is not None:
+                self._changed(
+                    f"{self.path_label(path)} {problem}: the trace being debugged is never "
+                    "written; choose another file",
+                    error=True,
+                )
+                return
+            try:
+                if path.parent == self.workspace.root:
+                    self.workspace.ensure()
+                write_atomically(path, self.trace.value_text(large))
+            except OSError as error:
+                self._changed(
+                    f"cannot save the value to {self.path_label(path)}: {error}", error=True
+                )
+                return
+            self._changed(f"saved the value ({megabytes(_size(large))}) to {self.path_label(path)}")
+
+        suggestion = self.path_label(self.workspace.next_path("value", ".json"))
+        self.push_screen(PromptScreen("Save the value to a new file:", suggestion), chosen)
+
+    def edit_large_externally(self, large: LargeOutput | LargeLine) -> None:
+        """`E` on a large output: edit its text in `$EDITOR`; a change becomes a pending
+        patch (the recorded operation is decoded in full for it, only then)."""
+        trace = self.trace
+        if trace is None:
+            return
+        if isinstance(large, LargeLine):
+            self._changed(
+                "this line is not laid out as an operation line is written, so its output "
+                "cannot be patched here: v shows it, s there saves it",
+                error=True,
+            )
+            return
+        start = trace.value_text(large).decode("utf-8", errors="replace")
+        edit = edit_externally(self, self.workspace, start, self.path_label)
+        if edit.text is None:
+            self._changed(edit.problem, error=True)
+            return
+        if edit.text.strip() == start.strip():
+            self._changed("the editor left the output unchanged")
+            return
+        parsed = parse_portable(edit.text, what="the output")
+        if parsed.problem is not None:
+            self._changed(f"not saved: {parsed.problem.describe()}", error=True)
+            return
+        try:
+            operation = trace.operation(large.index)
+        except TraceFormatError as error:
+            self._changed(str(error), error=True)
+            return
+        self.set_patch(operation, parsed.value)
+
     def on_output_edit_requested(self, message: OutputEditRequested) -> None:
         if message.external:
             self.edit_output_externally(message.operation)
@@ -687,6 +819,14 @@ class ToolReplayApp(App[None]):
             self._changed("no pending patch to save", error=True)
             return False
         path = self.workspace.patch_file_path() if value is None else self._absolute(Path(value))
+        problem = source_conflict(path, [self.trace_file])
+        if problem is not None:
+            self._changed(
+                f"{self.path_label(path)} {problem}: the trace being debugged is never "
+                "written; save the patches to another file",
+                error=True,
+            )
+            return False
         try:
             if path.parent == self.workspace.root:
                 self.workspace.ensure()
@@ -757,11 +897,22 @@ class ToolReplayApp(App[None]):
         if self.trace is not None:
             self.trace.close()
 
+    def runner_source(self) -> str:
+        """Where the runner a run calls comes from, for the run screen."""
+        if self.runner:
+            return "given with --runner" if self._runner_given else "typed when asked"
+        return "named by the trace's header"
+
     def _with_runner(self, then: Callable[[str], None]) -> None:
+        """Call `then` with the runner a run calls: the one given or the trace's, if it is
+        `module:callable`; else ask for one. Nothing is called before a run is asked for."""
         spec = self.runner_spec()
-        if spec is not None:
+        if spec is not None and RUNNER_PATTERN.fullmatch(spec):
             then(spec)
             return
+        question = "The trace records no runner."
+        if spec is not None:  # a trace can name anything: shown escaped, never run
+            question = f"The runner {spec!a} ({self.runner_source()}) is not module:callable."
 
         def check(value: str) -> str | None:
             if RUNNER_PATTERN.fullmatch(value):
@@ -775,7 +926,7 @@ class ToolReplayApp(App[None]):
 
         self.push_screen(
             PromptScreen(
-                "The trace records no runner. Which no-argument entry point runs the application?",
+                f"{question} Which no-argument entry point runs the application?",
                 placeholder="module:callable",
                 check=check,
             ),
@@ -798,7 +949,6 @@ class ToolReplayApp(App[None]):
         self._with_runner(self._start_fork)
 
     def _start_fork(self, runner: str) -> None:
-        self._warm_up()
         patches = tuple(self.pending)
         try:
             self.workspace.ensure()
@@ -812,7 +962,8 @@ class ToolReplayApp(App[None]):
         noun = "patch" if len(patches) == 1 else "patches"
         title = (
             f"fork {self.trace_label} with {len(patches)} {noun} into "
-            f"{self.path_label(paths.branch)}, runner {runner}"
+            f"{self.path_label(paths.branch)}: calls the runner {runner} "
+            f"({self.runner_source()})"
         )
         self.push_screen(RunScreen(request, title), self._after_run)
 
@@ -823,7 +974,11 @@ class ToolReplayApp(App[None]):
         def start(runner: str) -> None:
             request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
-                RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}"),
+                RunScreen(
+                    request,
+                    f"strict replay of {self.trace_label}: calls the runner {runner} "
+                    f"({self.runner_source()})",
+                ),
                 self._after_run,
             )
 
@@ -1096,14 +1251,26 @@ class ToolReplayApp(App[None]):
                 yield command
 
     def quit_now(self) -> None:
-        """Quit without asking: status 2 when the trace could not be opened."""
+        """Quit without asking: status 2 when the trace could not be opened or failed its
+        integrity check (the reason was on screen, and is printed again)."""
         self.cancel_runs()
         self.stop_background()
+        if self._owns_unsaved:  # the user decided about them: saved, or quit without
+            self.workspace.unsaved_patches_path().unlink(missing_ok=True)
+        integrity = self.background.integrity
         if self.load_error is not None:
             self.exit(
                 return_code=CANNOT_OPEN_EXIT_CODE,
                 message=terminal_safe_text(
                     f"toolreplay tui: cannot open the trace: {self.load_error}", "red"
+                ),
+            )
+        elif integrity.state == "failed":
+            self.exit(
+                return_code=CANNOT_OPEN_EXIT_CODE,
+                message=Text(
+                    f"toolreplay tui: the trace failed its integrity check: {integrity.problem}",
+                    style="red",
                 ),
             )
         else:
@@ -1134,12 +1301,19 @@ class ToolReplayApp(App[None]):
     def _handle_exception(self, error: Exception) -> None:
         """An unhandled exception: the traceback goes to a file, its path is printed
         after the terminal is restored, and the app exits with `CRASH_EXIT_CODE`."""
+        kept = self.keep_unsaved()
         self.crash_report = self._write_crash_report(error)
         where = (
             f"the traceback is in {self.crash_report}"
             if self.crash_report is not None
             else "the traceback could not be saved"
         )
+        if kept is not None:
+            count = len(self.pending)
+            where += (
+                f"; {_count(count, 'pending patch')} {'is' if count == 1 else 'are'} kept in "
+                f"{kept} and restored when you open this trace again"
+            )
         self._exit_renderables.append(
             terminal_safe_text(
                 f"toolreplay tui crashed ({type(error).__name__}: {error}); {where}", "bold red"
@@ -1155,7 +1329,9 @@ class ToolReplayApp(App[None]):
         self._close_messages_no_wait()
 
     def _write_crash_report(self, error: BaseException) -> Path | None:
-        text = "".join(traceback.format_exception(error))
+        # A worker's failure wraps what the worker raised, traceback and all.
+        original = error.error if isinstance(error, WorkerFailed) else error
+        text = "".join(traceback.format_exception(original))
         try:
             return self.workspace.write_text("crash", ".txt", text)
         except OSError:

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from toolreplay import JsonValue, Operation, Patch
+from toolreplay import JsonValue, Operation, OperationIdentity, Patch
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
 
 __all__ = [
+    "LargeValueRequested",
     "Notice",
     "OutputEditRequested",
     "PatchChangeRequested",
@@ -53,9 +55,9 @@ class PatchChangeRequested(Message):
 
 @dataclass
 class PatchRemovalRequested(Message):
-    """The user asked to drop the pending patch on `operation`."""
+    """The user asked to drop the pending patch on the call `identity`."""
 
-    operation: Operation
+    identity: OperationIdentity
 
 
 @dataclass
@@ -64,6 +66,14 @@ class OutputEditRequested(Message):
 
     operation: Operation
     external: bool = False
+
+
+@dataclass
+class LargeValueRequested(Message):
+    """A value too large to show whole: `save` it to a file, or `edit` it in `$EDITOR`."""
+
+    large: LargeOutput | LargeLine
+    action: str
 
 
 @dataclass

@@ -80,6 +80,8 @@ class PendingPatches:
 
     def __init__(self) -> None:
         self._patches: dict[OperationIdentity, Patch] = {}
+        self.revision = 0
+        """Counts the changes to the set (an autosave writes it when this moved on)."""
         self.dirty = False
         self.saved_path: Path | None = None
         # What each change replaced, last last: (what the change did, the set before it).
@@ -130,6 +132,7 @@ class PendingPatches:
         return patch
 
     def _remember(self, change: str) -> None:
+        self.revision += 1
         self._history.append((change, dict(self._patches)))
         del self._history[:-UNDO_DEPTH]
 
@@ -193,6 +196,7 @@ class PendingPatches:
         """
         if not self._history:
             return None
+        self.revision += 1
         change, self._patches = self._history.pop()
         self.dirty = self._ids() != self._saved_ids
         return change
@@ -212,9 +216,21 @@ class PendingPatches:
         self._saved_ids = self._ids()
         return written
 
-    def write_copy(self, path: str | os.PathLike[str]) -> Path:
-        """Write the patches for a fork without marking them saved."""
-        return write_patches(path, list(self._patches.values()))
+    def write_copy(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write the patches (for a fork, or the autosave) without marking them saved."""
+        return write_patches(path, list(self._patches.values()), overwrite=overwrite)
+
+    def restore(self, path: str | os.PathLike[str]) -> LoadedPatches:
+        """Load the patches an earlier session left unsaved (`load`, the set then unsaved).
+
+        Their targets are not checked against the trace here (it may not be indexed
+        yet): a fork refuses one that does not fit, naming it.
+        """
+        loaded = self.load(path)
+        self.dirty = bool(len(self))
+        self.saved_path = None
+        self._saved_ids = ()
+        return loaded
 
     def load(
         self, path: str | os.PathLike[str], trace: OperationLookup | None = None
