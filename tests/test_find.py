@@ -394,7 +394,8 @@ def test_find_agrees_with_decoding_every_line(
     path: str,
 ) -> None:
     folder = tmp_path_factory.mktemp("property")
-    with toolreplay.record(folder / "t.trp"):
+    # Scanning off: a generated number can pass for a card number (23518570919773 did).
+    with toolreplay.record(folder / "t.trp", secrets="off"):
         for value in recorded:
             probe(value)
     if operator == "contains" and not isinstance(wanted, str):
