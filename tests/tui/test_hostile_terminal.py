@@ -133,13 +133,14 @@ def test_the_picker_lists_hostile_traces_escaped_and_emits_none_of_them(tmp_path
         cwd=tmp_path,
         env=environment(),
         log=log,
-        width=1400,  # the metadata column holds three hostile fields, the name comes after
+        width=250,
         height=30,
     ) as term:
         screen = term.wait_for("Traces in", "3 traces", "plain.trp")
+        # Every column is bounded (a longer cell ends in `…`): what shows is escaped.
         assert "<file-name>\\u001b[2J" in screen
-        assert "request_id=<metadata-value>\\u001b[2J" in screen
-        assert "raised <ending-error-type>\\u001b[2J" in screen
+        assert "\\u001b]0;pwned\\u0007\\u001b]52;c;" in screen  # the metadata's first field
+        assert "raised <ending-error-type>\\u00" in screen
         term.keys("Enter")  # opens the newest: a hostile one
         term.wait_for("5 operations", "<runner>\\u001b[2J")
         term.keys("q")

@@ -21,11 +21,18 @@ TUI_SOURCE = Path(__file__).resolve().parents[2] / "tui" / "toolreplay_tui"
 # `toolreplay.redaction`, scanning files as the command does (RFC 0007 §5.2) as
 # `toolreplay.redaction.files`, and writing files safely (atomically, never over their
 # source: RFC 0005 §2.7) as `toolreplay.files`, not everything re-exported at the top.
+# The recipe registry (RFC 0004 §1.7) as `toolreplay.runtime.recipes`, a model call's
+# summary (RFC 0006 §10) as `toolreplay.summaries`, and the OpenAI adapter's replies and
+# edits (RFC 0006 §9) as `toolreplay.adapters.openai`, which needs the SDK: the debugger
+# previews a reply and edits a stream with them, imported when used.
 PUBLIC_NAMESPACES = {
     "toolreplay.files",
     "toolreplay.protocol",
     "toolreplay.redaction",
     "toolreplay.redaction.files",
+    "toolreplay.runtime.recipes",
+    "toolreplay.summaries",
+    "toolreplay.adapters.openai",
 }
 
 

@@ -11,7 +11,13 @@ import typer
 from toolreplay.cases import MANIFEST_NAME, CaseResult, PromotedCase, verify_cases
 from toolreplay.cases.publishing import promote_any_runner
 from toolreplay.cli.command import FormatOption
-from toolreplay.cli.output import Output, OutputFormat, application_output_to_stderr
+from toolreplay.cli.output import (
+    Output,
+    OutputFormat,
+    application_output_to_stderr,
+    error_fields,
+    one_line_fields,
+)
 from toolreplay.errors import (
     CaseSearchError,
     JsonTextError,
@@ -151,9 +157,10 @@ def promote(
             f"with python -m pytest {case.directory}"
         )
     else:
+        assert error is not None
         if isinstance(error, RunnerImportError):
             sys.stderr.write(error.import_traceback())
-        Output.error(f"{type(error).__name__}: {error}")
+        Output.error(f"{type(error).__name__}: {error}", (*error_fields(error), trace, output))
         sys.stderr.write("nothing was written\n")
     return status
 
@@ -207,10 +214,12 @@ def verify(
         with application_output_to_stderr():
             results = verify_cases(paths)
     except CaseSearchError as error:
-        return _nothing_to_verify(error.args[0], output_format, missing=error.missing)
+        message = one_line_fields(error.args[0], (error.path, *paths))
+        return _nothing_to_verify(message, output_format, missing=error.missing)
     if not results:
         return _nothing_to_verify(
-            f"no case folder (a folder holding {MANIFEST_NAME}) under {', '.join(map(str, paths))}",
+            f"no case folder (a folder holding {MANIFEST_NAME}) under "
+            + ", ".join(one_line_fields(str(path), [path]) for path in paths),
             output_format,
         )
     failed = sum(1 for result in results if not result.ok)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.command import FormatOption
-from toolreplay.cli.output import OutputFormat
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.diff import diff as diff_traces
 from toolreplay.errors import DiffError, TraceError
 
@@ -32,7 +32,7 @@ def diff(
     try:
         report = diff_traces(source, target)
     except (TraceError, DiffError) as error:
-        sys.stderr.write(f"error: {error}\n")
+        Output.error(str(error), (*error_fields(error), source, target))
         return 2
     if output_format is OutputFormat.json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.command import FormatOption
-from toolreplay.cli.output import OutputFormat
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import TraceError
 from toolreplay.migrate import migrate_trace
 
@@ -35,7 +35,7 @@ def migrate(
     try:
         migrated = migrate_trace(source, output, overwrite=overwrite)
     except TraceError as error:
-        sys.stderr.write(f"error: {error}\n")
+        Output.error(str(error), (*error_fields(error), source, output))
         return 2
     if output_format is OutputFormat.json:
         document = {

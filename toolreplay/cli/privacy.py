@@ -10,7 +10,7 @@ from typing import Annotated, Any, NamedTuple
 import typer
 
 from toolreplay.cli.command import SKIPPED_EXIT_CODE, FormatOption
-from toolreplay.cli.output import Output, OutputFormat
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import ToolReplayError
 from toolreplay.redaction.files import ScannedFiles, redact_trace, scan_paths
 from toolreplay.redaction.policy import RedactionPolicy
@@ -59,7 +59,7 @@ def secret_scanner(patterns: list[SecretRule] | None) -> SecretScanner | None:
 
 
 def _fail(error: ToolReplayError) -> int:
-    sys.stderr.write(f"error: {error}\n")
+    Output.error(str(error), error_fields(error))
     return 2
 
 

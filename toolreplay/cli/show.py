@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from toolreplay.cli.command import FormatOption
-from toolreplay.cli.output import Output, OutputFormat
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import TraceError
 from toolreplay.portable import preview
 from toolreplay.summaries import fit_to_width, summarize_call
@@ -102,7 +102,7 @@ def show(
     try:
         trace = read_trace(trace_path)
     except TraceError as error:
-        out.error(str(error))
+        out.error(str(error), (*error_fields(error), trace_path))
         return 2
     if limit == 0:
         limit = None

@@ -99,7 +99,7 @@ def tui(
     if problem is None and against is not None:
         problem = _trace_file_problem(against, "--against ")
     if problem is not None:
-        Output.error(problem)
+        Output.error(problem, (trace, against))
         return 2
     try:
         # By name, not `import toolreplay_tui`: the core package neither needs the extra

@@ -36,6 +36,7 @@ from toolreplay import (
     JsonValue,
     NonPortableValueError,
     Operation,
+    OperationIdentity,
     OutputPatch,
     Patch,
     PatchError,
@@ -53,15 +54,19 @@ from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.external_editor import edit_externally
 from toolreplay_tui.messages import (
     LargeValueRequested,
+    LiveRemovalRequested,
     Notice,
     OutputEditRequested,
     PatchChangeRequested,
     PatchEdited,
+    PatchMade,
     PatchRemovalRequested,
     PromoteFinished,
     RunFinished,
     RunStarted,
 )
+from toolreplay_tui.model.answers import check_recipe, patched_output
+from toolreplay_tui.model.columns import shown_width
 from toolreplay_tui.model.commandline import (
     COMMANDS,
     Command,
@@ -75,7 +80,14 @@ from toolreplay_tui.model.commandline import (
 )
 from toolreplay_tui.model.diffrows import DiffRows
 from toolreplay_tui.model.jsontext import format_json, parse_portable
-from toolreplay_tui.model.patches import PendingPatches
+from toolreplay_tui.model.new_call import (
+    NewModelCall,
+    ReplyPreview,
+    new_model_call,
+    position_in_source,
+    preview,
+)
+from toolreplay_tui.model.patches import PatchKey, PendingPatches, describe_target
 from toolreplay_tui.model.promotion import promote_defaults
 from toolreplay_tui.model.rows import OperationRows, megabytes
 from toolreplay_tui.model.runreport import headline
@@ -99,6 +111,7 @@ from toolreplay_tui.screens.help import HelpScreen, HelpSection
 from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.patches import PatchesScreen
 from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
+from toolreplay_tui.screens.reply import ReplyPreviewScreen, ToolPickerScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
@@ -133,6 +146,24 @@ def _error_problem(value: str) -> str | None:
     if not colon or not type_name.strip() or " " in type_name.strip():
         return "write it as Type: message, e.g. TimeoutError: the queue timed out"
     return None if message.strip() else "give a message after the colon"
+
+
+def _suffix(occurrence: int) -> int:
+    """Cells of an occurrence suffix in the operation list (`#2`; none for the first)."""
+    return len(str(occurrence)) + 1 if occurrence else 0
+
+
+def _wants_json(model: NewModelCall) -> bool:
+    """Whether the request asks for a JSON answer (structured output)."""
+    body = model.call.inputs.get("body")
+    request = body if isinstance(body, dict) else {}
+    form = request.get("text") if model.api == "responses" else request
+    found = (
+        form.get("format" if model.api == "responses" else "response_format")
+        if isinstance(form, dict)
+        else None
+    )
+    return isinstance(found, dict) and found.get("type") in ("json_schema", "json_object")
 
 
 def _size(large: LargeOutput | LargeLine) -> int:
@@ -255,6 +286,10 @@ class ToolReplayApp(App[None]):
         self.last_run: RunResult | None = None
         self.last_promote: RunResult | None = None
         self.last_stop: UnrecordedCall | None = None
+        self.live_effects: list[str] = []
+        """Effects whose calls the source does not hold go live in the next forks (`a` at a
+        new model call): the adapter sends them through the application's own client."""
+        self._outputs: dict[tuple[str, OperationIdentity], tuple[JsonValue, str | None]] = {}
         self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
         # The last fork's branch compared with the source, made as soon as it ended.
         self._fork_diff: tuple[Path, DiffReport, DiffRows] | None = None
@@ -313,10 +348,11 @@ class ToolReplayApp(App[None]):
             self._load_failed(str(error))
             return
         first = [trace.entry(index) for index in range(min(len(trace), 200))]
-        # Room for the longest effect name of the first screen and an occurrence suffix.
+        # Room for the longest effect name of the first screen, as shown, and its
+        # occurrence suffix (`#2`; none for a first occurrence).
         longest = max(
             (
-                len(op.effect) + len(str(op.identity.occurrence)) + 1
+                shown_width(op.effect) + _suffix(op.identity.occurrence)
                 for op in first
                 if isinstance(op, (Operation, LargeOutput))
             ),
@@ -444,6 +480,9 @@ class ToolReplayApp(App[None]):
             text.append(" · f forks with them", style="dim")
         else:
             text.append("no pending patch: e edits the selected output", style="dim")
+        if self.live_effects:
+            live = ", ".join(self.live_effects)
+            text.append(terminal_safe_text(f" · {live} live in forks (L lists it)", "bold cyan"))
         if self.last_fork is not None:
             result = self.last_fork.result
             text.append("  ·  ")
@@ -558,75 +597,104 @@ class ToolReplayApp(App[None]):
         self._changed()
 
     def on_patch_change_requested(self, message: PatchChangeRequested) -> None:
-        patch = message.patch
+        key = message.key
+        patch = None if key is None else self.pending.get(key)
         if message.change == "undo":
             self.action_undo()
-        elif message.change == "remove" and patch is not None:
-            self.pending.remove(patch.identity)
+        elif message.change == "remove" and key is not None and patch is not None:
+            self.pending.remove(key)
             self._changed(f"removed patch {patch.patch_id} (u brings it back)")
-        elif message.change == "edit" and patch is not None:
-            self._edit_patch(patch)
+        elif message.change == "edit" and key is not None and patch is not None:
+            self._edit_patch(key, patch)
 
-    def _edit_patch(self, patch: Patch) -> None:
-        """Edit a pending patch's outcome in place (its kind and target stay)."""
+    def on_live_removal_requested(self, message: LiveRemovalRequested) -> None:
+        if message.effect in self.live_effects:
+            self.live_effects.remove(message.effect)
+            self._changed(
+                f"{message.effect} is no longer live: the next fork stops at its new calls"
+            )
+
+    def _edit_patch(self, key: PatchKey, patch: Patch) -> None:
+        """Edit a pending patch's outcome in place (its kind, target and place stay)."""
         if isinstance(patch, ErrorPatch):
             shown = patch.error_type.removeprefix("builtins.")
 
             def failed(value: str | None) -> None:
                 if value:
-                    self._put_error(patch, value)
+                    self._put_error(key, value)
 
             self.push_screen(
                 PromptScreen(
-                    f"{patch.effect} occurrence {patch.occurrence} raises (Type: message):",
+                    f"{describe_target(patch)} raises (Type: message):",
                     f"{shown}: {patch.message}",
                     check=_error_problem,
                 ),
                 failed,
             )
             return
+        what = f"the {patch.recipe}(...) of" if patch.recipe else "the patched output of"
 
         def edited(result: Edited | None) -> None:
             if result is None:
                 return
             try:
-                self.pending.put(
-                    OutputPatch(
-                        patch.namespace,
-                        patch.name,
-                        patch.inputs,
-                        patch.occurrence,
-                        result.value,
-                        patch.kind,
-                        patch.recipe,  # a reply(...) stays one: its spec is what is edited
-                    )
+                changed = OutputPatch(
+                    patch.namespace,
+                    patch.name,
+                    patch.inputs,
+                    patch.occurrence,
+                    result.value,
+                    patch.kind,
+                    patch.recipe,  # a reply(...) or edit(...) stays one: its spec is edited
+                    patch.at,
                 )
+                check_recipe(changed)
+                self.pending.put(changed, key)
             except (PatchError, NonPortableValueError) as error:
                 self._changed(str(error), error=True)
                 return
-            self._changed(f"changed the {patch.kind} patch on {patch.effect}")
+            self._changed(f"changed the {patch.kind} patch on {describe_target(changed)}")
 
         self.push_screen(
             EditorScreen(
                 None,
                 format_json(patch.value),
-                heading=f"Edit the patched output of {patch.effect} occurrence {patch.occurrence}",
+                heading=f"Edit {what} {describe_target(patch)}",
             ),
             edited,
         )
 
-    def _put_error(self, patch: Patch, error: str) -> None:
+    def _put_error(self, key: PatchKey, error: str) -> None:
         try:
-            if patch.supplies:
-                made = self.pending.supply_failure(
-                    patch.effect, patch.inputs, patch.occurrence, error
-                )
-            else:
-                made = self.pending.replace_failure(patch.identity, patch.inputs, error)
+            made = self.pending.fail_instead(key, error)
         except (PatchError, NonPortableValueError) as problem:
             self._changed(str(problem), error=True)
             return
-        self._changed(f"pending patch {made.patch_id}: {patch.effect} raises {error}")
+        self._changed(f"pending patch {made.patch_id}: {describe_target(made)} raises {error}")
+
+    def patched_output(
+        self, operation: Operation, patch: Patch | None
+    ) -> tuple[JsonValue, str | None]:
+        """What `operation` gives with its pending patch (a recipe resolved as the fork
+        will resolve it), and why a recipe could not be resolved here (then its spec)."""
+        if patch is None or not isinstance(patch, OutputPatch) or patch.recipe is None:
+            return output_of(operation, patch), None
+        key = (patch.patch_id, operation.identity)
+        known = self._outputs.get(key)
+        if known is None:
+            try:
+                assert self.trace is not None
+                known = (patched_output(operation, patch, self.trace), None)
+            except (PatchError, NonPortableValueError) as error:
+                known = (patch.value, f"its {patch.recipe}(...) cannot be shown resolved: {error}")
+            if len(self._outputs) > 256:
+                self._outputs.clear()
+            self._outputs[key] = known
+        return known
+
+    def child_environment(self) -> Mapping[str, str]:
+        """The environment the children (replays, forks, promotes) run with."""
+        return self.runs.env if self.runs.env is not None else os.environ
 
     # --- supplying the call a fork stopped at -----------------------------------------
 
@@ -682,6 +750,132 @@ class ToolReplayApp(App[None]):
                 "ConnectionError… are raised as themselves, other names as ReplayedEffectError):",
                 f"TimeoutError: {call.effect} timed out",
                 check=_error_problem,
+            ),
+            answered,
+        )
+
+    # --- answering a model call a fork stopped at --------------------------------------
+
+    def ask_live(self, model: NewModelCall) -> None:
+        """`a`: fork again with the model call's effect live (its new calls are sent
+        through the application's own client); it stays live until removed (L, x)."""
+        if model.effect not in self.live_effects:
+            self.live_effects.append(model.effect)
+        self._changed(f"{model.effect} goes live in this fork and the next ones (L lists it)")
+        self._with_runner(self._start_fork)
+
+    def answer_text(self, model: NewModelCall) -> None:
+        """`t`: a line of text, shown as the reply the fork will send, then forked."""
+        made: dict[str, tuple[OutputPatch, ReplyPreview]] = {}
+
+        def check(value: str) -> str | None:
+            try:
+                patch = model.text_reply(value)
+                made[value] = (patch, self._preview(model, patch))
+            except (PatchError, NonPortableValueError) as error:
+                return str(error)
+            return None
+
+        def typed(value: str | None) -> None:
+            if value is None or value not in made:
+                self._changed("stopped: the fork was not run again")
+                return
+            patch, shown = made[value]
+            self._offer_reply(model, patch, shown, "Answer with this text")
+
+        wants = " (the request asks for JSON: type the JSON text)" if _wants_json(model) else ""
+        self.push_screen(
+            PromptScreen(
+                f"The model's answer to this {model.effect} call, one line{wants}:",
+                placeholder="what the model says",
+                check=check,
+            ),
+            typed,
+        )
+
+    def call_tool(self, model: NewModelCall) -> None:
+        """`c`: pick one of the request's tools, write its arguments (JSON), see the reply."""
+        if not model.tools:
+            self._changed(f"this {model.effect} request offers no function tool", error=True)
+            return
+
+        def picked(name: str | None) -> None:
+            if name is None:
+                self._changed("stopped: the fork was not run again")
+                return
+            self._edit_arguments(model, name, model.arguments_template(name), None)
+
+        self.push_screen(ToolPickerScreen(model.effect, model.tools), picked)
+
+    def _edit_arguments(
+        self, model: NewModelCall, name: str, text: str, problem: str | None
+    ) -> None:
+        def edited(result: Edited | None) -> None:
+            if result is None:
+                self._changed("stopped: the fork was not run again")
+                return
+            arguments = format_json(result.value)
+            try:
+                patch = model.tool_reply(name, arguments)
+                shown = self._preview(model, patch)
+            except (PatchError, NonPortableValueError) as error:
+                self._edit_arguments(model, name, arguments, f"not used: {error}")
+                return
+            self._offer_reply(model, patch, shown, f"Answer with a call of {name}")
+
+        self.push_screen(
+            EditorScreen(
+                None,
+                text,
+                heading=f"The arguments the model calls {name} with (a JSON object)",
+                problem=problem,
+                save_label="uses these arguments (the reply is shown next)",
+            ),
+            edited,
+        )
+
+    def reuse_answer(self, model: NewModelCall) -> None:
+        """`r`: the nearest recorded answer of this endpoint, shown, then forked."""
+        patch = model.reuse_reply()
+        answer = model.recorded_answer()
+        if patch is None or answer is None:
+            self._changed("no recorded answer of this endpoint fits the request", error=True)
+            return
+        try:
+            shown = self._preview(model, patch)
+        except (PatchError, NonPortableValueError) as error:
+            self._changed(str(error), error=True)
+            return
+        self._offer_reply(
+            model, patch, shown, f"Answer with the recorded answer of #{answer.logical_id}"
+        )
+
+    def _preview(self, model: NewModelCall, patch: OutputPatch) -> ReplyPreview:
+        """The reply `patch` gives the call, as the fork will resolve it."""
+        assert self.trace is not None
+        fork = self.last_fork
+        near = position_in_source(fork.branch) if fork is not None else None
+        return preview(model, patch, self.trace, near)
+
+    def _offer_reply(
+        self, model: NewModelCall, patch: OutputPatch, shown: ReplyPreview, heading: str
+    ) -> None:
+        number = self.pending.next_calls(model.effect) + 1
+
+        def answered(accept: bool | None) -> None:
+            if not accept:
+                self._changed("stopped: nothing was added, the fork was not run again")
+                return
+            self.pending.put(patch)
+            self._changed(
+                f"pending patch {patch.patch_id} answers new call #{number} of {model.effect}"
+            )
+            self._with_runner(self._start_fork)
+
+        described = f"{patch.patch_id}  supplied output  next new call #{number} of {model.effect}"
+        self.push_screen(
+            ReplyPreviewScreen(
+                f"{heading}: the fork answers {model.effect} with", shown, described
             ),
             answered,
         )
@@ -762,12 +956,24 @@ class ToolReplayApp(App[None]):
             self.edit_output(message.operation)
 
     def _editable_text(self, operation: Operation) -> str:
-        """What an editor starts from: the pending or recorded output (`null` for a
-        call that raised and has no patch yet)."""
+        """What an editor starts from: the pending output (a recipe resolved) or the
+        recorded one (`null` for a call that raised and has no patch yet)."""
         patch = self.pending.get(operation.identity)
         if patch is None and isinstance(operation.outcome, Raised):
             return "null"
-        return format_json(output_of(operation, patch))
+        return format_json(self.patched_output(operation, patch)[0])
+
+    def on_patch_made(self, message: PatchMade) -> None:
+        """A view made a patch (an edit of a streamed answer): pend it."""
+        patch = message.patch
+        self.pending.put(patch, message.operation.identity)
+        what = (
+            f"{patch.recipe}(...)" if isinstance(patch, OutputPatch) and patch.recipe else "patch"
+        )
+        self._changed(
+            f"pending {what} {patch.patch_id} on #{message.operation.logical_id} "
+            f"{message.operation.effect}: the stream's events are rewritten to agree"
+        )
 
     def edit_output(
         self, operation: Operation, text: str | None = None, problem: str | None = None
@@ -939,7 +1145,7 @@ class ToolReplayApp(App[None]):
         self._when_checked("fork", self._fork)
 
     def _fork(self) -> None:
-        if not len(self.pending):
+        if not len(self.pending) and not self.live_effects:
             self._changed(
                 "no pending patch to fork with: e (or enter on a value) changes an output; "
                 "r replays strictly",
@@ -957,11 +1163,15 @@ class ToolReplayApp(App[None]):
         except (OSError, PatchError) as error:
             self._changed(f"cannot write the fork's patch file: {error}", error=True)
             return
-        request = self.runs.fork(self.trace_file, paths.patches, paths.branch, runner=runner)
+        live = tuple(self.live_effects)
+        request = self.runs.fork(
+            self.trace_file, paths.patches, paths.branch, runner=runner, live=live
+        )
         self._fork_context = (paths.branch, patches, runner)
         noun = "patch" if len(patches) == 1 else "patches"
+        asked = f", {', '.join(live)} live" if live else ""
         title = (
-            f"fork {self.trace_label} with {len(patches)} {noun} into "
+            f"fork {self.trace_label} with {len(patches)} {noun}{asked} into "
             f"{self.path_label(paths.branch)}: calls the runner {runner} "
             f"({self.runner_source()})"
         )
@@ -1025,6 +1235,16 @@ class ToolReplayApp(App[None]):
             self.supply_output(self.last_stop)
         elif then == "supply_error" and self.last_stop is not None:
             self.supply_error(self.last_stop)
+        elif then is not None and self.last_stop is not None:
+            model = new_model_call(self.last_stop)
+            steps = {
+                "ask_live": self.ask_live,
+                "answer_text": self.answer_text,
+                "call_tool": self.call_tool,
+                "reuse_answer": self.reuse_answer,
+            }
+            if model is not None and then in steps:
+                steps[then](model)
 
     def can_diff(self) -> bool:
         fork = self.last_fork
@@ -1178,7 +1398,9 @@ class ToolReplayApp(App[None]):
             ("Everywhere", [*self.BINDINGS, self.PALETTE_BINDING]),
             (": commands", commands),
             ("Output editor", EditorScreen.BINDINGS),
-            ("Running a fork or replay", RunScreen.BINDINGS),
+            ("Running a fork or replay (a, t, c, r: at a new model call)", RunScreen.BINDINGS),
+            ("Calling a tool: the request's tools", ToolPickerScreen.BINDINGS),
+            ("The reply a new model call gets, before the fork", ReplyPreviewScreen.BINDINGS),
             ("Run results, the promote form and this help", ScrollBox.BINDINGS),
             ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
             ("Promote form", [*PromoteScreen.BINDINGS, *ExpectedValueBox.BINDINGS]),

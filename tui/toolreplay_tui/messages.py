@@ -12,15 +12,18 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from toolreplay import JsonValue, Operation, OperationIdentity, Patch
+from toolreplay_tui.model.patches import PatchKey
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
 from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
 
 __all__ = [
     "LargeValueRequested",
+    "LiveRemovalRequested",
     "Notice",
     "OutputEditRequested",
     "PatchChangeRequested",
     "PatchEdited",
+    "PatchMade",
     "PatchRemovalRequested",
     "PromoteFinished",
     "RunFinished",
@@ -47,10 +50,26 @@ class PatchEdited(Message):
 
 @dataclass
 class PatchChangeRequested(Message):
-    """From the patches list: `edit` or `remove` `patch`, or `undo` the last change."""
+    """From the patches list: `edit` or `remove` the patch under `key`, or `undo` the
+    last change."""
 
     change: str
-    patch: Patch | None
+    key: PatchKey | None
+
+
+@dataclass
+class LiveRemovalRequested(Message):
+    """From the patches list: forks no longer send new calls of `effect` live."""
+
+    effect: str
+
+
+@dataclass
+class PatchMade(Message):
+    """A view made `patch` for `operation` (an edit of a streamed answer): pend it."""
+
+    operation: Operation
+    patch: Patch
 
 
 @dataclass

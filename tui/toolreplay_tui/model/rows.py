@@ -31,9 +31,10 @@ __all__ = [
     "timeline_bar",
 ]
 
-Marker = Literal["recorded", "patched", "pending"]
-"""Where the row's outcome comes from: the recording, a patch in this (branch) trace,
-or a patch pending in the debugger that the next fork will apply."""
+Marker = Literal["recorded", "patched", "supplied", "live", "pending"]
+"""Where the row's outcome comes from: the recording; in a branch trace, a patch of a
+recorded call, a patch answering a call the source never made, or a live call; or a
+patch pending in the debugger that the next fork will apply."""
 
 TIMELINE_RADIUS = 8
 """The timeline shows the visible rows this many positions around the cursor."""
@@ -88,7 +89,8 @@ def call_preview(operation: Operation, width: int, room: int | None = None) -> s
 def marker_of(operation: Operation | LargeOutput, pending: Container[OperationIdentity]) -> Marker:
     if operation.identity in pending:
         return "pending"
-    return "patched" if operation.origin == "patched" else "recorded"
+    origin = operation.origin
+    return origin if origin in ("patched", "supplied", "live") else "recorded"
 
 
 class OperationRows:

@@ -100,11 +100,18 @@ class RunClient:
         return self._request("replay", str(trace), *_runner_option(runner))
 
     def fork(
-        self, source: Path, patches: Path, branch: Path, *, runner: str | None = None
+        self,
+        source: Path,
+        patches: Path,
+        branch: Path,
+        *,
+        runner: str | None = None,
+        live: Sequence[str] = (),
     ) -> RunRequest:
         """`toolreplay fork SOURCE --patches FILE --output BRANCH --allow-unobserved
-        [--runner R] --format json`: the debugger lets a fork leave the recording's path
-        (the diff shows what it skipped)."""
+        [--live EFFECT]... [--runner R] --format json`: the debugger lets a fork leave
+        the recording's path (the diff shows what it skipped), and sends the calls of
+        the `live` effects the source does not hold (a model asked live)."""
         return self._request(
             "fork",
             str(source),
@@ -113,6 +120,7 @@ class RunClient:
             "--output",
             str(branch),
             "--allow-unobserved",
+            *(option for effect in live for option in ("--live", effect)),
             *_runner_option(runner),
         )
 

@@ -679,6 +679,47 @@ class TraceFile:
                 found = data.find(needle, found + len(needle))
         return None
 
+    def operations_of(self, namespace: str, name: str) -> list[Operation]:
+        """Every indexed operation of one effect, in recorded order (what a recipe
+        resolver reads of a source: `toolreplay.runtime.recipes.RecipeSource`).
+
+        Finds the lines holding the effect as the writer writes it, then decodes
+        those: a pass over the file at C speed. A trace written another way (keys
+        in another order) is decoded line by line.
+        """
+        key = self._effect_key(
+            json.dumps(namespace, ensure_ascii=False)[1:-1].encode(),
+            json.dumps(name, ensure_ascii=False)[1:-1].encode(),
+        )
+        found: list[Operation] = []
+        seen: set[int] = set()
+        for first, _, offset, data in self.spans(0, _never, wait=False):
+            at = data.find(key)
+            while at >= 0:
+                index = self.index_of_offset(offset + at)
+                if index >= first and index not in seen:
+                    seen.add(index)
+                    with contextlib.suppress(TraceFormatError):
+                        operation = self.operation(index)
+                        if (operation.identity.namespace, operation.identity.name) == (
+                            namespace,
+                            name,
+                        ):
+                            found.append(operation)
+                at = data.find(key, at + len(key))
+        if not found and f"{namespace}.{name}" in self._effects:
+            found = [
+                operation
+                for operation in self._decoded_operations()
+                if (operation.identity.namespace, operation.identity.name) == (namespace, name)
+            ]
+        return found
+
+    def _decoded_operations(self) -> Iterator[Operation]:
+        for index in range(len(self)):
+            with contextlib.suppress(TraceFormatError):
+                yield self.operation(index)
+
     # --- the integrity check -------------------------------------------------------------
 
     def check(self, cancelled: Cancelled = _never, *, index: bool = True) -> Integrity:

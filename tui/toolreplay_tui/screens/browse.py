@@ -16,15 +16,24 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from toolreplay import Operation, TraceFormatError, terminal_safe_text
+from toolreplay import (
+    NonPortableValueError,
+    Operation,
+    PatchError,
+    RedactedValueEditError,
+    TraceFormatError,
+    terminal_safe_text,
+)
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import (
     LargeValueRequested,
     Notice,
     OutputEditRequested,
     PatchEdited,
+    PatchMade,
     PatchRemovalRequested,
 )
+from toolreplay_tui.model.answers import STREAMED_NAMESPACES, edit_patch, stream_edit
 from toolreplay_tui.model.jsonpaths import PathError, get_at, set_at
 from toolreplay_tui.model.rows import megabytes
 from toolreplay_tui.model.search import (
@@ -41,7 +50,7 @@ from toolreplay_tui.screens.full_value import (
     describe_operation,
     describe_value,
 )
-from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
+from toolreplay_tui.widgets.detail import DetailPane, ValueInput
 from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_pages import describe_large
@@ -230,6 +239,10 @@ class BrowseScreen(Screen[None]):
             listing.rows_changed()
             self._show_list_header()
 
+    def on_operation_list_columns_changed(self, event: OperationList.ColumnsChanged) -> None:
+        event.stop()
+        self._show_list_header()
+
     def _show_list_header(self) -> None:
         self.query_one("#list-header", Static).update(
             Text(self.operations.header_text(), style="bold")
@@ -300,10 +313,23 @@ class BrowseScreen(Screen[None]):
     def on_detail_pane_value_edited(self, event: DetailPane.ValueEdited) -> None:
         event.stop()
         operation = event.operation
-        current = output_of(operation, debugger(self).pending.get(operation.identity))
+        app = debugger(self)
+        pending = app.pending.get(operation.identity)
+        current, _ = app.patched_output(operation, pending)
         try:
+            # One value of a streamed answer is an edit of the answer it is part of:
+            # deltas, done events and the final response are rewritten to agree.
+            change = (
+                stream_edit(current, event.path, event.value)
+                if operation.identity.namespace in STREAMED_NAMESPACES
+                else None
+            )
+            if change is not None:
+                patch = edit_patch(operation, pending, current, change)
+                self.post_message(PatchMade(operation, patch))
+                return
             value = set_at(current, event.path, event.value)
-        except PathError as error:
+        except (PathError, PatchError, RedactedValueEditError, NonPortableValueError) as error:
             self._problem(str(error))
             return
         self.post_message(PatchEdited(operation, value))

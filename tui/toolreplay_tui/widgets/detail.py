@@ -26,12 +26,14 @@ from toolreplay import (
     ErrorPatch,
     JsonValue,
     Operation,
+    OutputPatch,
     Patch,
     Raised,
     Returned,
     terminal_safe,
     terminal_safe_text,
 )
+from toolreplay_tui.context import debugger
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.mcp_transcript import mcp_call_of
@@ -58,9 +60,11 @@ def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
     return {"type": outcome.error_type, "message": outcome.message, "args": outcome.args}
 
 
-def transcript_view(operation: Operation, patch: Patch | None) -> RenderableType | None:
-    """The operation read as what it is (a model call, an MCP request), or None."""
-    shown = output_of(operation, patch)
+def transcript_view(
+    operation: Operation, patch: Patch | None, shown: JsonValue
+) -> RenderableType | None:
+    """The operation read as what it is (a model call, an MCP request), or None; `shown`
+    is its output as the pane shows it (a pending patch's, a reply resolved)."""
     if operation.effect.partition(".")[0] == "mcp":
         failed = isinstance(patch, ErrorPatch) or (
             patch is None and isinstance(operation.outcome, Raised)
@@ -123,6 +127,9 @@ class DetailPane(Vertical):
         super().__init__(id=id)
         self.operation: Operation | None = None
         self.patch: Patch | None = None
+        self.output: JsonValue = None
+        """What the value view shows: the output with the pending patch applied."""
+        self._output_problem: str | None = None
         self._editing: JsonPath | None = None
         self._edit_start = ""
         self._raw_inputs = False  # model calls: raw inputs instead of the transcript
@@ -155,6 +162,8 @@ class DetailPane(Vertical):
         )
         self.operation, self.patch = operation, patch
         self._stop_editing()
+        if operation is not None:
+            self.output, self._output_problem = debugger(self).patched_output(operation, patch)
         info = self.query_one("#detail-info", Static)
         if operation is None:
             info.update(
@@ -166,7 +175,7 @@ class DetailPane(Vertical):
             self.values.clear()
             return
         info.update(self._info(operation, patch))
-        self.values.show(output_of(operation, patch), keep_path=same)
+        self.values.show(self.output, keep_path=same)
         self._show_path(self.values.current_path)
 
     def show_large(
@@ -251,6 +260,11 @@ class DetailPane(Vertical):
         lineage += f"  source operation {'-' if source is None else '#' + str(source)}"
         lines.append(Text.assemble(("lineage   ", "dim"), terminal_safe_text(lineage)))
         if patch is not None:
+            recipe = (
+                f" with {patch.recipe}(...)"
+                if isinstance(patch, OutputPatch) and patch.recipe is not None
+                else ""
+            )
             lines.append(
                 Text.assemble(
                     ("pending   ", "dim"),
@@ -258,9 +272,16 @@ class DetailPane(Vertical):
                         f"patch {patch.patch_id} replaces the recorded ", "bold yellow"
                     ),
                     ("output" if isinstance(outcome, Returned) else "failure", "bold yellow"),
+                    terminal_safe_text(recipe, "bold yellow"),
                     ("  (x removes it)", "dim"),
                 )
             )
+            if self._output_problem is not None:
+                lines.append(
+                    Text.assemble(
+                        ("          ", "dim"), terminal_safe_text(self._output_problem, "red")
+                    )
+                )
         if isinstance(outcome, Raised):
             lines.append(
                 Text.assemble(
@@ -268,7 +289,7 @@ class DetailPane(Vertical):
                     terminal_safe_text(f"{outcome.error_type}: {outcome.message}", "red"),
                 )
             )
-        transcript = transcript_view(operation, patch)
+        transcript = transcript_view(operation, patch, self.output)
         if transcript is not None and not self._raw_inputs:
             lines.append(Text("transcript  (t shows the raw inputs)", style="dim"))
             return Group(*lines, transcript)
