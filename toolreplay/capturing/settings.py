@@ -29,6 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from toolreplay.durations import AGE_EXAMPLES, parse_age
 from toolreplay.errors import CaptureConfigError
 
 __all__ = [
@@ -60,8 +61,6 @@ ENVIRONMENT_VARIABLES = (
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 _SIZE = re.compile(r"(?P<number>[0-9]+)\s*(?P<unit>[KMG]?)(?:i?B)?", re.IGNORECASE)
-_AGE = re.compile(r"(?P<number>[0-9]+)\s*(?P<unit>[smhd])", re.IGNORECASE)
-_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +173,13 @@ def parse_retention(text: str) -> Retention:
         if part.isdigit() and count is None:
             count = int(part)
             continue
-        match = _AGE.fullmatch(part)
-        if match is None or age is not None:
+        part_age = parse_age(part)
+        if part_age is None or age is not None:
             raise ValueError(
-                f"{text!r} is not a retention such as 500 (traces), 7d (an age in s, m, h "
-                "or d) or 500,7d (both)"
+                f"{text!r} is not a retention such as 500 (traces), 7d (an age: "
+                f"{AGE_EXAMPLES}) or 500,7d (both)"
             )
-        age = timedelta(seconds=int(match["number"]) * _AGE_UNITS[match["unit"].lower()])
+        age = part_age
     try:
         return Retention(count, age)
     except CaptureConfigError as error:

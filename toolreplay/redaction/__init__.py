@@ -14,7 +14,7 @@ from toolreplay.redaction.keys import (
     RedactionKey,
     is_placeholder,
 )
-from toolreplay.redaction.paths import JsonPath, parse_path
+from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.redaction.policy import (
     SECRETS_ENVIRONMENT_VARIABLE,
     RedactionPolicy,

@@ -24,7 +24,7 @@ from toolreplay.redaction.keys import (
     RedactionKey,
     key_from_environment,
 )
-from toolreplay.redaction.paths import JsonPath, parse_path
+from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.redaction.scanner import SecretScanner
 from toolreplay.trace.model import Raised
 
