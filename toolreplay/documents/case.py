@@ -1,0 +1,103 @@
+"""`case.json`, the manifest of a promoted case (RFC 0005 §3), as a pydantic model.
+
+`toolreplay.cases.manifest` reads a manifest with it (after checking the format
+and its version, so another version is named as such) and then checks what needs
+the case folder: the trace path rules of RFC 0005 §3.3.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, JsonValue
+
+from toolreplay.cases.manifest import CASE_NAME_PATTERN
+from toolreplay.documents.validation import DocumentModel, Matching
+from toolreplay.effect_names import EFFECT_NAME_RULE
+from toolreplay.runners import RUNNER_PATTERN
+
+__all__ = [
+    "CaseManifestModel",
+    "CaseName",
+    "EffectName",
+    "Expectation",
+    "ReplaySettings",
+    "RunnerTarget",
+    "Scope",
+    "TraceAsset",
+]
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_EFFECT = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_-]*\.[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*"
+)
+
+EffectName = Annotated[str, Matching(_EFFECT, f"an effect name ({EFFECT_NAME_RULE})")]
+CaseName = Annotated[
+    str,
+    Matching(
+        CASE_NAME_PATTERN,
+        "a case name: 1-128 letters, digits, '_', '-' or '.', starting with a letter or digit",
+    ),
+]
+NonNegative = Annotated[int, Field(ge=0)]
+
+
+class TraceAsset(DocumentModel):
+    """The case's copy of its trace."""
+
+    path: str
+    """`trace-sha256-<sha256>.trp`, a bare file name in the case folder."""
+    sha256: Annotated[str, Matching(_SHA256, "64 lowercase hexadecimal digits")]
+    """The SHA-256 of the trace file's bytes."""
+    size_bytes: NonNegative
+    """The trace file's size."""
+
+
+class RunnerTarget(DocumentModel):
+    """The application entry point the case replays."""
+
+    target: Annotated[str, Matching(RUNNER_PATTERN, "module:callable, like myapp.agent:handle")]
+    """`package.module:function` or `module:Class.method`."""
+    kind: Literal["sync", "async"]
+    """Whether the runner is called, or awaited."""
+
+
+class ReplaySettings(DocumentModel):
+    """How the trace is replayed: strictly, always."""
+
+    mode: Literal["strict"]
+
+
+class Expectation(DocumentModel):
+    """What the runner must return."""
+
+    kind: Literal["return_equals"]
+    value: JsonValue
+    """The return value, as portable JSON."""
+
+
+class Scope(DocumentModel):
+    """What the case covers."""
+
+    effects: list[EffectName]
+    """The effects the trace records."""
+    operation_count: NonNegative
+    """The operations the trace records."""
+    covers: str
+    """In words: the recorded effects, and nothing else."""
+
+
+class CaseManifestModel(DocumentModel):
+    """`case.json`: a promoted case's manifest (format `toolreplay.case`, version 1)."""
+
+    format: Literal["toolreplay.case"]
+    format_version: Literal[1]
+    name: CaseName
+    """The case's name."""
+    trace: TraceAsset
+    runner: RunnerTarget
+    replay: ReplaySettings
+    expectation: Expectation
+    scope: Scope
