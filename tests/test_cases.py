@@ -370,7 +370,7 @@ INTEGRITY_CASES = {
     ),
     "unknown keys": (
         lambda c: corrupt(c, lambda m: m.update(extra=1)),
-        'case.json: $: expected only the keys format, format_version, name, trace, runner, '
+        "case.json: $: expected only the keys format, format_version, name, trace, runner, "
         'replay, expectation, scope, found the key "extra"',
     ),
     "a count that is text": (
@@ -426,7 +426,7 @@ INTEGRITY_CASES = {
     ),
     "bad runner target": (
         lambda c: corrupt(c, lambda m: m["runner"].update(target="not a target")),
-        'case.json: $.runner.target: expected module:callable, like myapp.agent:handle, found '
+        "case.json: $.runner.target: expected module:callable, like myapp.agent:handle, found "
         '"not a target"',
     ),
 }

@@ -10,17 +10,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import JsonValue
 
 from toolreplay.cases.manifest import CASE_NAME_PATTERN
-from toolreplay.documents.validation import DocumentModel, Matching
-from toolreplay.effect_names import EFFECT_NAME_RULE
+from toolreplay.documents.validation import DocumentModel, EffectName, Matching, NonNegative
 from toolreplay.runners import RUNNER_PATTERN
 
 __all__ = [
     "CaseManifestModel",
     "CaseName",
-    "EffectName",
     "Expectation",
     "ReplaySettings",
     "RunnerTarget",
@@ -29,11 +27,6 @@ __all__ = [
 ]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_EFFECT = re.compile(
-    r"[A-Za-z_][A-Za-z0-9_-]*\.[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*"
-)
-
-EffectName = Annotated[str, Matching(_EFFECT, f"an effect name ({EFFECT_NAME_RULE})")]
 CaseName = Annotated[
     str,
     Matching(
@@ -41,7 +34,6 @@ CaseName = Annotated[
         "a case name: 1-128 letters, digits, '_', '-' or '.', starting with a letter or digit",
     ),
 ]
-NonNegative = Annotated[int, Field(ge=0)]
 
 
 class TraceAsset(DocumentModel):

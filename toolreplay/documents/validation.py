@@ -16,17 +16,30 @@ from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 from annotated_types import GroupedMetadata
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+)
 from pydantic_core import ErrorDetails
 
 from toolreplay.documents import problem, shown
+from toolreplay.effect_names import EFFECT_NAME_PATTERN, EFFECT_NAME_RULE
 from toolreplay.jsonpath import format_path
 
 __all__ = [
     "DocumentModel",
     "DocumentProblem",
+    "EffectName",
     "Expect",
     "Matching",
+    "NonNegative",
+    "NotNull",
+    "absent",
     "describe_failure",
     "validate_document",
 ]
@@ -87,6 +100,38 @@ class Matching(GroupedMetadata):
         return value
 
 
+def _refuse_null(value: object) -> object:
+    if value is None:
+        raise DocumentProblem("a value, not null (leave the key out to give none)")
+    return value
+
+
+NotNull = BeforeValidator(_refuse_null)
+"""`Annotated[X | None, NotNull] = absent()`: a key that may be left out, never null."""
+
+
+def _without_null(schema: dict[str, Any]) -> None:
+    options = [option for option in schema.pop("anyOf", []) if option.get("type") != "null"]
+    if len(options) == 1:
+        schema.update(options[0])
+    elif options:
+        schema["anyOf"] = options
+    schema.pop("default", None)
+
+
+def absent() -> Any:
+    """The default of a key that may be left out (with `NotNull`): None in Python, and in
+    the schema a key that is not required and not nullable."""
+    return Field(default=None, json_schema_extra=_without_null)
+
+
+NonNegative = Annotated[int, Field(ge=0)]
+"""An integer from 0 up (a count, an index, an occurrence)."""
+
+EffectName = Annotated[str, Matching(EFFECT_NAME_PATTERN, f"an effect name ({EFFECT_NAME_RULE})")]
+"""A dotted effect name, `crm.customer.get` (`toolreplay.effect_names`)."""
+
+
 def validate_document(
     model: type[_Model],
     data: object,
@@ -127,7 +172,7 @@ def _describe(model: type[BaseModel], detail: ErrorDetails, where: str) -> str:
         return problem(where, format_path(path), f"only the keys {known}", f"the key {shown(key)}")
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         discriminator = str(context.get("discriminator", "")).strip("'\"")
-        tags = str(context.get("expected_tags", "")).replace("'", '"')
+        tags = ", ".join(shown(tag) for tag in _tags(annotation, discriminator))
         present = kind == "union_tag_invalid"
         return problem(
             where,
@@ -237,6 +282,18 @@ def _branch(members: tuple[Any, ...], tag: str | int) -> Any:
     return None
 
 
+def _tags(annotation: Any, discriminator: str) -> list[object]:
+    """The values `discriminator` takes across the members of a tagged union."""
+    tags: list[object] = []
+    for member in get_args(_bare(annotation)):
+        bare = _bare(member)
+        if isinstance(bare, type) and issubclass(bare, BaseModel):
+            info = bare.model_fields.get(discriminator)
+            if info is not None and get_origin(info.annotation) is Literal:
+                tags.extend(get_args(info.annotation))
+    return tags
+
+
 def _expected(annotation: Any) -> str:
     """What a value of `annotation` is, in words: `an integer`, `"sync" or "async"`."""
     if annotation is None:
@@ -246,6 +303,8 @@ def _expected(annotation: Any) -> str:
         for item in metadata:
             if isinstance(item, Expect | Matching):
                 return item if isinstance(item, Expect) else item.expected
+        if NotNull in metadata:  # may be left out, never null: say what it is when given
+            base = _bare(base)
         return _expected(base)
     origin, args = get_origin(annotation), get_args(annotation)
     if origin in (Union, UnionType):
