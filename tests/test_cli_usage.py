@@ -24,6 +24,7 @@ COMMANDS = [
     "find",
     "scan",
     "redact",
+    "schema",
 ]
 
 

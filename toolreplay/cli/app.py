@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "find": "toolreplay.cli.find",
     "scan": "toolreplay.cli.privacy",
     "redact": "toolreplay.cli.privacy",
+    "schema": "toolreplay.cli.schema",
 }
 
 _SUMMARY = "Record, replay, fork and compare what an AI application's effects did."
