@@ -166,7 +166,9 @@ def test_what_the_writers_write_the_schemas_accept_and_a_bad_value_they_refuse(
         jsonschema.validate(bad, document_schema("case"))
     patches = written["patches"]
     patches["patches"][0]["effect"] = "crm"
-    with pytest.raises(jsonschema.ValidationError, match="is not valid under any of the given schemas"):
+    with pytest.raises(
+        jsonschema.ValidationError, match="is not valid under any of the given schemas"
+    ):
         jsonschema.validate(patches, document_schema("patches"))
 
 

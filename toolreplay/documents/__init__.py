@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["DOCUMENTS", "DocumentKind", "document_schema", "problem", "shown"]
 
 _SHOWN_LIMIT = 60
 
 
-@dataclass(frozen=True, slots=True)
-class DocumentKind:
+class DocumentKind(NamedTuple):
     """A document `toolreplay schema NAME` knows: what it is and where its model lives."""
 
     name: str
