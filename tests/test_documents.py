@@ -18,10 +18,19 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 import toolreplay
-from toolreplay.cases.manifest import CaseManifest, manifest_from_document, trace_asset_name
+from toolreplay.cases.manifest import (
+    CaseManifest,
+    _well_formed,  # pyright: ignore[reportPrivateUsage]  # the plain path, under test
+    manifest_from_document,
+    trace_asset_name,
+)
 from toolreplay.documents import DOCUMENTS, document_schema
+from toolreplay.documents.case import CaseManifestModel
 from toolreplay.errors import CaseIntegrityError, PatchFileError, ProtocolError
 from toolreplay.protocol import ErrorReport, PromoteDocument, RunDocument, VerifyDocument
 
@@ -115,6 +124,77 @@ def test_values_found_are_shown_escaped_and_cut_to_a_line(tmp_path: Path) -> Non
     assert "\x1b" not in message
     assert '$.runner.kind: expected one of "sync", "async", found "\\u001b[31mred' in message
     assert message.endswith("xxx...")
+
+
+# --- the manifest's plain checks agree with its model --------------------------------------
+
+ODD = st.one_of(
+    st.integers(min_value=-2, max_value=2),
+    st.sampled_from(
+        [None, True, 1.5, "", "x", "12", [], {}, ["crm"], [1], "a" * 64, "AB" * 32, "strict"]
+    ),
+    st.sampled_from(["return_equals", "sync", "module:callable", "crm.customer.get"]),
+)
+PLACES = [
+    ("name",),
+    ("trace",),
+    ("trace", "path"),
+    ("trace", "sha256"),
+    ("trace", "size_bytes"),
+    ("runner",),
+    ("runner", "target"),
+    ("runner", "kind"),
+    ("replay",),
+    ("replay", "mode"),
+    ("expectation",),
+    ("expectation", "kind"),
+    ("expectation", "value"),
+    ("scope",),
+    ("scope", "effects"),
+    ("scope", "operation_count"),
+    ("scope", "covers"),
+]
+
+
+@st.composite
+def manifests(draw: st.DrawFn) -> dict[str, Any]:
+    """A manifest `promote` writes, with up to two values replaced, removed or added."""
+    document = manifest()
+    for place in draw(st.lists(st.sampled_from(PLACES), min_size=1, max_size=2)):
+        *parents, key = place
+        target: Any = document
+        for parent in parents:
+            target = target.get(parent) if isinstance(target, dict) else None
+        if not isinstance(target, dict):
+            continue
+        change = draw(st.sampled_from(["replace", "remove", "add"]))
+        if change == "replace":
+            target[key] = draw(ODD)
+        elif change == "remove":
+            target.pop(key, None)
+        else:
+            target[key + "_extra"] = draw(ODD)
+    return document
+
+
+@settings(max_examples=600)
+@given(document=manifests())
+def test_the_manifest_plain_checks_accept_only_what_its_model_accepts_and_the_same(
+    document: dict[str, Any],
+) -> None:
+    # A well-formed manifest is checked without pydantic (the hot path of verify and of
+    # a pytest run); the model decides everything else and words it.
+    plain = _well_formed(document)  # pyright: ignore[reportPrivateUsage]  # under test
+    try:
+        modelled: CaseManifest | None = CaseManifestModel.model_validate(document).to_manifest()
+    except ValidationError:
+        modelled = None
+    if plain is not None:
+        assert plain == modelled
+
+
+def test_the_manifest_promote_writes_takes_the_plain_path() -> None:
+    assert _well_formed(manifest()) is not None  # pyright: ignore[reportPrivateUsage]
 
 
 # --- toolreplay schema --------------------------------------------------------------------

@@ -13,9 +13,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, cast
 
 from toolreplay.documents import problem, shown
+from toolreplay.effect_names import EFFECT_NAME_PATTERN
 from toolreplay.errors import CaseIntegrityError, JsonTextError
 from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import JsonValue, canonical_json, load_json_text, portable_document
+from toolreplay.runners import RUNNER_PATTERN
 
 __all__ = [
     "CASE_FORMAT",
@@ -173,27 +175,93 @@ def manifest_from_document(folder: Path, display: Path, document: object) -> Cas
                 shown(raw["format_version"]) if "format_version" in raw else "nothing",
             ),
         )
-    # Imported here: pydantic is loaded when a manifest is checked, not when the pytest
-    # plugin or `toolreplay.cases` is imported (collection parses manifests only).
-    from toolreplay.documents.case import CaseManifestModel
-    from toolreplay.documents.validation import validate_document
+    manifest = _well_formed(raw)
+    if manifest is None:
+        # Imported here: pydantic is loaded to word what is wrong (or to accept what the
+        # plain checks were unsure of), never for a well-formed manifest.
+        from toolreplay.documents.case import CaseManifestModel
+        from toolreplay.documents.validation import validate_document
 
-    def refuse(message: str) -> CaseIntegrityError:
-        return integrity_error(display, message)
+        def refuse(message: str) -> CaseIntegrityError:
+            return integrity_error(display, message)
 
-    manifest = validate_document(CaseManifestModel, raw, where=MANIFEST_NAME, error=refuse)
-    trace = manifest.trace
-    _check_trace_path(folder, display, trace.path, trace.sha256)
+        model = validate_document(CaseManifestModel, raw, where=MANIFEST_NAME, error=refuse)
+        manifest = model.to_manifest()
+    _check_trace_path(folder, display, manifest.trace_path, manifest.trace_sha256)
+    return manifest
+
+
+_KEYS = frozenset(
+    {"format", "format_version", "name", "trace", "runner", "replay", "expectation", "scope"}
+)
+_TRACE_KEYS = frozenset({"path", "sha256", "size_bytes"})
+_SCOPE_KEYS = frozenset({"effects", "operation_count", "covers"})
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _well_formed(raw: dict[str, Any]) -> CaseManifest | None:
+    """The manifest if every field is plainly well-formed, else None (then the model,
+    `documents.case.CaseManifestModel`, decides and words the error).
+
+    The hot path of `verify` and of every case a pytest run collects: a manifest is read
+    per case, in every worker, and the model costs an import of pydantic. It accepts
+    nothing the model refuses and builds what the model would
+    (`tests/test_documents.py` proves it over well-formed and corrupted manifests).
+    """
+    if raw.keys() != _KEYS:
+        return None
+    name, trace, runner = raw["name"], raw["trace"], raw["runner"]
+    expectation, scope = raw["expectation"], raw["scope"]
+    if not (
+        type(name) is str
+        and CASE_NAME_PATTERN.fullmatch(name)
+        and type(trace) is dict
+        and trace.keys() == _TRACE_KEYS
+        and type(runner) is dict
+        and runner.keys() == {"target", "kind"}
+        and type(raw["replay"]) is dict
+        and raw["replay"] == {"mode": "strict"}
+        and type(expectation) is dict
+        and expectation.keys() == {"kind", "value"}
+        and expectation["kind"] == "return_equals"
+        and type(scope) is dict
+        and scope.keys() == _SCOPE_KEYS
+    ):
+        return None
+    trace, runner = cast(dict[str, Any], trace), cast(dict[str, Any], runner)
+    scope = cast(dict[str, Any], scope)
+    path, digest, size = trace["path"], trace["sha256"], trace["size_bytes"]
+    target, kind = runner["target"], runner["kind"]
+    effects, count = scope["effects"], scope["operation_count"]
+    if not (
+        type(path) is str
+        and type(digest) is str
+        and _SHA256.fullmatch(digest)
+        and type(size) is int
+        and size >= 0
+        and type(target) is str
+        and RUNNER_PATTERN.fullmatch(target)
+        and (kind == "sync" or kind == "async")
+        and type(effects) is list
+        and all(
+            type(effect) is str and EFFECT_NAME_PATTERN.fullmatch(effect)
+            for effect in cast(list[object], effects)
+        )
+        and type(count) is int
+        and count >= 0
+        and type(scope["covers"]) is str
+    ):
+        return None
     return CaseManifest(
-        name=manifest.name,
-        trace_path=trace.path,
-        trace_sha256=trace.sha256,
-        trace_size_bytes=trace.size_bytes,
-        runner=manifest.runner.target,
-        runner_kind=manifest.runner.kind,
-        expected=cast(JsonValue, manifest.expectation.value),  # portable: checked above
-        effects=tuple(manifest.scope.effects),
-        operation_count=manifest.scope.operation_count,
+        name=name,
+        trace_path=path,
+        trace_sha256=digest,
+        trace_size_bytes=size,
+        runner=target,
+        runner_kind=kind,
+        expected=cast(JsonValue, cast(dict[str, Any], expectation)["value"]),
+        effects=tuple(cast(list[str], effects)),
+        operation_count=count,
     )
 
 

@@ -43,10 +43,12 @@ def _command(name: str) -> Command:
 
 
 def load_commands() -> None:
-    """Import every command's module now: the warm runner pays for it once, before it
-    forks runs."""
+    """Import every command's module now, and the models of the documents runs read (a
+    fork's patch file: pydantic): the warm runner pays for them once, before it forks
+    runs."""
     for module in dict.fromkeys(_COMMANDS.values()):
         importlib.import_module(module)
+    importlib.import_module("toolreplay.documents.patches")
 
 
 class _RootParser(argparse.ArgumentParser):

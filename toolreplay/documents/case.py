@@ -8,12 +8,13 @@ the case folder: the trace path rules of RFC 0005 §3.3.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 from pydantic import JsonValue
 
-from toolreplay.cases.manifest import CASE_NAME_PATTERN
+from toolreplay.cases.manifest import CASE_NAME_PATTERN, CaseManifest
 from toolreplay.documents.validation import DocumentModel, EffectName, Matching, NonNegative
+from toolreplay.portable import JsonValue as PortableValue
 from toolreplay.runners import RUNNER_PATTERN
 
 __all__ = [
@@ -93,3 +94,17 @@ class CaseManifestModel(DocumentModel):
     replay: ReplaySettings
     expectation: Expectation
     scope: Scope
+
+    def to_manifest(self) -> CaseManifest:
+        """What the manifest says, as `toolreplay.cases.CaseManifest`."""
+        return CaseManifest(
+            name=self.name,
+            trace_path=self.trace.path,
+            trace_sha256=self.trace.sha256,
+            trace_size_bytes=self.trace.size_bytes,
+            runner=self.runner.target,
+            runner_kind=self.runner.kind,
+            expected=cast(PortableValue, self.expectation.value),
+            effects=tuple(self.scope.effects),
+            operation_count=self.scope.operation_count,
+        )
