@@ -268,6 +268,16 @@ with toolreplay.replay(sys.argv[1] + "/recorded.trp"):
     get_customer(1)
 with toolreplay.capture(sys.argv[1] + "/captured", retain=toolreplay.Retention(count=5)):
     get_customer(2)
+# A well-formed manifest, as verify and every pytest worker read one per case.
+from pathlib import Path
+from toolreplay.cases.manifest import CaseManifest, trace_asset_name
+case = Path(sys.argv[1]) / "case"
+case.mkdir()
+digest = "ab" * 32
+(case / "case.json").write_bytes(
+    CaseManifest("c", trace_asset_name(digest), digest, 1, "m:f", "sync", None, (), 0).to_json()
+)
+assert toolreplay.read_case_manifest(case).name == "c"
 print("pydantic" in sys.modules)
 if len(sys.argv) > 2:  # reading a document loads it: the probe above can see it
     toolreplay.read_patches(sys.argv[2])
@@ -275,7 +285,9 @@ if len(sys.argv) > 2:  # reading a document loads it: the probe above can see it
 """
 
 
-def test_recording_replaying_and_capturing_never_import_pydantic(tmp_path: Path) -> None:
+def test_recording_replaying_capturing_and_reading_a_manifest_never_import_pydantic(
+    tmp_path: Path,
+) -> None:
     patches = patch_file(tmp_path)
     result = subprocess.run(
         [sys.executable, "-c", RECORD_AND_CAPTURE, str(tmp_path), str(patches)],
