@@ -13,7 +13,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, cast
 
 from toolreplay.documents import problem, shown
-from toolreplay.effect_names import EFFECT_NAME_PATTERN
 from toolreplay.errors import CaseIntegrityError, JsonTextError
 from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import JsonValue, canonical_json, load_json_text, portable_document
@@ -243,10 +242,7 @@ def _well_formed(raw: dict[str, Any]) -> CaseManifest | None:
         and RUNNER_PATTERN.fullmatch(target)
         and (kind == "sync" or kind == "async")
         and type(effects) is list
-        and all(
-            type(effect) is str and EFFECT_NAME_PATTERN.fullmatch(effect)
-            for effect in cast(list[object], effects)
-        )
+        and all(type(effect) is str for effect in cast(list[object], effects))
         and type(count) is int
         and count >= 0
         and type(scope["covers"]) is str

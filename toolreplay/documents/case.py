@@ -13,7 +13,7 @@ from typing import Annotated, Literal, cast
 from pydantic import JsonValue
 
 from toolreplay.cases.manifest import CASE_NAME_PATTERN, CaseManifest
-from toolreplay.documents.validation import DocumentModel, EffectName, Matching, NonNegative
+from toolreplay.documents.validation import DocumentModel, Matching, NonNegative
 from toolreplay.portable import JsonValue as PortableValue
 from toolreplay.runners import RUNNER_PATTERN
 
@@ -74,8 +74,9 @@ class Expectation(DocumentModel):
 class Scope(DocumentModel):
     """What the case covers."""
 
-    effects: list[EffectName]
-    """The effects the trace records."""
+    effects: list[str]
+    """The qualified names of the effects the trace records (as the trace spells them:
+    a trace is untrusted, and `verify` checks them against it)."""
     operation_count: NonNegative
     """The operations the trace records."""
     covers: str
