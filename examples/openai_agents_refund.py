@@ -2,9 +2,10 @@
 
 Run it with `uv run python examples/openai_agents_refund.py`. Offline, and no API
 key is needed: the agent's model is the scripted model of `examples/local_openai`
-(it answers like the Responses API, one function call per turn), and replay and
-the fork use a client whose transport refuses every request.
-Everything is written to a temporary folder.
+(it answers like the Responses API, one function call per turn, refunding what the
+order lookup said the order cost), standing in for the provider; replay and the
+offline forks use a client whose transport refuses every request. Everything is
+written to a temporary folder.
 
 The incident: a customer asked for a refund of order 8812 ($1,200). The agent
 looked the order up and called the billing tool, and billing answered "issued",
@@ -12,12 +13,22 @@ although refunds above $1,000 must be held for review: billing's limit check was
 broken. Nothing in the agent is changed for Tool Replay: its tools are ordinary
 functions marked `@toolreplay.effect`, and its OpenAI client is `instrument(...)`
 of the client it already had. We record the run, replay it with zero requests,
-fork it with the answer billing should have given, see where the two runs
-differ, and keep the corrected run as a pytest case.
+fork it with the answer billing should have given, and see where the two runs
+differ.
+
+Then a what-if on a tool's answer: had the order cost $300, the lookup's answer
+would have gone into the model's next request, which the recording never made.
+The fork answers that request two ways: live (the provider, here the local
+stand-in, is sent exactly that one new request, `fork(..., live=[...])`), and
+offline (`reply(...)` writes the model's answer in one line, in a supply patch
+that names no inputs: zero requests). Billing's call for $300 is new too, and a
+supply patch answers it. The corrected run and both what-if branches are kept
+as pytest cases, which replay with the network blocked.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import subprocess
@@ -37,7 +48,7 @@ import toolreplay
 from examples.local_openai import HTTP, refusing
 from examples.local_openai.scripted import ScriptedModel, ToolCall
 from toolreplay import JsonValue
-from toolreplay.adapters.openai import instrument
+from toolreplay.adapters.openai import instrument, reply
 
 if TYPE_CHECKING:
     from agents import Agent, RunConfig
@@ -74,12 +85,23 @@ async def issue_refund(order_id: int, amount: float) -> Receipt:
     return {"refund_id": f"rf_{order_id}", "status": "issued", "amount": amount}  # the bug
 
 
+def order_total(lookup: str) -> float:
+    """The total in the lookup's output as the model reads it (the SDK sends the tool's
+    return value as its text)."""
+    return float(ast.literal_eval(lookup)["total"])
+
+
 def provider() -> ScriptedModel:
-    """The model, as it answered in production: look the order up, then refund it."""
+    """The model, as it answered in production: look the order up, then refund its total."""
     return ScriptedModel(
         turns=[
             [ToolCall("lookup_order", {"order_id": ORDER_ID})],
-            [ToolCall("issue_refund", {"order_id": ORDER_ID, "amount": 1200.0})],
+            [
+                ToolCall(
+                    "issue_refund",
+                    lambda outputs: {"order_id": ORDER_ID, "amount": order_total(outputs[-1])},
+                )
+            ],
         ],
         final_text=lambda outputs: outputs[-1],
     )
@@ -137,6 +159,10 @@ def refund_request() -> dict[str, JsonValue]:
     return asyncio.run(settle_refund(client_of(provider())))
 
 
+CHEAPER: Order = {"order_id": ORDER_ID, "total": 300.0, "status": "delivered"}
+PARTIAL: Receipt = {"refund_id": f"rf_{ORDER_ID}", "status": "issued", "amount": 300.0}
+
+
 def main() -> int:
     try:
         import agents  # noqa: F401  # only to say early what is missing
@@ -175,24 +201,64 @@ def main() -> int:
         for field in first.fields:
             print(f"           {field.describe()}")
 
-        case = toolreplay.promote(
-            corrected,
-            Path(folder) / "cases" / "large_refund_is_held",
-            name="large_refund_is_held",
-            runner="examples.openai_agents_refund:refund_request",
-            expected=expected,
+        # What if the order had cost $300? The lookup's answer goes into the model's
+        # next request, which the recording never made; billing's call for $300 is new
+        # too (a supply patch naming no inputs answers the next such call).
+        cheaper = toolreplay.replace_output(
+            effect="shop.order.lookup", inputs={"order_id": ORDER_ID}, value=CHEAPER
         )
+        billed = toolreplay.supply_output(effect="billing.refund.issue", value=PARTIAL)
+
+        # Live: the provider (the local stand-in) is asked exactly the new request.
+        live_branch, asked = Path(folder) / "cheaper-live.trp", provider()
+        with toolreplay.fork(
+            incident,
+            live_branch,
+            patches=[cheaper, billed],
+            live=["openai.responses.create"],
+            unobserved="allow",
+        ) as session:
+            live = asyncio.run(settle_refund(client_of(asked)))
+        print(
+            f"live:      {live}  ({len(asked.requests)} model request sent, "
+            f"{session.live_count} kept as live)"
+        )
+
+        # Offline: the model's answer in one line, zero requests.
+        offline_branch = Path(folder) / "cheaper-offline.trp"
+        answer = toolreplay.supply_output(
+            effect="openai.responses.create",
+            value=reply(tool_calls=[("issue_refund", {"order_id": ORDER_ID, "amount": 300.0})]),
+        )
+        with toolreplay.fork(
+            incident, offline_branch, patches=[cheaper, answer, billed], unobserved="allow"
+        ):
+            offline = asyncio.run(settle_refund(client_of(refusing(sent))))
+        print(f"offline:   {offline}  ({len(sent)} requests sent)")
+        changed = toolreplay.diff(incident, offline_branch).differences
+        asked_again = next(d for d in changed if d.effect == "openai.responses.create")
+        print(f"diff:      {asked_again.type} at {asked_again.fields[0].path}")
+
+        cases = Path(folder) / "cases"
+        runner = "examples.openai_agents_refund:refund_request"
+        for name, branch, value in (
+            ("large_refund_is_held", corrected, expected),
+            ("cheaper_order_asked_live", live_branch, live),
+            ("cheaper_order_answered_offline", offline_branch, offline),
+        ):
+            toolreplay.promote(branch, cases / name, name=name, runner=runner, expected=value)
         environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
         environment["PYTHONPATH"] = str(here.parent)  # the runner is examples.openai_agents_refund
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(case.directory)],
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(cases)],
             env=environment,
             capture_output=True,
             text=True,
             timeout=300,
             check=False,
         )
-        print(f"promoted:  {case.directory.name}; pytest: {result.stdout.strip().splitlines()[-1]}")
+        names = ", ".join(sorted(path.name for path in cases.iterdir()))
+        print(f"promoted:  {names}; pytest: {result.stdout.strip().splitlines()[-1]}")
         if result.returncode != 0:
             print(result.stdout + result.stderr, file=sys.stderr)
             return 1

@@ -12,6 +12,7 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
         *("--repeats", "1"),
         *("--presses", "1"),
         *("--forks", "1"),
+        *("--large-mb", "2"),  # just over the size the debugger shows through pages
         *("--promotes", "1"),
         timeout=600,
     )
@@ -26,8 +27,15 @@ def test_tui_benchmark_runs_and_prints_its_tables() -> None:
     assert "first rows under 0.2 s at N=3,000" in out
     assert "peak RSS below the trace's size at N=3,000" in out
     assert "first filter matches under 0.3 s at N=3,000" in out
-    assert "fork round trip on the bundled incident, f to diff ready (1 forks each)" in out
+    assert "fork round trip on the bundled incident, f to diff ready (1 forks each;" in out
     assert "warm runner (os.fork)" in out
+    for column in ("first s", "later median s"):
+        assert column in out
+    for column in ("v s", "added / value", "check child RSS MB"):  # a large value
+        assert column in out
+    shapes = [line.split("|")[0].strip() for line in out.splitlines() if "| 2.0 |" in line]
+    assert shapes == ["records", "text"]
+    assert "records: first rows and v under 0.5 s with a 2 MB value" in out
     assert (
         "promote round trip on the bundled incident's corrected fork, P to the case shown "
         "(1 promotes each)"

@@ -275,7 +275,7 @@ def test_an_unreadable_trace_is_a_promotion_error(app: App, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("failure", [OSError(18, "Invalid cross-device link"), KeyboardInterrupt()])
-def test_a_failed_publish_gives_the_claimed_name_back(
+def test_a_failed_publish_leaves_nothing_and_a_retry_works(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
 ) -> None:
     trace = app.record(tmp_path / "t.trp")
@@ -292,7 +292,7 @@ def test_a_failed_publish_gives_the_claimed_name_back(
         assert str(caught.value) == (
             f"cannot move the verified case to {output}: Invalid cross-device link"
         )
-    assert not (tmp_path / "new").exists()  # the claimed folder and its new parent are gone
+    assert not (tmp_path / "new").exists()  # the parent folder promotion created is gone
     assert not list(tmp_path.glob("**/.*staging*"))
     # Nothing blocks a retry.
     assert toolreplay.promote(trace, output, name="c", runner=app.runner(), expected=EXPECTED)

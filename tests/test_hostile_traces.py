@@ -338,3 +338,44 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(traces: Path, tmp_path: P
             assert "bad\\udcff\\u001bname.trp" in result.stdout
     document = json.loads(toolreplay_cli("find", str(tmp_path), "--format", "json").stdout)
     assert [trace["path"] for trace in document["traces"]] == [name]
+
+
+# --- line breaks inside a field ---------------------------------------------------------------
+
+FORGED = "\nerror: forged line\t"
+"""A field's line break, then what would read as a line of the command's own."""
+
+
+def starts_a_line(output: str) -> bool:
+    return any(line.startswith("error: forged line") for line in output.splitlines())
+
+
+def test_a_line_break_in_a_field_never_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    # The file name, the footer's error type and a recorded failure's type and message
+    # all hold a newline: every command prints each of them on one line.
+    trace = EditableTrace.read(INCIDENT)
+    assert trace.footer is not None
+    trace.footer["ending"].update(status="raised", error_type=f"X{FORGED}", message="m")
+    error = {"type": f"Y{FORGED}", "message": f"recorded{FORGED}", "args": None}
+    trace.operations[3]["outcome"] = {"status": "error", "error": error}
+    named = trace.write(tmp_path / f"named{FORGED}.trp", "complete")
+
+    diff = toolreplay_cli("diff", str(INCIDENT), str(named))
+    assert diff.returncode == 0, diff.stderr
+    assert not starts_a_line(diff.stdout), diff.stdout
+    assert "named\\u000aerror: forged line\\u0009.trp" in diff.stdout
+    assert "ended with X\\u000aerror: forged line\\u0009" in diff.stdout
+
+    for command in (["show"], ["diff", str(INCIDENT)], ["migrate", "--output", "x.trp"]):
+        missing = toolreplay_cli(*command, str(tmp_path / f"missing{FORGED}.trp"), cwd=tmp_path)
+        assert missing.returncode == 2
+        assert not starts_a_line(missing.stderr), missing.stderr
+        assert "missing\\u000aerror: forged line" in missing.stderr
+
+    # The replayed failure is the application's error: its type and message are one line.
+    replayed = toolreplay_cli("replay", str(named), "--runner", RUNNER)
+    assert replayed.returncode == 1
+    _, _, error_line = replayed.stderr.partition("error: application_error: ")
+    assert error_line, replayed.stderr
+    assert not starts_a_line(error_line), replayed.stderr
+    assert "recorded\\u000aerror: forged line\\u0009" in error_line

@@ -42,5 +42,16 @@ def test_the_agent_is_captured_replayed_forked_and_promoted_offline(tmp_path: Pa
     assert lines[6].endswith("(0 requests sent)")
     assert lines[7].startswith("diff:      output_changed at billing.refund.issue occurrence 0")
     assert lines[8].strip() == '$.output.status: source "issued", target "held_for_review"'
-    assert lines[9].startswith("promoted:  large_refund_is_held; pytest: 1 passed")
+    # The what-if on the lookup's answer: asked live, exactly the one new request...
+    assert lines[9].startswith("live:      {'order': 8812, 'billing': 'issued'")
+    assert lines[9].endswith("(1 model request sent, 1 kept as live)")
+    # ...and answered offline with reply(...), nothing sent.
+    assert lines[10].startswith("offline:   {'order': 8812, 'billing': 'issued'")
+    assert lines[10].endswith("(0 requests sent)")
+    assert lines[11] == "diff:      input_changed at $.inputs.body.input[2].output"
+    # Every branch is a case, and pytest passes them (cases replay with the network blocked).
+    assert lines[12].startswith(
+        "promoted:  cheaper_order_answered_offline, cheaper_order_asked_live, "
+        "large_refund_is_held; pytest: 3 passed"
+    )
     assert list(tmp_path.iterdir()) == []  # everything went to a temporary folder

@@ -553,3 +553,61 @@ def test_concurrent_live_calls_are_kept_with_their_lanes(source: Path, tmp_path:
         assert op.start_ns is not None
         assert op.end_ns is not None
         assert op.end_ns - op.start_ns >= 5_000_000  # the body's own time
+
+
+CATCHING_APP = """
+import toolreplay
+
+
+@toolreplay.effect("shop.lookup")
+def lookup(order_id):
+    return {"total": 1200.0}
+
+
+@toolreplay.effect("billing.refund")
+def refund(amount):
+    return {"status": "issued"}
+
+
+def main():
+    order = lookup(7)
+    try:
+        receipt = refund(order["total"])
+    except Exception as error:  # as an agent framework turns a tool's failure into text
+        receipt = f"the tool failed: {error}"
+    return receipt["status"]
+"""
+
+
+def test_a_miss_the_application_caught_before_failing_is_still_reported(tmp_path: Path) -> None:
+    # The application catches the ReplayMiss and then fails on its own: the run document
+    # names the call the run left the recording at, so that it can be answered.
+    (tmp_path / "catching.py").write_text(CATCHING_APP, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "toolreplay", *args, "--format", "json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    assert cli("record", "--runner", "catching:main", "--output", "t.trp").returncode == 0
+    patch = toolreplay.replace_output(
+        effect="shop.lookup", inputs={"order_id": 7}, value={"total": 250.0}
+    )
+    toolreplay.write_patches(tmp_path / "p.json", [patch])
+    forked = cli("fork", "t.trp", "--patches", "p.json", "--output", "b.trp", "--allow-unobserved")
+    assert forked.returncode == 1
+    document = json.loads(forked.stdout)
+    assert document["outcome"] == "application_error"
+    error = document["error"]
+    assert error["type"] == "builtins.TypeError"
+    assert error["identity"]["effect"] == "billing.refund"
+    assert error["inputs"] == {"amount": 250.0}
+    assert [c["inputs"] for c in error["candidates"]] == [{"amount": 1200.0}]
+    assert "the application caught a ReplayMiss: billing.refund occurrence 0" in error["notes"][-1]

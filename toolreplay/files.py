@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import re
 import secrets
+import shutil
 import stat
 import sys
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -16,10 +21,17 @@ __all__ = [
     "PUBLIC_FILE_MODE",
     "PUBLIC_FOLDER_MODE",
     "UnreadableFileError",
+    "claim",
+    "claimed_folder",
     "make_private",
     "read_regular_file",
+    "remove_abandoned",
+    "source_conflict",
     "write_atomically",
 ]
+
+if sys.platform != "win32":
+    import fcntl
 
 _TRIES = 100
 
@@ -37,6 +49,144 @@ def make_private(descriptor: int) -> None:
         os.fchmod(descriptor, PRIVATE_FILE_MODE)
 
 
+# --- a destination that is its source ---------------------------------------------------
+
+
+def source_conflict(destination: Path, sources: Iterable[Path]) -> str | None:
+    """Why writing `destination` would write over one of `sources`, or None.
+
+    The one check every command that writes a file derived from others makes
+    before it writes anything (fork, redact, migrate, promote, the debugger's
+    patch files). It catches the same path however it is spelled (`./r.trp`), a
+    symbolic or hard link to a source, and a folder holding a source. The phrase
+    fits after the destination's name ("is the source r.trp itself", "is a hard
+    link to the source r.trp (the same file)"); the caller says what to do in its
+    own error.
+    """
+    try:
+        target = os.stat(destination) if os.path.lexists(destination) else None
+    except OSError:
+        target = None  # a dangling or looping link: nothing of a source behind it
+    real_destination = Path(os.path.realpath(destination))
+    for source in sources:
+        try:
+            held = os.stat(source)
+        except OSError:
+            continue  # a source that is not there cannot be written over
+        real_source = Path(os.path.realpath(source))
+        if target is not None and os.path.samestat(target, held):
+            if os.path.islink(destination):
+                return f"is a symbolic link to the source {source}"
+            if os.path.abspath(destination) == os.path.abspath(source) or (
+                real_destination == real_source
+            ):
+                return f"is the source {source} itself"
+            return f"is a hard link to the source {source} (the same file)"
+        holds = target is not None and stat.S_ISDIR(target.st_mode)
+        if holds and real_source.is_relative_to(real_destination):
+            return f"is a folder that holds the source {source}"
+    return None
+
+
+# --- claims: telling an abandoned temporary file from one being written --------------------
+
+
+_ClaimState = Literal["claimed", "held", "unsupported"]
+"""What trying to claim a file found: claimed now, held by another, or no locks here."""
+
+
+def _try_claim(descriptor: int, *, wait: bool = False) -> _ClaimState:
+    if sys.platform == "win32":
+        return "unsupported"
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return "held"
+    except OSError:  # ENOLCK, EOPNOTSUPP: a file system without such locks
+        return "unsupported"
+    return "claimed"
+
+
+def claim(descriptor: int) -> bool:
+    """Lock an open file or folder for as long as this process keeps `descriptor` open;
+    False when another process holds it.
+
+    A file being written, or a staging folder, is claimed by the process that writes
+    it; when that process dies, however (`SIGKILL` included), the system releases
+    the claim, so `remove_abandoned` can tell what is left over from what is still
+    being written, and a second writer of the same trace can tell it is second. Where
+    there are no such locks (Windows, some network file systems) this is True and
+    claims nothing: nothing can then be told apart.
+    """
+    return _try_claim(descriptor) != "held"
+
+
+def _still_at(descriptor: int, path: Path) -> bool:
+    """Whether `path` still names the file or folder open as `descriptor`."""
+    try:
+        return os.path.samestat(os.fstat(descriptor), os.lstat(path))
+    except OSError:
+        return False
+
+
+def remove_abandoned(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
+    """Remove the entries of `folder` whose names match `pattern` and that nobody claims.
+
+    Temporary files and staging folders are claimed (`claim`) by the process
+    writing them; one that nobody claims was left by a process that was killed.
+    Returns what was removed. Removes nothing where there are no locks (Windows,
+    a file system without them), and never raises: a leftover that cannot be
+    removed stays.
+    """
+    removed: list[Path] = []
+    if sys.platform == "win32":
+        return removed
+    try:
+        names = [name for name in os.listdir(folder) if pattern.fullmatch(name)]
+    except OSError:
+        return removed
+    for name in names:
+        path = folder / name
+        try:
+            descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            if _try_claim(descriptor) != "claimed" or not _still_at(descriptor, path):
+                continue  # in use, or no way to tell here
+            if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            removed.append(path)
+        finally:
+            os.close(descriptor)
+    return removed
+
+
+def claimed_folder(parent: Path, prefix: str) -> tuple[Path, int]:
+    """A new folder `<parent>/<prefix><random>` (private, as `tempfile.mkdtemp` makes it),
+    claimed (`claim`): its path, and the descriptor holding the claim (close it when the
+    folder is gone or published). Raises `OSError` when it cannot be made."""
+    for _ in range(_TRIES):
+        folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        try:
+            descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            continue  # removed at once by another process's clean-up
+        _try_claim(descriptor, wait=True)  # while another's clean-up holds it: after it
+        if _still_at(descriptor, folder):
+            return folder, descriptor
+        # Another process's clean-up took it for abandoned before it was claimed.
+        os.close(descriptor)
+    raise FileExistsError(errno.EEXIST, f"no new folder after {_TRIES} tries", str(parent))
+
+
+def _temporaries_of(path: Path) -> re.Pattern[str]:
+    return re.compile(re.escape(f".{path.name}.") + r"[0-9a-f]{12}\.tmp")
+
+
 def write_atomically(
     path: Path, data: bytes, *, overwrite: bool = False, mode: int = PRIVATE_FILE_MODE
 ) -> None:
@@ -47,10 +197,13 @@ def write_atomically(
     `overwrite=False` an existing `path` raises `FileExistsError` and is left
     untouched (the check and the rename use a hard link, so two writers cannot
     both win); a directory at `path` raises `IsADirectoryError`. Other `OSError`s
-    propagate. Nothing is left behind on failure.
+    propagate. Nothing is left behind on failure; a temporary sibling left by a
+    writer that was killed (`.<name>.<random>.tmp`, claimed by nobody) is removed
+    by the next write to `path`.
     """
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    remove_abandoned(path.parent, _temporaries_of(path))
     handle, temporary = _create_sibling(path)
     try:
         with os.fdopen(handle, "wb") as file:
@@ -70,18 +223,24 @@ def write_atomically(
 
 
 def _create_sibling(path: Path) -> tuple[int, Path]:
-    """A new, exclusively created `.<name>.<random>.tmp` next to `path`, and its descriptor."""
+    """A new, exclusively created and claimed `.<name>.<random>.tmp` next to `path`, and
+    its descriptor."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
     for _ in range(_TRIES):
         temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
         try:
             # The kernel applies the umask to 0o666: no need to read it (os.umask can
             # only be read by setting it, which races with other threads).
             # Private from the first byte; the caller sets the final mode.
-            flags |= getattr(os, "O_BINARY", 0)
-            return os.open(temporary, flags, PRIVATE_FILE_MODE), temporary
+            descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
         except FileExistsError:
             continue
+        _try_claim(descriptor, wait=True)  # while another's clean-up holds it: after it
+        if _still_at(descriptor, temporary):
+            return descriptor, temporary
+        # Another writer's clean-up took it for abandoned before it was claimed: next name.
+        os.close(descriptor)
     raise FileExistsError(
         errno.EEXIST, f"no free temporary name after {_TRIES} tries", str(path.parent)
     )

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import cast
 
 from toolreplay.errors import TraceError, TraceFormatError
+from toolreplay.files import source_conflict
 from toolreplay.portable import JsonValue, fingerprint
 from toolreplay.runtime.matching import operation_location
 from toolreplay.trace.model import (
@@ -180,6 +181,13 @@ def migrate_trace(
     operation converts.
     """
     source_path, output_path = Path(source), Path(output)
+    problem = source_conflict(output_path, [source_path])
+    if problem is not None:
+        raise TraceError(
+            f"{output_path} {problem}: a migration never writes over the trace it reads; "
+            "give the migrated copy another path",
+            path=output_path,
+        )
     trace = read_trace(source_path)
     if trace.footer is None:
         raise TraceError(

@@ -29,6 +29,7 @@ from toolreplay.terminal import terminal_safe
 from toolreplay.trace.model import Outcome
 
 __all__ = [
+    "NARROW",
     "SUMMARY_LIMIT",
     "CallSummary",
     "Summarizer",
@@ -43,7 +44,8 @@ SUMMARY_LIMIT = 160
 
 ARROW = " → "
 NARROW = 32
-"""Below this many cells a summary line shows only the answer."""
+"""Below this many cells a summary line shows only the answer (a list that shows both
+parts gives its column at least this much)."""
 
 
 def _cells(character: str) -> int:

@@ -35,10 +35,14 @@ _CREATED = 1767225600
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One function call the scripted model makes."""
+    """One function call the scripted model makes: its arguments, or a function of the
+    tool outputs the request carries that makes them (a model that reads its tools)."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | Callable[[list[str]], dict[str, Any]]
+
+    def arguments_for(self, outputs: list[str]) -> dict[str, Any]:
+        return self.arguments(outputs) if callable(self.arguments) else self.arguments
 
 
 @dataclass
@@ -119,7 +123,9 @@ def _responses_answer(
     request: dict[str, Any],
 ) -> dict[str, Any]:
     items = [
-        function_call_item(call.name, call.arguments, f"call_{turn}_{n}", f"fc_{turn}_{n}")
+        function_call_item(
+            call.name, call.arguments_for(outputs), f"call_{turn}_{n}", f"fc_{turn}_{n}"
+        )
         for n, call in enumerate(calls)
     ] or [message_item(final_text(outputs), f"msg_{turn}")]
     return response_body(
@@ -195,7 +201,10 @@ def _chat_answer(
             {
                 "id": f"call_{turn}_{n}",
                 "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                "function": {
+                    "name": call.name,
+                    "arguments": json.dumps(call.arguments_for(outputs)),
+                },
             }
             for n, call in enumerate(calls)
         ]

@@ -52,8 +52,7 @@ def main() -> dict[str, JsonValue]:
 
 def sleepy() -> None:
     print("sleeping in the runner", file=sys.stderr, flush=True)
-    # support.sleepy_started: the line above was printed, by this process (not by the
-    # warm runner's import probe, which replays the trace with this runner too)
+    # support.sleepy_started: the line above was printed, by this process
     Path(f"sleepy.started.{os.getpid()}").touch()
     time.sleep(120)  # a runner that hangs: the tests cancel it or let the timeout kill it
 

@@ -35,11 +35,13 @@ def child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP",)}
 
 
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolreplay", *args],
         cwd=cwd,
-        env=child_env(),
+        env=child_env() if env is None else env,
         capture_output=True,
         text=True,
         timeout=120,

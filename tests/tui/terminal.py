@@ -76,9 +76,18 @@ class TmuxTerminal:
         """Type `text` literally."""
         self._run("send-keys", "-t", "main", "-l", text)
 
+    def pane_pid(self) -> str:
+        """The process id of the command running in the pane."""
+        return self._run("display-message", "-p", "-t", "main", "#{pane_pid}").strip()
+
     def screen(self) -> str:
         """What the pane shows now, one line per row."""
         return self._run("capture-pane", "-p", "-t", "main")
+
+    def scrollback(self, lines: int = 200) -> str:
+        """The pane's last `lines` of history and what it shows now (a command's last
+        words scroll out of the screen when the debugger leaves its alternate screen)."""
+        return self._run("capture-pane", "-p", "-t", "main", "-S", f"-{lines}")
 
     def wait_for(self, *texts: str, timeout: float = 60.0) -> str:
         """Wait until the pane shows every one of `texts`; returns that screen."""

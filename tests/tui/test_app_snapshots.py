@@ -10,6 +10,7 @@ the new pictures.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,15 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static
+from toolreplay_tui.model.runreport import describe_result
 from toolreplay_tui.screens.run import RunScreen
+from toolreplay_tui.widgets.run_panel import render_report
 
 from tests.support.agent_fork import AgentFork, record_and_fork, record_sync_agent
+from tests.tui.agent_project import AgentProject
 from tests.tui.pilot import SIZE, loaded, make_app, wait_for
 from tests.tui.support import Project
+from tests.tui.test_app_new_call import agent_app, fork_at_new_model_call
 
 SMALL = (80, 24)
 """The smallest terminal the debugger is laid out for: everything reachable in it."""
@@ -118,6 +123,32 @@ def test_diff_of_an_agent_fork(agent_fork: AgentFork, snap_compare: Any) -> None
 
     project = Project(agent_fork.source.parent, agent_fork.source)
     app = make_app(project, against=agent_fork.branch)
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_a_new_model_call_and_its_answers(agent: AgentProject, snap_compare: Any) -> None:
+    # The fork stopped at the model request that carries the changed tool output: the
+    # call, what the request offers, and one key per way of answering it.
+    async def before(pilot: Pilot[Any]) -> None:
+        await fork_at_new_model_call(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, RunScreen)
+        panel = screen.panel
+        result = panel.result
+        assert result is not None
+        assert result.error is not None
+        # What depends on the machine: how long the child took, and the trace's folder.
+        screen.query_one("#run-status", Static).update(Text("finished in 0.5 s", style="dim"))
+        message = result.error.message.replace(str(agent.root), "<project>")
+        shown = replace(result, error=replace(result.error, message=message))
+        screen.query_one("#run-report", Static).update(render_report(describe_result(shown)))
+        pilot.app.clear_notifications()
+        # Clearing refreshes the top screen's toasts only; the screen under this modal
+        # keeps its own until they expire, and a snapshot must not depend on when.
+        for under in pilot.app.screen_stack:
+            await under.query("Toast").remove()
+
+    app = agent_app(agent)
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 

@@ -12,7 +12,7 @@ from toolreplay_tui.model.trace_file import TraceFile
 import toolreplay
 from tests.support import concurrent_app
 from tests.support.traces import write_trace
-from tests.tui.pilot import SIZE, loaded, make_app, pilot_test, text_of
+from tests.tui.pilot import loaded, make_app, pilot_test, text_of
 from tests.tui.support import Project
 from toolreplay import Operation, OperationIdentity, Returned
 from toolreplay.trace import SessionEnding, TraceHeader, TraceWriter
@@ -86,7 +86,9 @@ def test_the_list_shows_lanes_and_a_timeline_for_a_concurrent_trace(tmp_path: Pa
 async def browse_concurrent_trace(project: Project) -> None:
     trace = toolreplay.read_trace(project.trace)
     app = make_app(project)
-    async with app.run_test(size=SIZE) as pilot:
+    # From about 150 columns the lane and timeline columns fit beside a call column of
+    # full room (narrower, they yield to it: tests/tui/test_list_columns.py).
+    async with app.run_test(size=(160, 40)) as pilot:
         await loaded(pilot)
         header = text_of(app, "#list-header")
         assert "lane" in header

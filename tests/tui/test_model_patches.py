@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolreplay_tui.model.patches import PendingPatches
+from toolreplay_tui.model.patches import PendingPatches, describe_target
 
 import toolreplay
 from tests.support.traces import write_trace
@@ -181,23 +181,70 @@ def test_undo_takes_back_every_kind_of_change_last_first(tmp_path: Path) -> None
     assert pending.dirty
 
 
-def test_load_keeps_patches_by_call_and_says_why_it_skips_the_others(tmp_path: Path) -> None:
+def test_every_target_form_loads_keeps_its_place_and_saves_back_the_same(
+    tmp_path: Path,
+) -> None:
     trace = load(tmp_path)
+    decide = trace.operations[1]
     by_number = toolreplay.replace_output(at=1, value={"decision": "deny"})
-    next_call = toolreplay.supply_output(effect="crm.customer.get", value={"name": "Bo"})
+    next_call = toolreplay.supply_output(effect="review.queue.add", value={"ticket": "RV-1"})
+    again = toolreplay.supply_output(effect="review.queue.add", value={"ticket": "RV-1"})
     reply = toolreplay.replace_output(
-        effect="llm.refund.decide",
-        inputs={"amount": 1200.0, "tier": "gold"},
-        value=toolreplay.OutputRecipe("reply", "llm", {"text": "deny"}),
+        effect="crm.customer.get",
+        inputs={"customer_id": 42},
+        value=toolreplay.OutputRecipe("reply", "crm", {"text": "deny"}),
     )
-    path = toolreplay.write_patches(tmp_path / "v3.json", [by_number, next_call, reply])
+    patches = [by_number, next_call, reply, again]
+    path = toolreplay.write_patches(tmp_path / "v3.json", patches)
     pending = PendingPatches()
     loaded = pending.load(path, trace)
-    assert loaded.loaded == (reply,)  # a recipe on one exact call is kept as it is
+    assert loaded.skipped == ()
+    assert list(pending) == patches  # two equal next-call patches are two entries
+    assert not pending.dirty
+    # The operation-number patch is the pending patch of that operation.
+    assert pending.get(decide.identity) == by_number
+    assert decide.identity in pending
+    slots = [key for key, patch in pending.entries() if patch.target_form == "next_call"]
+    assert [pending.next_call_number(key) for key in slots] == [1, 2]
+    assert describe_target(by_number) == "#1"
+    assert describe_target(next_call, 2) == "next new call #2 of review.queue.add"
+
+    # Each changes in place; a next-call patch removed and brought back keeps its turn.
+    assert pending.remove(slots[0]) == next_call
+    assert pending.next_call_number(slots[1]) == 1
+    pending.undo()
+    assert list(pending) == patches
+    failed = pending.fail_instead(decide.identity, "TimeoutError: slow")
+    assert (failed.kind, failed.at) == ("replace_error", 1)
+    timed_out = pending.fail_instead(slots[0], "TimeoutError: queue down")
+    assert (timed_out.kind, timed_out.target_form) == ("supply_error", "next_call")
+    assert [p.kind for p in pending] == [
+        "replace_error",
+        "supply_error",
+        "replace_output",
+        "supply_output",
+    ]
+    saved = pending.save(tmp_path / "back.json")
+    assert toolreplay.read_patches(saved) == list(pending)
+
+
+def test_load_says_why_it_skips_what_the_fork_would_refuse(tmp_path: Path) -> None:
+    trace = load(tmp_path)
+    beyond = toolreplay.replace_output(at=7, value=1)
+    wrong_effect = toolreplay.replace_output(at=0, effect="llm.refund.decide", value=1)
+    first = toolreplay.replace_output(at=1, value={"decision": "deny"})
+    second = toolreplay.replace_output(
+        effect="llm.refund.decide", inputs={"amount": 1200.0, "tier": "gold"}, value=2
+    )
+    path = toolreplay.write_patches(tmp_path / "v3.json", [beyond, wrong_effect, first, second])
+    pending = PendingPatches()
+    loaded = pending.load(path, trace)
+    assert loaded.loaded == (first,)
     assert [skipped.reason for skipped in loaded.skipped] == [
-        f"{by_number.patch_id}: names source operation 1, not one exact call; fork with "
-        "the patch file from the command line",
-        f"{next_call.patch_id}: names the next call of crm.customer.get that the source "
-        "does not hold, not one exact call; fork with the patch file from the command line",
+        f"{beyond.patch_id}: this trace has no operation #7",
+        f"{wrong_effect.patch_id}: operation #0 of this trace is crm.customer.get, not "
+        "llm.refund.decide",
+        f"{second.patch_id}: a second patch on llm.refund.decide occ 0 (the first, "
+        f"{first.patch_id}, is kept)",
     ]
     assert pending.dirty

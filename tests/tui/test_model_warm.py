@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from toolreplay_tui.model.runs import RunClient, RunHandle, RunResult, WarmRunner
 
 import toolreplay
-from tests.tui.support import DECIDE_INPUTS, RUNNER, Project, child_env, cli
+from tests.tui.support import DECIDE_INPUTS, Project, child_env, cli
 
 
 @pytest.fixture
 def warm(project: Project) -> Iterator[WarmRunner]:
-    runner = WarmRunner(cwd=project.root, env=child_env(), runner=RUNNER, trace=project.trace)
+    runner = WarmRunner(cwd=project.root, env=child_env())
     runner.warm_up()
     yield runner
     runner.close()
@@ -136,6 +138,9 @@ def test_a_promote_is_verified_in_a_fork_of_the_warm_runner(
 
 
 def test_a_changed_application_is_imported_again(project: Project, warm: WarmRunner) -> None:
+    first = fork(project, warm, {"decision": "approve"}, "first")  # the warm child learns it
+    assert isinstance(first.return_value, dict)
+    assert first.return_value["outcome"] == "approved"
     source = project.root / "tuiapp.py"
     time.sleep(0.01)  # a later modification time than the one the warm child imported
     source.write_text(
@@ -149,13 +154,14 @@ def test_a_changed_application_is_imported_again(project: Project, warm: WarmRun
 
 
 def test_a_timeout_or_a_cancel_does_not_wait_for_the_warm_child_to_start(
-    project: Project,
+    project: Project, tmp_path: Path
 ) -> None:
-    # This warm child's import probe replays the trace with the hanging runner: it
-    # would take two minutes to start, and the run would then hang as long again.
-    slow = WarmRunner(
-        cwd=project.root, env=child_env(), runner="tuiapp:sleepy", trace=project.trace
-    )
+    # A warm child whose interpreter takes two minutes to start: the run would wait that
+    # long, and then hang as long again in the sleepy runner.
+    python = tmp_path / "slow-python"
+    python.write_text(f'#!/bin/sh\nsleep 120\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    slow = WarmRunner(python=str(python), cwd=project.root, env=child_env())
     request = client(project, slow, timeout=3.0).replay(project.trace, runner="tuiapp:sleepy")
     try:
         timed = RunHandle(request)
@@ -173,6 +179,42 @@ def test_a_timeout_or_a_cancel_does_not_wait_for_the_warm_child_to_start(
         assert result.result(timeout=90).outcome == "cancelled"
     finally:
         slow.close()
+
+
+IMPORT_LOG_APP = """
+import os
+
+with open("imports.log", "a") as log:
+    log.write(f"{os.getpid()}\\n")
+
+def run():
+    return "ran"
+"""
+
+
+def test_the_first_run_teaches_the_warm_child_its_imports(
+    project: Project, warm: WarmRunner
+) -> None:
+    (project.root / "importlog.py").write_text(IMPORT_LOG_APP)
+    trace = project.root / "empty.trp"
+    with toolreplay.record(trace, metadata={"runner": "importlog:run"}):
+        pass
+    log = project.root / "imports.log"
+    assert not log.exists()  # started, and nothing of the application imported
+
+    def replay() -> RunResult:
+        return RunHandle(client(project, warm).replay(trace)).wait()
+
+    assert replay().return_value == "ran"
+    deadline = time.monotonic() + 60
+    while len(log.read_text().split()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the warm child imports it once the run has ended
+    first_run, warm_child = log.read_text().split()
+    assert first_run != warm_child
+    assert replay().return_value == "ran"
+    assert replay().return_value == "ran"
+    assert log.read_text().split() == [first_run, warm_child]  # later runs inherit it
+    assert warm.starts == 1
 
 
 def waiting(handle: RunHandle) -> Future[RunResult]:

@@ -18,9 +18,22 @@ TUI_SOURCE = Path(__file__).resolve().parents[2] / "tui" / "toolreplay_tui"
 
 # Documented submodules whose own `__all__` is their public surface: the run protocol
 # (RFC 0004 §4.5) is imported as `toolreplay.protocol`, privacy (RFC 0007) as
-# `toolreplay.redaction`, and scanning files as the command does (RFC 0007 §5.2) as
-# `toolreplay.redaction.files`, not everything re-exported at the top.
-PUBLIC_NAMESPACES = {"toolreplay.protocol", "toolreplay.redaction", "toolreplay.redaction.files"}
+# `toolreplay.redaction`, scanning files as the command does (RFC 0007 §5.2) as
+# `toolreplay.redaction.files`, and writing files safely (atomically, never over their
+# source: RFC 0005 §2.7) as `toolreplay.files`, not everything re-exported at the top.
+# The recipe registry (RFC 0004 §1.7) as `toolreplay.runtime.recipes`, a model call's
+# summary (RFC 0006 §10) as `toolreplay.summaries`, and the OpenAI adapter's replies and
+# edits (RFC 0006 §9) as `toolreplay.adapters.openai`, which needs the SDK: the debugger
+# previews a reply and edits a stream with them, imported when used.
+PUBLIC_NAMESPACES = {
+    "toolreplay.files",
+    "toolreplay.protocol",
+    "toolreplay.redaction",
+    "toolreplay.redaction.files",
+    "toolreplay.runtime.recipes",
+    "toolreplay.summaries",
+    "toolreplay.adapters.openai",
+}
 
 
 def core_imports(source: str, where: str) -> list[tuple[str, str, str]]:

@@ -1,18 +1,22 @@
 """Promoting: check the arguments, stage the case beside its destination, verify, publish.
 
-The case is written into a hidden sibling folder, verified there end to end,
-and only then renamed into place, so a case folder appears complete or not at
-all, and a case that never held is never published (RFC 0005 §2).
+The case is written into a hidden sibling staging folder, verified there end to
+end, and only then renamed into place, so a case folder appears complete or not
+at all, and a case that never held is never published (RFC 0005 §2). The
+staging folder is claimed by the promoting process and tells git to ignore it;
+one left by a killed promotion is removed by the next promotion beside it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
+import fnmatch
 import hashlib
 import os
+import re
 import shutil
-import tempfile
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +36,10 @@ from toolreplay.files import (
     PUBLIC_FILE_MODE,
     PUBLIC_FOLDER_MODE,
     UnreadableFileError,
+    claimed_folder,
     read_regular_file,
+    remove_abandoned,
+    source_conflict,
 )
 from toolreplay.portable import ensure_portable
 from toolreplay.redaction.files import scan_bytes
@@ -40,7 +47,24 @@ from toolreplay.redaction.scanner import secret_in_trace_error
 from toolreplay.runners import RUNNER_PATTERN, load_runner
 from toolreplay.trace.reader import parse_trace
 
-__all__ = ["PromotedCase", "promote", "promote_any_runner", "promote_async"]
+__all__ = [
+    "NOT_COLLECTED",
+    "PromotedCase",
+    "promote",
+    "promote_any_runner",
+    "promote_async",
+    "promote_replacement",
+]
+
+NOT_COLLECTED = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+"""Folder names pytest does not search by default (its `norecursedirs`): a case published
+in one would not run under pytest (`verify` also skips folders named `.*`)."""
+
+_STAGING = re.compile(r"\..+\.staging-[a-z0-9_]{8}")
+"""A staging folder's name: `.<case folder name>.staging-<mkdtemp's 8 characters>`."""
+_STAGED_CASE = "case"
+"""The case inside its staging folder, beside the `.gitignore` that hides the folder."""
+_IGNORE_ALL = "# a case being promoted by Tool Replay: not to be committed\n*\n"
 
 _TEST_MODULES: dict[RunnerKind, str] = {
     "sync": '''"""A regression case promoted by Tool Replay. It replays its trace offline."""
@@ -79,6 +103,32 @@ class PromotedCase:
     manifest: CaseManifest
 
 
+def _not_collected(destination: Path) -> str | None:
+    """Why pytest or `verify` would never run a case at `destination`, or None."""
+    absolute = Path(os.path.abspath(destination))
+    for folder in absolute.parents:
+        if (folder / MANIFEST_NAME).is_file():
+            return (
+                f"is inside the case folder {folder}: pytest runs a case folder as one test "
+                "and never looks inside it, so this case would never run (verify would count "
+                f"it); promote it beside that case instead, e.g. to {folder.parent / absolute.name}"
+            )
+    try:  # what pytest, run from here, would search; outside it only the case's own name
+        parts = absolute.relative_to(Path.cwd()).parts
+    except ValueError:
+        parts = (absolute.name,)
+    for part in parts:
+        pattern = next((p for p in NOT_COLLECTED if fnmatch.fnmatch(part, p)), None)
+        if pattern is not None:
+            hidden = " (verify skips it too)" if part.startswith(".") else ""
+            return (
+                f"is in a folder pytest does not search: {part!r} matches its default "
+                f"norecursedirs pattern {pattern!r}{hidden}, so the case would never run; "
+                "choose a folder your tests are collected from, such as tests/cases/NAME"
+            )
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class _Checked:
     """Arguments that passed every check of RFC 0005 §2.2, and the trace bytes they name."""
@@ -95,8 +145,13 @@ def _check(
     runner: str,
     expected: object,
     allow_secret_findings: bool,
+    *,
+    collected: bool = True,
 ) -> _Checked:
-    """Check the arguments before anything is written or imported."""
+    """Check the arguments before anything is written or imported.
+
+    `collected`: the destination must be where pytest and `verify` find the case.
+    """
     destination = Path(output)
     if not CASE_NAME_PATTERN.fullmatch(name):
         raise PromotionError(
@@ -109,12 +164,24 @@ def _check(
         portable_expected = ensure_portable(expected, what="the expected value")
     except NonPortableValueError as error:
         raise PromotionError(str(error)) from None
+    # Leftovers of promotions killed beside this one go first, whatever happens next.
+    remove_abandoned(destination.parent, _STAGING)
+    source = Path(trace)
+    conflict = source_conflict(destination, [source])
+    if conflict is not None:
+        raise PromotionError(
+            f"{destination} {conflict}: a case is a new folder beside the trace it is made "
+            "from; choose a new folder"
+        )
     if destination.exists() or destination.is_symlink():
         raise PromotionError(
             f"{destination} already exists; a case is never merged or overwritten. Choose a "
             "new folder, or delete the old case first"
         )
-    source = Path(trace)
+    if collected:
+        problem = _not_collected(destination)
+        if problem is not None:
+            raise PromotionError(f"{destination} {problem}")
     try:
         data = read_regular_file(source, "trace")
     except UnreadableFileError as error:
@@ -148,39 +215,50 @@ def _check(
 
 
 def _stage(checked: _Checked, kind: RunnerKind) -> _Staged:
-    """Write the checked case, for a runner of `kind`, into a sibling staging folder."""
+    """Write the checked case, for a runner of `kind`, into a sibling staging folder.
+
+    `.<name>.staging-<random>/` holds a `.gitignore` that ignores everything (so
+    `git add` never picks up a promotion in progress or killed) and the case
+    itself in `case/`, which publishing renames into place. This process claims
+    the staging folder while it works (`_check` removed those nobody claims).
+    """
     destination, data = checked.destination, checked.data
     manifest = dataclasses.replace(checked.manifest, runner_kind=kind)
     created = _make_parents(destination.parent)
     try:
-        staging = Path(
-            tempfile.mkdtemp(prefix=f".{destination.name}.staging-", dir=destination.parent)
-        )
+        staging, claim = claimed_folder(destination.parent, f".{destination.name}.staging-")
     except OSError as error:
         _discard(None, created)
         raise PromotionError(
             f"cannot write in {destination.parent}: {error.strerror or error}"
         ) from None
+    folder = staging / _STAGED_CASE
+    staged = _Staged(staging, claim, folder, destination, manifest, created)
     try:
-        (staging / manifest.trace_path).write_bytes(data)
-        (staging / MANIFEST_NAME).write_bytes(manifest.to_json())
-        (staging / TEST_NAME).write_text(_TEST_MODULES[kind], encoding="utf-8")
+        # First: from here on git ignores everything in the staging folder.
+        (staging / ".gitignore").write_text(_IGNORE_ALL, encoding="utf-8")
+        folder.mkdir()
+        (folder / manifest.trace_path).write_bytes(data)
+        (folder / MANIFEST_NAME).write_bytes(manifest.to_json())
+        (folder / TEST_NAME).write_text(_TEST_MODULES[kind], encoding="utf-8")
         for asset in (manifest.trace_path, MANIFEST_NAME, TEST_NAME):
             # Exactly 0644 whatever the umask: a case is meant to be committed (RFC 0007 §7).
-            (staging / asset).chmod(PUBLIC_FILE_MODE)
+            (folder / asset).chmod(PUBLIC_FILE_MODE)
     except BaseException as error:
-        _discard(staging, created)
+        _discard(staged, created)
         if isinstance(error, OSError):
             raise PromotionError(
                 f"cannot write the case in {destination.parent}: {error.strerror or error}"
             ) from None
         raise
-    return _Staged(staging, destination, manifest, created)
+    return staged
 
 
 @dataclass(frozen=True, slots=True)
 class _Staged:
-    folder: Path
+    staging: Path
+    claim: int  # the descriptor that holds this process's claim on `staging`
+    folder: Path  # the case, `staging/case`, renamed to `destination` when published
     destination: Path
     manifest: CaseManifest
     created_parents: list[Path]
@@ -205,15 +283,23 @@ def _make_parents(folder: Path) -> list[Path]:
     return missing
 
 
-def _discard(staging: Path | None, created_parents: list[Path]) -> None:
+def _discard(staged: _Staged | None, created_parents: list[Path]) -> None:
     """Remove the staging folder and any parent folder promotion created."""
-    if staging is not None:
-        shutil.rmtree(staging, ignore_errors=True)
+    if staged is not None:
+        _release(staged)
     for parent in created_parents:  # deepest first
         try:
             parent.rmdir()
         except OSError:
             break
+
+
+def _release(staged: _Staged) -> None:
+    """Remove the staging folder (with the case, unless it was published) and drop the claim."""
+    try:
+        shutil.rmtree(staged.staging, ignore_errors=True)
+    finally:
+        os.close(staged.claim)
 
 
 @contextlib.contextmanager
@@ -222,33 +308,26 @@ def _discarded_on_failure(staged: _Staged) -> Generator[None]:
     try:
         yield
     except BaseException:
-        _discard(staged.folder, staged.created_parents)
+        _discard(staged, staged.created_parents)
         raise
 
 
 def _publish(staged: _Staged) -> PromotedCase:
     destination, manifest = staged.destination, staged.manifest
     try:
-        # Claim the name atomically (mkdir fails if anything is there), then move the
-        # verified case over our own empty folder.
-        destination.mkdir()
-    except FileExistsError:
-        raise PromotionError(f"{destination} appeared while the case was being verified") from None
-    except OSError as error:
-        raise PromotionError(f"cannot create {destination}: {error.strerror or error}") from None
-    try:
-        staged.folder.chmod(PUBLIC_FOLDER_MODE)  # mkdtemp makes it private; a case is public
+        staged.folder.chmod(PUBLIC_FOLDER_MODE)  # a case is public (RFC 0007 §7)
+        # One rename, on the same filesystem: the case appears complete or not at all. It
+        # fails if anything but an empty folder took the name meanwhile, leaving it alone.
         os.rename(staged.folder, destination)
-    except BaseException as error:
-        # Give the claimed name back; the caller discards the staging folder. If another
-        # process wrote into the claimed folder, rmdir fails and its files stay theirs.
-        with contextlib.suppress(OSError):
-            destination.rmdir()
-        if isinstance(error, OSError):
+    except OSError as error:
+        if error.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
             raise PromotionError(
-                f"cannot move the verified case to {destination}: {error.strerror or error}"
+                f"{destination} appeared while the case was being verified"
             ) from None
-        raise
+        raise PromotionError(
+            f"cannot move the verified case to {destination}: {error.strerror or error}"
+        ) from None
+    _release(staged)  # what is left of the staging folder: its .gitignore
     return PromotedCase(
         directory=destination,
         name=manifest.name,
@@ -283,7 +362,10 @@ def promote(
     portable JSON.
     The case is written to a sibling staging folder, verified end to end with
     `verify_case`, and only then renamed to `output`, which must not exist
-    (missing parent folders are created). Any failure leaves nothing behind.
+    (missing parent folders are created) and must be where pytest and `verify`
+    find cases: not inside another case folder, nor under a folder pytest skips
+    (`NOT_COLLECTED`). Any failure leaves nothing behind; a kill leaves at most a
+    staging folder git ignores, which the next promotion beside it removes.
     Use `promote_async` for an async runner.
 
     The trace is scanned for secrets first (RFC 0007): a finding raises
@@ -333,6 +415,30 @@ def promote_any_runner(
     """
     checked = _check(trace, output, name, runner, expected, allow_secret_findings)
     kind: RunnerKind = "async" if load_runner(runner).is_async else "sync"
+    return _verify_and_publish(checked, kind)
+
+
+def promote_replacement(
+    trace: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    name: str,
+    runner: str,
+    expected: object,
+    runner_kind: RunnerKind,
+) -> PromotedCase:
+    """`promote` (or, for an async runner, `promote_async` in its own `asyncio.run()`)
+    into a folder pytest need not collect.
+
+    For `--toolreplay-update`, which prepares a case's replacement in a hidden
+    sibling of the case and then swaps the two; everything else goes where
+    tests are collected, which `promote` checks.
+    """
+    checked = _check(trace, output, name, runner, expected, False, collected=False)
+    return _verify_and_publish(checked, runner_kind)
+
+
+def _verify_and_publish(checked: _Checked, kind: RunnerKind) -> PromotedCase:
     staged = _stage(checked, kind)
     with _discarded_on_failure(staged):
         if kind == "async":

@@ -14,6 +14,8 @@ from toolreplay.cli.output import (
     OutputFormat,
     add_format_option,
     application_output_to_stderr,
+    error_fields,
+    one_line_fields,
 )
 from toolreplay.errors import (
     CaseSearchError,
@@ -162,9 +164,10 @@ def promote(
             f"with python -m pytest {case.directory}"
         )
     else:
+        assert error is not None
         if isinstance(error, RunnerImportError):
             sys.stderr.write(error.import_traceback())
-        Output.error(f"{type(error).__name__}: {error}")
+        Output.error(f"{type(error).__name__}: {error}", (*error_fields(error), trace, output))
         sys.stderr.write("nothing was written\n")
     return status
 
@@ -234,10 +237,12 @@ def verify(paths: list[Path], output_format: OutputFormat) -> int:
         with application_output_to_stderr():
             results = verify_cases(paths)
     except CaseSearchError as error:
-        return _nothing_to_verify(error.args[0], output_format, missing=error.missing)
+        message = one_line_fields(error.args[0], (error.path, *paths))
+        return _nothing_to_verify(message, output_format, missing=error.missing)
     if not results:
         return _nothing_to_verify(
-            f"no case folder (a folder holding {MANIFEST_NAME}) under {', '.join(map(str, paths))}",
+            f"no case folder (a folder holding {MANIFEST_NAME}) under "
+            + ", ".join(one_line_fields(str(path), [path]) for path in paths),
             output_format,
         )
     failed = sum(1 for result in results if not result.ok)

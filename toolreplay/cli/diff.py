@@ -8,7 +8,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 
 from toolreplay.cli.command import Command
-from toolreplay.cli.output import OutputFormat, add_format_option
+from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
 from toolreplay.diff import diff as diff_traces
 from toolreplay.errors import DiffError, TraceError
 
@@ -31,7 +31,7 @@ def diff(source: Path, target: Path, output_format: OutputFormat, fail_on_differ
     try:
         report = diff_traces(source, target)
     except (TraceError, DiffError) as error:
-        sys.stderr.write(f"error: {error}\n")
+        Output.error(str(error), (*error_fields(error), source, target))
         return 2
     if output_format is OutputFormat.json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.cli.command import SKIPPED_EXIT_CODE, Command, whole_number
-from toolreplay.cli.output import Output, OutputFormat, add_format_option
+from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
 from toolreplay.errors import TraceSearchError
 from toolreplay.search import FoundTrace, TraceSearch, find_traces
 
@@ -189,7 +189,7 @@ def find(
     try:
         search = find_traces(directory, effect=effect, where=where or (), since=since, until=until)
     except TraceSearchError as error:
-        out.error(str(error))
+        out.error(str(error), (*error_fields(error), directory))
         return 2
     found: list[FoundTrace] = []
     for match in matches(search):

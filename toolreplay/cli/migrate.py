@@ -8,7 +8,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 
 from toolreplay.cli.command import Command
-from toolreplay.cli.output import OutputFormat, add_format_option
+from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
 from toolreplay.errors import TraceError
 from toolreplay.migrate import migrate_trace
 
@@ -36,7 +36,7 @@ def migrate(source: Path, output: Path, overwrite: bool, output_format: OutputFo
     try:
         migrated = migrate_trace(source, output, overwrite=overwrite)
     except TraceError as error:
-        sys.stderr.write(f"error: {error}\n")
+        Output.error(str(error), (*error_fields(error), source, output))
         return 2
     if output_format is OutputFormat.json:
         document = {

@@ -10,6 +10,11 @@ escapes each field it is given (newlines too: a field is one line), and
 `sys.stdout` and `sys.stderr` (messages, JSON documents, tracebacks), keeping
 newlines and tabs. The escape is the JSON spelling (`\\u001b`), so a JSON
 document stays valid and reads back the same.
+
+A message keeps its lines, but a field quoted inside it (a file name, a runner, an
+error type from a trace) is one line: `one_line_fields` escapes the line breaks and
+tabs of each such field where the message quotes it, so no field can start a line
+that looks like the command's own (`error: ...`, `ok`).
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from toolreplay.cli.command import choice_of
-from toolreplay.terminal import terminal_safe, terminal_safe_text
+from toolreplay.terminal import is_terminal_safe, terminal_safe, terminal_safe_text
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
@@ -37,6 +43,8 @@ __all__ = [
     "add_format_option",
     "application_output_to_stderr",
     "drawn_by_the_ui",
+    "error_fields",
+    "one_line_fields",
     "raw_stream",
     "terminal_safe_streams",
 ]
@@ -62,6 +70,25 @@ def add_format_option(parser: ArgumentParser) -> None:
         metavar="{" + ",".join(OutputFormat) + "}",
         help="text for people and logs, json for programs (default: %(default)s).",
     )
+
+
+def one_line_fields(message: str, fields: Iterable[object]) -> str:
+    """`message` with each of `fields` it quotes written on one line: the field's
+    newlines and tabs (and other unsafe characters) as their escapes. The message's
+    own lines stay lines; a field without a line break is left as it is."""
+    for field in fields:
+        if field is None:
+            continue
+        text = str(field)
+        if text and not is_terminal_safe(text):  # newlines and tabs count here
+            message = message.replace(text, terminal_safe(text))
+    return message
+
+
+def error_fields(error: BaseException) -> tuple[object, ...]:
+    """The fields an error names that its message quotes: the file it is about."""
+    path: object = getattr(error, "path", None)
+    return (path,) if isinstance(path, Path) else ()
 
 
 class TerminalSafeStream(io.TextIOBase):
@@ -180,9 +207,11 @@ class Output:
         sys.stderr.write(f"skipped: {terminal_safe(str(path))}: {terminal_safe(reason)}\n")
 
     @staticmethod
-    def error(message: str) -> None:
-        """`error: MESSAGE` on stderr; a message may span lines."""
-        sys.stderr.write(f"error: {terminal_safe(message, keep=_LINES)}\n")
+    def error(message: str, fields: Iterable[object] = ()) -> None:
+        """`error: MESSAGE` on stderr; a message may span lines, and each of `fields`
+        it quotes (`error_fields`) is one line (`one_line_fields`)."""
+        shown = one_line_fields(message, fields)
+        sys.stderr.write(f"error: {terminal_safe(shown, keep=_LINES)}\n")
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 
 from toolreplay.cli.command import SKIPPED_EXIT_CODE, Command
-from toolreplay.cli.output import Output, OutputFormat, add_format_option
+from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
 from toolreplay.errors import ToolReplayError
 from toolreplay.redaction.files import ScannedFiles, redact_trace, scan_paths
 from toolreplay.redaction.policy import RedactionPolicy
@@ -59,7 +59,7 @@ def secret_scanner(patterns: list[tuple[str, str]] | None) -> SecretScanner | No
 
 
 def _fail(error: ToolReplayError) -> int:
-    sys.stderr.write(f"error: {error}\n")
+    Output.error(str(error), error_fields(error))
     return 2
 
 

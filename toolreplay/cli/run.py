@@ -24,7 +24,12 @@ from enum import StrEnum
 from pathlib import Path
 
 from toolreplay.cli.command import Command, choice_of, whole_number
-from toolreplay.cli.output import OutputFormat, add_format_option, application_output_to_stderr
+from toolreplay.cli.output import (
+    OutputFormat,
+    add_format_option,
+    application_output_to_stderr,
+    one_line_fields,
+)
 from toolreplay.cli.privacy import add_secret_pattern_option, secret_scanner
 from toolreplay.errors import (
     ForkOptionError,
@@ -33,6 +38,7 @@ from toolreplay.errors import (
     PatchError,
     RedactionError,
     ReplayContractError,
+    ReplayMiss,
     RunnerError,
     RunnerImportError,
     SecretInTraceError,
@@ -49,6 +55,7 @@ from toolreplay.runners import Runner, import_from_working_directory, load_runne
 from toolreplay.runtime.fork import DEFAULT_LIVE_LIMIT, ForkSession
 from toolreplay.runtime.network import NetworkOption, network_guard, network_policy
 from toolreplay.runtime.session import RecordSession, ReplaySession
+from toolreplay.terminal import terminal_safe
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = ["COMMANDS", "FORK", "RECORD", "REPLAY", "fork", "record", "replay"]
@@ -104,6 +111,29 @@ def _run(report: RunDocument, runner: Runner, session: RecordSession | ReplaySes
             )
 
 
+def _with_caught_miss(error: ErrorReport, session: RecordSession | ReplaySession) -> ErrorReport:
+    """`error`, with the call the run left the recording at when the application caught
+    that `ReplayMiss` and then failed in another way (an agent framework turns a tool's
+    exception into a message to the model): its identity, inputs and candidates, and a
+    note, so the miss can be answered (RFC 0004 §4.6)."""
+    miss = session.violation
+    if not isinstance(miss, ReplayMiss) or error.identity is not None:
+        return error
+    caught = ErrorReport.from_exception(miss)
+    return replace(
+        error,
+        identity=caught.identity,
+        inputs=caught.inputs,
+        candidates=caught.candidates,
+        notes=(
+            *error.notes,
+            f"Before this, the application caught a ReplayMiss: {miss.identity.effect} "
+            f"occurrence {miss.identity.occurrence} was called, and neither the trace nor a "
+            "patch answers it (its identity, inputs and candidates are in this report).",
+        ),
+    )
+
+
 def _call(report: RunDocument, runner: Runner, session: RecordSession | ReplaySession) -> None:
     """Call the runner in the opened session and classify how it ended."""
     try:
@@ -117,11 +147,13 @@ def _call(report: RunDocument, runner: Runner, session: RecordSession | ReplaySe
         return
     except SystemExit as error:
         report.outcome = "application_exit"
-        report.error = ErrorReport.from_exception(error)
+        report.error = _with_caught_miss(ErrorReport.from_exception(error), session)
         return
     except Exception as error:
         report.outcome = "application_error"
-        report.error = ErrorReport.from_exception(error, with_traceback=True)
+        report.error = _with_caught_miss(
+            ErrorReport.from_exception(error, with_traceback=True), session
+        )
         return
     try:
         report.return_value = ensure_portable(value)
@@ -158,11 +190,13 @@ def _kept(report: RunDocument) -> str | None:
 
 def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) -> int:
     """Print the report; return the exit status."""
+    # The files and the runner the lines quote are one line each, whatever their names hold.
+    fields = (*report.paths.values(), report.runner)
     if output_format is OutputFormat.json:
         sys.stdout.write(report.to_json() + "\n")
     elif report.outcome == "ok":
         for line in summary:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(one_line_fields(line, fields) + "\n")
         if report.return_value_portable:
             shown = json.dumps(report.return_value, ensure_ascii=False, sort_keys=True)
         else:
@@ -173,14 +207,19 @@ def _emit(report: RunDocument, output_format: OutputFormat, summary: list[str]) 
         captured = report.error.traceback  # an application error's, or a runner import's
         if captured:
             sys.stderr.write(captured if captured.endswith("\n") else captured + "\n")
-        sys.stderr.write(f"error: {report.outcome}: {report.error.type}: ")
-        sys.stderr.write(report.error.message + "\n")
+        # The error's type, and the application's own message (which may quote a trace it
+        # replays; its traceback above shows it whole), are one line each.
+        message = report.error.message
+        if report.outcome in ("application_error", "application_exit"):
+            message = terminal_safe(message)
+        sys.stderr.write(f"error: {report.outcome}: {terminal_safe(report.error.type)}: ")
+        sys.stderr.write(one_line_fields(message, fields) + "\n")
         for note in report.error.notes:
-            sys.stderr.write(note + "\n")
+            sys.stderr.write(one_line_fields(note, fields) + "\n")
         if report.outcome != "invalid_arguments":
             kept = _kept(report)
             if kept is not None:
-                sys.stderr.write(kept + "\n")
+                sys.stderr.write(one_line_fields(kept, fields) + "\n")
     sys.stdout.flush()
     return {"ok": 0, "invalid_arguments": 2}.get(report.outcome, 1)
 

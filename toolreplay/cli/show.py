@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.cli.command import Command, whole_number
-from toolreplay.cli.output import Output, OutputFormat, add_format_option
+from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
 from toolreplay.errors import TraceError
 from toolreplay.portable import preview
 from toolreplay.summaries import fit_to_width, summarize_call
@@ -97,7 +97,7 @@ def show(trace_path: Path, output_format: OutputFormat, limit: int | None) -> in
     try:
         trace = read_trace(trace_path)
     except TraceError as error:
-        out.error(str(error))
+        out.error(str(error), (*error_fields(error), trace_path))
         return 2
     if limit == 0:
         limit = None

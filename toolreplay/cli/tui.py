@@ -89,7 +89,7 @@ def tui(trace: Path, runner: str | None, against: Path | None, workdir: Path | N
     if problem is None and against is not None:
         problem = _trace_file_problem(against, "--against ")
     if problem is not None:
-        Output.error(problem)
+        Output.error(problem, (trace, against))
         return 2
     try:
         # By name, not `import toolreplay_tui`: the core package neither needs the extra

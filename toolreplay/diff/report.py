@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from toolreplay.diff.alignment import PairKind
 from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
+from toolreplay.terminal import terminal_safe
 from toolreplay.trace.model import AttemptedCall, Operation, Raised, Returned
 from toolreplay.trace.reader import Trace
 
@@ -280,10 +281,17 @@ class DiffReport:
         }
 
     def render_text(self) -> str:
-        """The deterministic text form (what `toolreplay diff` prints)."""
+        """The deterministic text form (what `toolreplay diff` prints).
+
+        Each line below is built from fields of the traces (their file names, effects,
+        error types, patch ids); each is one line whatever those hold: a field's
+        newlines and tabs are written as escapes (`terminal_safe`), so no trace can
+        start a line of its own in the report.
+        """
+        one = terminal_safe
         lines = [
-            f"source  {describe_trace(self.source, self.source_label)}",
-            f"target  {describe_trace(self.target, self.target_label)}",
+            f"source  {one(describe_trace(self.source, self.source_label))}",
+            f"target  {one(describe_trace(self.target, self.target_label))}",
         ]
         if self.identical:
             lines.append(
@@ -296,17 +304,17 @@ class DiffReport:
         lines.append(f"{len(self.differences)} {noun} ({counts})")
         first = self.first_divergence
         assert first is not None
-        lines += ["", f"first observable divergence, row {first.row}: {first.describe()}"]
-        lines += [f"  {field.describe()}" for field in first.fields]
+        lines += ["", f"first observable divergence, row {first.row}: {one(first.describe())}"]
+        lines += [f"  {one(field.describe())}" for field in first.fields]
         if first.patch_id is not None:
             lines.append(
-                f"  the target's outcome here was set by patch {first.patch_id}; the report "
-                "attributes nothing after it"
+                f"  the target's outcome here was set by patch {one(first.patch_id)}; the "
+                "report attributes nothing after it"
             )
         lines += ["", "differences:"]
         for difference in self.differences:
-            lines.append(f"  row {difference.row}: {difference.describe()}")
-            lines += [f"    {field.describe()}" for field in difference.fields]
+            lines.append(f"  row {difference.row}: {one(difference.describe())}")
+            lines += [f"    {one(field.describe())}" for field in difference.fields]
         return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,6 @@ trace by its SHA-256.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import ctypes.util
@@ -24,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from toolreplay.cases import MANIFEST_NAME, TEST_NAME, CaseManifest, promote, promote_async
+from toolreplay.cases import MANIFEST_NAME, TEST_NAME, CaseManifest
+from toolreplay.cases.publishing import promote_replacement
 from toolreplay.errors import BehavioralRegressionError, CaseError
 from toolreplay.portable import ValueDifference
 
@@ -68,24 +68,14 @@ def rewrite_expectation(
     trace = directory / manifest.trace_path
     try:
         try:
-            if manifest.runner_kind == "async":
-                asyncio.run(
-                    promote_async(
-                        trace,
-                        staged,
-                        name=manifest.name,
-                        runner=manifest.runner,
-                        expected=regression.actual,
-                    )
-                )
-            else:
-                promote(
-                    trace,
-                    staged,
-                    name=manifest.name,
-                    runner=manifest.runner,
-                    expected=regression.actual,
-                )
+            promote_replacement(
+                trace,
+                staged,
+                name=manifest.name,
+                runner=manifest.runner,
+                expected=regression.actual,
+                runner_kind=manifest.runner_kind,
+            )
         except CaseError as error:
             raise CaseUpdateError(
                 f"case {manifest.name} ({directory}): not rewritten, because it does not hold "

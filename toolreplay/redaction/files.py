@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from toolreplay._version import __version__
 from toolreplay.errors import RedactionError, RedactionKeyError, TraceError
-from toolreplay.files import UnreadableFileError, read_regular_file
+from toolreplay.files import UnreadableFileError, read_regular_file, source_conflict
 from toolreplay.portable import JsonValue, fingerprint, same_value
 from toolreplay.redaction.keys import KEY_ENVIRONMENT_VARIABLE, key_from_environment
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
@@ -211,6 +211,13 @@ def redact_trace(
     metadata. The key is `policy.key` or `TOOLREPLAY_REDACTION_KEY`.
     """
     source_path, output_path = Path(source), Path(output)
+    problem = source_conflict(output_path, [source_path])
+    if problem is not None:
+        raise TraceError(
+            f"{output_path} {problem}: a redaction never writes over the trace it reads; "
+            "give the redacted copy another path",
+            path=output_path,
+        )
     if not policy.has_rules:
         raise RedactionError(
             "no redaction rule was given: name at least one path (--rule '$..email'), "

@@ -43,6 +43,7 @@ from toolreplay.errors import (
     TraceWriteError,
     UnappliedPatchError,
 )
+from toolreplay.files import source_conflict
 from toolreplay.patches import OutputPatch, OutputRecipe, Patch
 from toolreplay.portable import JsonValue, ensure_portable, preview
 from toolreplay.redaction.policy import (
@@ -224,14 +225,11 @@ class ForkSession(ReplaySession):
 
     def _check(self, trace: Trace, *, effects_declared: bool) -> None:
         self._resolve_patches(trace, effects_declared=effects_declared)
-        if (
-            self.branch_path.exists()
-            and trace.path.exists()
-            and (self.branch_path.resolve() == trace.path.resolve())
-        ):
+        problem = source_conflict(self.branch_path, [trace.path])
+        if problem is not None:
             raise TraceError(
-                f"{self.branch_path}: the branch would overwrite its own source trace; give "
-                "the fork a new path",
+                f"{self.branch_path}: the branch would overwrite its own source trace: it "
+                f"{problem}; give the fork a new path",
                 path=self.branch_path,
             )
         check_new_trace_path(self.branch_path, if_exists=_FORK_IF_EXISTS)

@@ -17,20 +17,29 @@ accepted though no `@effect` declares it and the source never recorded it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonValue
-from toolreplay.trace.model import OperationIdentity, Raised, Returned
-from toolreplay.trace.reader import Trace
+from toolreplay.trace.model import Operation, OperationIdentity, Raised, Returned
 
 __all__ = [
     "RecipeCall",
     "RecipeResolver",
+    "RecipeSource",
     "recipe_resolver",
     "register_recipe_resolver",
 ]
+
+
+class RecipeSource(Protocol):
+    """What a resolver reads of the source trace: its operations of one effect, in
+    recorded order (`toolreplay.Trace` has it; so does the terminal debugger's
+    trace file, which previews a reply before a fork resolves it)."""
+
+    def operations_of(self, namespace: str, name: str) -> Sequence[Operation]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +48,12 @@ class RecipeCall:
 
     `identity` and `inputs` are the call's (redacted as the branch holds them);
     `replaced` is the recorded outcome a `replace_output` patch changes (None for a
-    supply patch); `source` is the source trace, whose recorded answers serve as
-    templates; `near` is the number of the source operation the call stands at (a
-    replaced operation's own, else the last source operation the fork served;
-    None before any), so "the nearest recorded answer" is well defined. `patch_id`
-    seeds whatever identifiers the adapter makes up, so the same patch on the same
-    call always resolves to the same output.
+    supply patch); `source` is the source trace (its operations by effect), whose
+    recorded answers serve as templates; `near` is the number of the source
+    operation the call stands at (a replaced operation's own, else the last source
+    operation the fork served; None before any), so "the nearest recorded answer" is
+    well defined. `patch_id` seeds whatever identifiers the adapter makes up, so the
+    same patch on the same call always resolves to the same output.
     """
 
     recipe: OutputRecipe
@@ -52,7 +61,7 @@ class RecipeCall:
     identity: OperationIdentity
     inputs: dict[str, JsonValue]
     replaced: Returned | Raised | None
-    source: Trace
+    source: RecipeSource
     near: int | None
 
 

@@ -303,6 +303,14 @@ class Session:
         """The first failure to write this session's trace (record, fork's branch), if any."""
         return self._write_error
 
+    @property
+    def violation(self) -> ToolReplayError | None:
+        """The first contract violation raised into the application (a `ReplayMiss`...),
+        whether or not it caught it; None while there is none. A command reports the
+        call a run left the recording at from it when the application caught it and
+        then failed in another way."""
+        return self._violation
+
     def _close_trace(
         self,
         writer: TraceWriter,

@@ -42,6 +42,7 @@ __all__ = [
     "encode_operation",
     "operation_to_dict",
     "parse_line",
+    "reads_strictly",
 ]
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
@@ -207,6 +208,53 @@ def parse_line(line: bytes) -> dict[str, Any]:
         except NonPortableValueError as error:
             raise InvalidLine(str(error)) from None
     return obj
+
+
+class _Nested:
+    """What an object becomes while `reads_strictly` decodes a value: how deeply it nests."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+
+def _depth(value: object) -> int:
+    """The levels of arrays and objects in a value decoded by `reads_strictly`."""
+    if isinstance(value, _Nested):
+        return value.depth
+    if type(value) is list:
+        return 1 + max(map(_depth, cast(list[object], value)), default=0)
+    return 0
+
+
+def _nested(pairs: list[tuple[str, object]]) -> _Nested:
+    return _Nested(1 + max((_depth(value) for _, value in pairs), default=0))
+
+
+_SHAPE_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_nested
+)
+
+
+def reads_strictly(text: str, *, max_depth: int) -> bool:
+    """Whether `text`, one JSON value, is certainly read by `parse_line`'s rules when it
+    stands in a line: finite numbers, no `\\u` escape of a surrogate, at most `max_depth`
+    levels of nesting. Each object is dropped as soon as it is decoded, so a value of
+    many objects is checked in little more memory than its text.
+
+    False when it is not, or may not be (a surrogate escape): decode the line with
+    `parse_line` then, for the reader's own message.
+    """
+    if _SURROGATE_ESCAPE.search(text):
+        return False
+    try:
+        value, end = _SHAPE_DECODER.raw_decode(text)
+        if end != len(text) and text[end:].strip():
+            return False
+        return _depth(value) <= max_depth
+    except (ValueError, RecursionError):
+        return False
 
 
 def _expect_keys(obj: dict[str, Any], what: str, keys: frozenset[str]) -> None:

@@ -13,6 +13,7 @@ A trace is trusted line by line only as far as it can be checked:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
@@ -21,17 +22,30 @@ from pathlib import Path
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.files import UnreadableFileError, read_regular_file
-from toolreplay.portable import fingerprint
+from toolreplay.portable import MAX_DEPTH, fingerprint
 from toolreplay.trace.codec import (
     InvalidLine,
     decode_footer,
     decode_header,
     decode_operation,
     parse_line,
+    reads_strictly,
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
 
-__all__ = ["Trace", "TraceLines", "parse_trace", "read_trace"]
+__all__ = ["CHECKED_VALUE_BYTES", "Trace", "TraceLines", "parse_trace", "read_trace"]
+
+CHECKED_VALUE_BYTES = 1 << 20
+"""`TraceLines.check` checks the returned value of an operation line longer than this
+without decoding it into objects."""
+_RETURNED_VALUE = b',"outcome":{"status":"ok","value":'
+"""Where a returned value starts, as the writer writes an operation line."""
+_AFTER_OUTCOME = b'},"origin":"'
+"""What follows the outcome: its last occurrence in a line is the real one (a string holds
+no unescaped quote, and anything of the value comes before it)."""
+_VALUE_MAX_DEPTH = MAX_DEPTH + 2
+"""How deeply a returned value may nest in a line (§5 of RFC 0003: values sit up to four
+levels into a line, a returned value two)."""
 
 
 class Trace:
@@ -291,6 +305,47 @@ class TraceLines:
             )
         except InvalidLine as error:
             raise TraceFormatError(str(error), path=self.path, line=number) from None
+
+    def check(
+        self, line: bytes | bytearray, number: int, *, torn_possible: bool = False
+    ) -> Operation | TraceFooter | None:
+        """`read`, for a pass that checks a trace without keeping it: an operation line
+        longer than `CHECKED_VALUE_BYTES` that returned, laid out as the writer writes
+        lines, has its value checked without being decoded into objects (`reads_strictly`:
+        a value of many objects then costs little more memory than its text), and the
+        operation returned holds `None` in its value's place. Any line this cannot vouch
+        for is read by `read`, so every problem has `read`'s message."""
+        span = self.value_span(line, line, len(line)) if len(line) > CHECKED_VALUE_BYTES else None
+        if span is not None:
+            start, after = span
+            try:
+                value = str(memoryview(line)[start:after], "utf-8")
+            except UnicodeDecodeError:
+                value = None
+            if value is not None and reads_strictly(value, max_depth=_VALUE_MAX_DEPTH):
+                del value
+                light = bytes(line[:start]) + b"null" + bytes(line[after:])
+                with contextlib.suppress(TraceFormatError):
+                    return self.read(light, number, torn_possible=torn_possible)
+        return self.read(bytes(line), number, torn_possible=torn_possible)
+
+    @staticmethod
+    def value_span(
+        head: bytes | bytearray, tail: bytes | bytearray, size: int
+    ) -> tuple[int, int] | None:
+        """Where the returned value of an operation line of `size` bytes lies, `(start,
+        end)` within the line, judged from its first bytes `head` and its last bytes
+        `tail` as the writer lays lines out; None when they do not show one.
+
+        A line read with the value replaced by `null` then holds everything else; if
+        that line does not read, the value was not where the layout says (the caller
+        reads the whole line).
+        """
+        marker, after = head.find(_RETURNED_VALUE), tail.rfind(_AFTER_OUTCOME)
+        if marker < 0 or after < 0:
+            return None
+        start, end = marker + len(_RETURNED_VALUE), size - len(tail) + after
+        return (start, end) if start < end else None
 
     def operation(self, line: bytes, number: int) -> Operation:
         """Decode operation line `number` on its own (no rule between lines applies)."""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toolreplay.errors import TraceError, TraceExistsError, TraceWriteError
-from toolreplay.files import PRIVATE_FILE_MODE, make_private, write_atomically
+from toolreplay.files import PRIVATE_FILE_MODE, claim, make_private, write_atomically
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -206,13 +206,32 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
     # its owner (RFC 0007 §7): traces hold production data. Unbuffered, so a failed
     # write is never retried behind the writer's back.
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    flags |= os.O_TRUNC if overwrite else os.O_EXCL
+    if not overwrite:
+        flags |= os.O_EXCL
     try:
         descriptor = os.open(path, flags, PRIVATE_FILE_MODE)
     except FileExistsError:
         raise _exists_error(path, if_exists) from None
     except OSError as error:
         raise TraceError(f"{path}: cannot create the trace: {error.strerror}", path=path) from None
+    # Claimed for as long as it is written: a second writer of the same file, which only
+    # an overwrite can open, is refused before it truncates anything, rather than both
+    # reporting success while their lines overwrite each other.
+    if not claim(descriptor):
+        os.close(descriptor)
+        raise TraceError(
+            f"{path}: another process is writing this trace right now (a recording, or a "
+            "fork, still running); wait for it to finish, or record to another path",
+            path=path,
+        )
+    try:
+        if overwrite:
+            os.ftruncate(descriptor, 0)  # only now: the claim above is this writer's
+    except OSError as error:
+        os.close(descriptor)
+        raise TraceError(
+            f"{path}: cannot empty the old trace to overwrite it: {error.strerror}", path=path
+        ) from None
     try:
         make_private(descriptor)  # an overwritten file keeps its old mode otherwise
     except OSError as error:

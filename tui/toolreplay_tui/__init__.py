@@ -32,8 +32,9 @@ def run(
     next to the trace). The application only ever runs in child processes.
 
     The status is 0 after a normal quit, 2 when the trace could not be opened
-    (the reason is printed), 1 when the UI crashed (the path of the saved
-    traceback is printed).
+    or failed its integrity check (the reason is printed), 1 when the UI
+    crashed (the path of the saved traceback is printed, and where the pending
+    patches are kept).
     """
     if trace.is_dir():  # a folder of traces (a capture folder): pick one first
         from toolreplay_tui.screens.picker import pick_trace

@@ -13,7 +13,7 @@ import gc
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -28,6 +28,7 @@ from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
 from textual.timer import Timer
 from textual.widgets import Input, TextArea
+from textual.worker import WorkerFailed
 
 from toolreplay import (
     DiffReport,
@@ -35,29 +36,37 @@ from toolreplay import (
     JsonValue,
     NonPortableValueError,
     Operation,
+    OperationIdentity,
     OutputPatch,
     Patch,
     PatchError,
     Raised,
     RedactedValueEditError,
     ToolReplayError,
+    TraceFormatError,
     terminal_safe,
     terminal_safe_text,
 )
+from toolreplay.files import source_conflict, write_atomically
 from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.external_editor import edit_externally
 from toolreplay_tui.messages import (
+    LargeValueRequested,
+    LiveRemovalRequested,
     Notice,
     OutputEditRequested,
     PatchChangeRequested,
     PatchEdited,
+    PatchMade,
     PatchRemovalRequested,
     PromoteFinished,
     RunFinished,
     RunStarted,
 )
+from toolreplay_tui.model.answers import check_recipe, patched_output
+from toolreplay_tui.model.columns import shown_width
 from toolreplay_tui.model.commandline import (
     COMMANDS,
     Command,
@@ -71,9 +80,16 @@ from toolreplay_tui.model.commandline import (
 )
 from toolreplay_tui.model.diffrows import DiffRows
 from toolreplay_tui.model.jsontext import format_json, parse_portable
-from toolreplay_tui.model.patches import PendingPatches
+from toolreplay_tui.model.new_call import (
+    NewModelCall,
+    ReplyPreview,
+    new_model_call,
+    position_in_source,
+    preview,
+)
+from toolreplay_tui.model.patches import PatchKey, PendingPatches, describe_target
 from toolreplay_tui.model.promotion import promote_defaults
-from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.model.rows import OperationRows, megabytes
 from toolreplay_tui.model.runreport import headline
 from toolreplay_tui.model.runs import (
     DEFAULT_TIMEOUT,
@@ -84,7 +100,7 @@ from toolreplay_tui.model.runs import (
     WarmRunner,
 )
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
-from toolreplay_tui.model.trace_file import Integrity, TraceFile
+from toolreplay_tui.model.trace_file import Integrity, LargeLine, LargeOutput, TraceFile
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.command_line import CommandLineScreen
@@ -95,6 +111,7 @@ from toolreplay_tui.screens.help import HelpScreen, HelpSection
 from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.patches import PatchesScreen
 from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
+from toolreplay_tui.screens.reply import ReplyPreviewScreen, ToolPickerScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
 from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
@@ -129,6 +146,28 @@ def _error_problem(value: str) -> str | None:
     if not colon or not type_name.strip() or " " in type_name.strip():
         return "write it as Type: message, e.g. TimeoutError: the queue timed out"
     return None if message.strip() else "give a message after the colon"
+
+
+def _suffix(occurrence: int) -> int:
+    """Cells of an occurrence suffix in the operation list (`#2`; none for the first)."""
+    return len(str(occurrence)) + 1 if occurrence else 0
+
+
+def _wants_json(model: NewModelCall) -> bool:
+    """Whether the request asks for a JSON answer (structured output)."""
+    body = model.call.inputs.get("body")
+    request = body if isinstance(body, dict) else {}
+    form = request.get("text") if model.api == "responses" else request
+    found = (
+        form.get("format" if model.api == "responses" else "response_format")
+        if isinstance(form, dict)
+        else None
+    )
+    return isinstance(found, dict) and found.get("type") in ("json_schema", "json_object")
+
+
+def _size(large: LargeOutput | LargeLine) -> int:
+    return large.value_size if isinstance(large, LargeOutput) else large.size
 
 
 def _count(number: int, noun: str) -> str:
@@ -232,12 +271,12 @@ class ToolReplayApp(App[None]):
             self.trace_file, None if workdir is None else self._absolute(Path(workdir))
         )
         self.runner = runner
-        self.runs = RunClient(python=python, cwd=self.cwd, env=env, timeout=run_timeout)
-        # Forks, replays and promotes fork a warm child that has imported the application once.
-        self.warm = (
-            WarmRunner(python=python, cwd=self.cwd, env=env, trace=self.trace_file)
-            if warm_runs
-            else None
+        self._runner_given = runner is not None  # with --runner (else the trace's, or asked)
+        # Forks and replays fork a warm child that has imported the command line, and the
+        # application once a run asked for has imported it: opening a trace runs nothing.
+        self.warm = WarmRunner(python=python, cwd=self.cwd, env=env) if warm_runs else None
+        self.runs = RunClient(
+            python=python, cwd=self.cwd, env=env, timeout=run_timeout, warm=self.warm
         )
         self.blink_cursors = blink_cursors
         self.pending = PendingPatches()
@@ -247,6 +286,10 @@ class ToolReplayApp(App[None]):
         self.last_run: RunResult | None = None
         self.last_promote: RunResult | None = None
         self.last_stop: UnrecordedCall | None = None
+        self.live_effects: list[str] = []
+        """Effects whose calls the source does not hold go live in the next forks (`a` at a
+        new model call): the adapter sends them through the application's own client."""
+        self._outputs: dict[tuple[str, OperationIdentity], tuple[JsonValue, str | None]] = {}
         self._fork_context: tuple[Path, tuple[Patch, ...], str] | None = None
         # The last fork's branch compared with the source, made as soon as it ended.
         self._fork_diff: tuple[Path, DiffReport, DiffRows] | None = None
@@ -254,6 +297,8 @@ class ToolReplayApp(App[None]):
         self.notification_timeout = notification_timeout
         self.message_log: list[LoggedMessage] = []
         self.crash_report: Path | None = None
+        self._autosaved = 0  # the pending patches' revision last kept in the work folder
+        self._owns_unsaved = False  # this session wrote (or restored) the unsaved file
         self._after_check: tuple[str, Callable[[], None]] | None = None
         self._poll: Timer | None = None  # watches the background work while it runs
         self.browse = BrowseScreen()
@@ -302,13 +347,20 @@ class ToolReplayApp(App[None]):
         except (ToolReplayError, OSError) as error:
             self._load_failed(str(error))
             return
-        first = trace.operations[: min(len(trace), 200)]
-        # Room for the longest effect name of the first screen and an occurrence suffix.
+        first = [trace.entry(index) for index in range(min(len(trace), 200))]
+        # Room for the longest effect name of the first screen, as shown, and its
+        # occurrence suffix (`#2`; none for a first occurrence).
         longest = max(
-            (len(op.effect) + len(str(op.identity.occurrence)) + 1 for op in first), default=0
+            (
+                shown_width(op.effect) + _suffix(op.identity.occurrence)
+                for op in first
+                if isinstance(op, (Operation, LargeOutput))
+            ),
+            default=0,
         )
         self.rows, self.effect_width = OperationRows(trace), max(6, longest)
         self.trace = trace  # last: watchers read the rows
+        self._restore_unsaved()
         self.background = BackgroundState(len(trace), trace.indexed, trace.index_progress)
         self.refresh_bindings()
         self._warm_up()
@@ -341,7 +393,7 @@ class ToolReplayApp(App[None]):
 
     @work(thread=True, exclusive=True, group="load")
     def _index_and_check(self, trace: TraceFile) -> None:
-        trace.check()  # stops soon after `stop_background` closes the trace
+        trace.check_elsewhere()  # stops soon after `stop_background` closes the trace
 
     def _poll_background(self) -> None:
         """Publish the background work's progress; once it is done, stop and run what waited."""
@@ -355,6 +407,8 @@ class ToolReplayApp(App[None]):
             return
         if self._poll is not None:
             self._poll.stop()
+        if state.integrity.state == "ok":
+            self._prepare_warm(list(trace.effects))
         waiting, self._after_check = self._after_check, None
         if waiting is None:
             return
@@ -391,22 +445,24 @@ class ToolReplayApp(App[None]):
             return f"indexing {state.index_progress:.0%}"
         return f"checking {state.integrity.progress:.0%}"
 
-    def _warm_up(self) -> None:
-        """Start the warm runner on the runner spec (in a thread), so forks start fast."""
-        spec = self.runner_spec()
-        if self.warm is None or spec is None:
-            return
-        if self.warm.runner != spec:
-            self.warm.runner = spec
-            self.runs = replace(self.runs, warm=self.warm)
-            self._start_warm()
-
     @work(thread=True, exclusive=True, group="warm")
-    def _start_warm(self) -> None:
+    def _warm_up(self) -> None:
+        """Start the warm runner (in a thread), so that forks start fast. It imports the
+        command line only: no runner is imported or called before a run is asked for."""
         warm = self.warm
         if warm is not None:
             with contextlib.suppress(OSError):  # runs go cold when it cannot start
                 warm.warm_up()
+
+    @work(thread=True, exclusive=False, group="warm")
+    def _prepare_warm(self, effects: list[str]) -> None:
+        """Let the warm runner import Tool Replay's adapters for the trace's effects (an
+        OpenAI trace: the SDK), once the trace is checked; nothing of the application."""
+        warm = self.warm
+        if warm is not None:
+            with contextlib.suppress(OSError):
+                warm.warm_up()
+                warm.prepare(self.trace_file, effects)
 
     # --- status ----------------------------------------------------------------------
 
@@ -424,6 +480,9 @@ class ToolReplayApp(App[None]):
             text.append(" · f forks with them", style="dim")
         else:
             text.append("no pending patch: e edits the selected output", style="dim")
+        if self.live_effects:
+            live = ", ".join(self.live_effects)
+            text.append(terminal_safe_text(f" · {live} live in forks (L lists it)", "bold cyan"))
         if self.last_fork is not None:
             result = self.last_fork.result
             text.append("  ·  ")
@@ -450,7 +509,50 @@ class ToolReplayApp(App[None]):
                 markup=False,
             )
 
+    def keep_unsaved(self) -> Path | None:
+        """Keep the pending patches in the work folder whenever they changed (removed when
+        there are none), before anything else happens: a crash then loses none, and the
+        next session on this trace restores them. The path, when patches are kept."""
+        path = self.workspace.unsaved_patches_path()
+        pending = self.pending
+        if pending.revision != self._autosaved:
+            try:
+                if len(pending):
+                    self.workspace.ensure()
+                    pending.write_copy(path, overwrite=True)
+                    self._owns_unsaved = True
+                elif self._owns_unsaved:
+                    path.unlink(missing_ok=True)
+            except (OSError, PatchError) as error:
+                self.tell(f"cannot keep the pending patches in {path}: {error}", error=True)
+                return None
+            self._autosaved = pending.revision
+        return path if len(pending) and self._owns_unsaved else None
+
+    def _restore_unsaved(self) -> None:
+        """Restore the patches an earlier session left unsaved (it crashed, or was killed),
+        as the trace opens, before anything can change the pending set."""
+        path = self.workspace.unsaved_patches_path()
+        if not path.is_file():
+            return
+        label = self.path_label(path)
+        try:
+            restored = self.pending.restore(path)
+        except PatchError as error:
+            self.tell(f"cannot restore the unsaved patches in {label}: {error}", error=True)
+            return
+        self._owns_unsaved = True
+        self._autosaved = self.pending.revision
+        message = (
+            f"restored {_count(len(restored.loaded), 'pending patch')} an earlier session "
+            f"left unsaved (kept in {label}); w saves them"
+        )
+        if restored.skipped:
+            message += "; skipped " + "; ".join(skipped.reason for skipped in restored.skipped)
+        self._changed(message, error=bool(restored.skipped))
+
     def _changed(self, message: str | None = None, *, error: bool = False) -> None:
+        self.keep_unsaved()
         self.notice = Notice(message, error)
         if message is not None:
             self.tell(message, error=error)
@@ -473,7 +575,7 @@ class ToolReplayApp(App[None]):
         self.set_patch(message.operation, message.value)
 
     def on_patch_removal_requested(self, message: PatchRemovalRequested) -> None:
-        removed = self.pending.remove(message.operation.identity)
+        removed = self.pending.remove(message.identity)
         if removed is None:
             self._changed("no pending patch on this operation", error=True)
         else:
@@ -495,75 +597,104 @@ class ToolReplayApp(App[None]):
         self._changed()
 
     def on_patch_change_requested(self, message: PatchChangeRequested) -> None:
-        patch = message.patch
+        key = message.key
+        patch = None if key is None else self.pending.get(key)
         if message.change == "undo":
             self.action_undo()
-        elif message.change == "remove" and patch is not None:
-            self.pending.remove(patch.identity)
+        elif message.change == "remove" and key is not None and patch is not None:
+            self.pending.remove(key)
             self._changed(f"removed patch {patch.patch_id} (u brings it back)")
-        elif message.change == "edit" and patch is not None:
-            self._edit_patch(patch)
+        elif message.change == "edit" and key is not None and patch is not None:
+            self._edit_patch(key, patch)
 
-    def _edit_patch(self, patch: Patch) -> None:
-        """Edit a pending patch's outcome in place (its kind and target stay)."""
+    def on_live_removal_requested(self, message: LiveRemovalRequested) -> None:
+        if message.effect in self.live_effects:
+            self.live_effects.remove(message.effect)
+            self._changed(
+                f"{message.effect} is no longer live: the next fork stops at its new calls"
+            )
+
+    def _edit_patch(self, key: PatchKey, patch: Patch) -> None:
+        """Edit a pending patch's outcome in place (its kind, target and place stay)."""
         if isinstance(patch, ErrorPatch):
             shown = patch.error_type.removeprefix("builtins.")
 
             def failed(value: str | None) -> None:
                 if value:
-                    self._put_error(patch, value)
+                    self._put_error(key, value)
 
             self.push_screen(
                 PromptScreen(
-                    f"{patch.effect} occurrence {patch.occurrence} raises (Type: message):",
+                    f"{describe_target(patch)} raises (Type: message):",
                     f"{shown}: {patch.message}",
                     check=_error_problem,
                 ),
                 failed,
             )
             return
+        what = f"the {patch.recipe}(...) of" if patch.recipe else "the patched output of"
 
         def edited(result: Edited | None) -> None:
             if result is None:
                 return
             try:
-                self.pending.put(
-                    OutputPatch(
-                        patch.namespace,
-                        patch.name,
-                        patch.inputs,
-                        patch.occurrence,
-                        result.value,
-                        patch.kind,
-                        patch.recipe,  # a reply(...) stays one: its spec is what is edited
-                    )
+                changed = OutputPatch(
+                    patch.namespace,
+                    patch.name,
+                    patch.inputs,
+                    patch.occurrence,
+                    result.value,
+                    patch.kind,
+                    patch.recipe,  # a reply(...) or edit(...) stays one: its spec is edited
+                    patch.at,
                 )
+                check_recipe(changed)
+                self.pending.put(changed, key)
             except (PatchError, NonPortableValueError) as error:
                 self._changed(str(error), error=True)
                 return
-            self._changed(f"changed the {patch.kind} patch on {patch.effect}")
+            self._changed(f"changed the {patch.kind} patch on {describe_target(changed)}")
 
         self.push_screen(
             EditorScreen(
                 None,
                 format_json(patch.value),
-                heading=f"Edit the patched output of {patch.effect} occurrence {patch.occurrence}",
+                heading=f"Edit {what} {describe_target(patch)}",
             ),
             edited,
         )
 
-    def _put_error(self, patch: Patch, error: str) -> None:
+    def _put_error(self, key: PatchKey, error: str) -> None:
         try:
-            if patch.supplies:
-                made = self.pending.supply_failure(
-                    patch.effect, patch.inputs, patch.occurrence, error
-                )
-            else:
-                made = self.pending.replace_failure(patch.identity, patch.inputs, error)
+            made = self.pending.fail_instead(key, error)
         except (PatchError, NonPortableValueError) as problem:
             self._changed(str(problem), error=True)
             return
-        self._changed(f"pending patch {made.patch_id}: {patch.effect} raises {error}")
+        self._changed(f"pending patch {made.patch_id}: {describe_target(made)} raises {error}")
+
+    def patched_output(
+        self, operation: Operation, patch: Patch | None
+    ) -> tuple[JsonValue, str | None]:
+        """What `operation` gives with its pending patch (a recipe resolved as the fork
+        will resolve it), and why a recipe could not be resolved here (then its spec)."""
+        if patch is None or not isinstance(patch, OutputPatch) or patch.recipe is None:
+            return output_of(operation, patch), None
+        key = (patch.patch_id, operation.identity)
+        known = self._outputs.get(key)
+        if known is None:
+            try:
+                assert self.trace is not None
+                known = (patched_output(operation, patch, self.trace), None)
+            except (PatchError, NonPortableValueError) as error:
+                known = (patch.value, f"its {patch.recipe}(...) cannot be shown resolved: {error}")
+            if len(self._outputs) > 256:
+                self._outputs.clear()
+            self._outputs[key] = known
+        return known
+
+    def child_environment(self) -> Mapping[str, str]:
+        """The environment the children (replays, forks, promotes) run with."""
+        return self.runs.env if self.runs.env is not None else os.environ
 
     # --- supplying the call a fork stopped at -----------------------------------------
 
@@ -623,6 +754,201 @@ class ToolReplayApp(App[None]):
             answered,
         )
 
+    # --- answering a model call a fork stopped at --------------------------------------
+
+    def ask_live(self, model: NewModelCall) -> None:
+        """`a`: fork again with the model call's effect live (its new calls are sent
+        through the application's own client); it stays live until removed (L, x)."""
+        if model.effect not in self.live_effects:
+            self.live_effects.append(model.effect)
+        self._changed(f"{model.effect} goes live in this fork and the next ones (L lists it)")
+        self._with_runner(self._start_fork)
+
+    def answer_text(self, model: NewModelCall) -> None:
+        """`t`: a line of text, shown as the reply the fork will send, then forked."""
+        made: dict[str, tuple[OutputPatch, ReplyPreview]] = {}
+
+        def check(value: str) -> str | None:
+            try:
+                patch = model.text_reply(value)
+                made[value] = (patch, self._preview(model, patch))
+            except (PatchError, NonPortableValueError) as error:
+                return str(error)
+            return None
+
+        def typed(value: str | None) -> None:
+            if value is None or value not in made:
+                self._changed("stopped: the fork was not run again")
+                return
+            patch, shown = made[value]
+            self._offer_reply(model, patch, shown, "Answer with this text")
+
+        wants = " (the request asks for JSON: type the JSON text)" if _wants_json(model) else ""
+        self.push_screen(
+            PromptScreen(
+                f"The model's answer to this {model.effect} call, one line{wants}:",
+                placeholder="what the model says",
+                check=check,
+            ),
+            typed,
+        )
+
+    def call_tool(self, model: NewModelCall) -> None:
+        """`c`: pick one of the request's tools, write its arguments (JSON), see the reply."""
+        if not model.tools:
+            self._changed(f"this {model.effect} request offers no function tool", error=True)
+            return
+
+        def picked(name: str | None) -> None:
+            if name is None:
+                self._changed("stopped: the fork was not run again")
+                return
+            self._edit_arguments(model, name, model.arguments_template(name), None)
+
+        self.push_screen(ToolPickerScreen(model.effect, model.tools), picked)
+
+    def _edit_arguments(
+        self, model: NewModelCall, name: str, text: str, problem: str | None
+    ) -> None:
+        def edited(result: Edited | None) -> None:
+            if result is None:
+                self._changed("stopped: the fork was not run again")
+                return
+            arguments = format_json(result.value)
+            try:
+                patch = model.tool_reply(name, arguments)
+                shown = self._preview(model, patch)
+            except (PatchError, NonPortableValueError) as error:
+                self._edit_arguments(model, name, arguments, f"not used: {error}")
+                return
+            self._offer_reply(model, patch, shown, f"Answer with a call of {name}")
+
+        self.push_screen(
+            EditorScreen(
+                None,
+                text,
+                heading=f"The arguments the model calls {name} with (a JSON object)",
+                problem=problem,
+                save_label="uses these arguments (the reply is shown next)",
+            ),
+            edited,
+        )
+
+    def reuse_answer(self, model: NewModelCall) -> None:
+        """`r`: the nearest recorded answer of this endpoint, shown, then forked."""
+        patch = model.reuse_reply()
+        answer = model.recorded_answer()
+        if patch is None or answer is None:
+            self._changed("no recorded answer of this endpoint fits the request", error=True)
+            return
+        try:
+            shown = self._preview(model, patch)
+        except (PatchError, NonPortableValueError) as error:
+            self._changed(str(error), error=True)
+            return
+        self._offer_reply(
+            model, patch, shown, f"Answer with the recorded answer of #{answer.logical_id}"
+        )
+
+    def _preview(self, model: NewModelCall, patch: OutputPatch) -> ReplyPreview:
+        """The reply `patch` gives the call, as the fork will resolve it."""
+        assert self.trace is not None
+        fork = self.last_fork
+        near = position_in_source(fork.branch) if fork is not None else None
+        return preview(model, patch, self.trace, near)
+
+    def _offer_reply(
+        self, model: NewModelCall, patch: OutputPatch, shown: ReplyPreview, heading: str
+    ) -> None:
+        number = self.pending.next_calls(model.effect) + 1
+
+        def answered(accept: bool | None) -> None:
+            if not accept:
+                self._changed("stopped: nothing was added, the fork was not run again")
+                return
+            self.pending.put(patch)
+            self._changed(
+                f"pending patch {patch.patch_id} answers new call #{number} of {model.effect}"
+            )
+            self._with_runner(self._start_fork)
+
+        described = f"{patch.patch_id}  supplied output  next new call #{number} of {model.effect}"
+        self.push_screen(
+            ReplyPreviewScreen(
+                f"{heading}: the fork answers {model.effect} with", shown, described
+            ),
+            answered,
+        )
+
+    def on_large_value_requested(self, message: LargeValueRequested) -> None:
+        """`s` or `E` on a value too large to show whole."""
+        if message.action == "save":
+            self.save_large_value(message.large)
+        else:
+            self.edit_large_externally(message.large)
+
+    def save_large_value(self, large: LargeOutput | LargeLine) -> None:
+        """Ask where to save a large value's text (as its trace line holds it), then write
+        it to that new file (private: it comes from a trace)."""
+
+        def chosen(value: str | None) -> None:
+            if not value or self.trace is None:
+                return
+            path = self._absolute(Path(value))
+            problem = source_conflict(path, [self.trace_file])
+            if problem is not None:
+                self._changed(
+                    f"{self.path_label(path)} {problem}: the trace being debugged is never "
+                    "written; choose another file",
+                    error=True,
+                )
+                return
+            try:
+                if path.parent == self.workspace.root:
+                    self.workspace.ensure()
+                write_atomically(path, self.trace.value_text(large))
+            except OSError as error:
+                self._changed(
+                    f"cannot save the value to {self.path_label(path)}: {error}", error=True
+                )
+                return
+            self._changed(f"saved the value ({megabytes(_size(large))}) to {self.path_label(path)}")
+
+        suggestion = self.path_label(self.workspace.next_path("value", ".json"))
+        self.push_screen(PromptScreen("Save the value to a new file:", suggestion), chosen)
+
+    def edit_large_externally(self, large: LargeOutput | LargeLine) -> None:
+        """`E` on a large output: edit its text in `$EDITOR`; a change becomes a pending
+        patch (the recorded operation is decoded in full for it, only then)."""
+        trace = self.trace
+        if trace is None:
+            return
+        if isinstance(large, LargeLine):
+            self._changed(
+                "this line is not laid out as an operation line is written, so its output "
+                "cannot be patched here: v shows it, s there saves it",
+                error=True,
+            )
+            return
+        start = trace.value_text(large).decode("utf-8", errors="replace")
+        edit = edit_externally(self, self.workspace, start, self.path_label)
+        if edit.text is None:
+            self._changed(edit.problem, error=True)
+            return
+        if edit.text.strip() == start.strip():
+            self._changed("the editor left the output unchanged")
+            return
+        parsed = parse_portable(edit.text, what="the output")
+        if parsed.problem is not None:
+            self._changed(f"not saved: {parsed.problem.describe()}", error=True)
+            return
+        try:
+            operation = trace.operation(large.index)
+        except TraceFormatError as error:
+            self._changed(str(error), error=True)
+            return
+        self.set_patch(operation, parsed.value)
+
     def on_output_edit_requested(self, message: OutputEditRequested) -> None:
         if message.external:
             self.edit_output_externally(message.operation)
@@ -630,12 +956,24 @@ class ToolReplayApp(App[None]):
             self.edit_output(message.operation)
 
     def _editable_text(self, operation: Operation) -> str:
-        """What an editor starts from: the pending or recorded output (`null` for a
-        call that raised and has no patch yet)."""
+        """What an editor starts from: the pending output (a recipe resolved) or the
+        recorded one (`null` for a call that raised and has no patch yet)."""
         patch = self.pending.get(operation.identity)
         if patch is None and isinstance(operation.outcome, Raised):
             return "null"
-        return format_json(output_of(operation, patch))
+        return format_json(self.patched_output(operation, patch)[0])
+
+    def on_patch_made(self, message: PatchMade) -> None:
+        """A view made a patch (an edit of a streamed answer): pend it."""
+        patch = message.patch
+        self.pending.put(patch, message.operation.identity)
+        what = (
+            f"{patch.recipe}(...)" if isinstance(patch, OutputPatch) and patch.recipe else "patch"
+        )
+        self._changed(
+            f"pending {what} {patch.patch_id} on #{message.operation.logical_id} "
+            f"{message.operation.effect}: the stream's events are rewritten to agree"
+        )
 
     def edit_output(
         self, operation: Operation, text: str | None = None, problem: str | None = None
@@ -687,6 +1025,14 @@ class ToolReplayApp(App[None]):
             self._changed("no pending patch to save", error=True)
             return False
         path = self.workspace.patch_file_path() if value is None else self._absolute(Path(value))
+        problem = source_conflict(path, [self.trace_file])
+        if problem is not None:
+            self._changed(
+                f"{self.path_label(path)} {problem}: the trace being debugged is never "
+                "written; save the patches to another file",
+                error=True,
+            )
+            return False
         try:
             if path.parent == self.workspace.root:
                 self.workspace.ensure()
@@ -757,11 +1103,22 @@ class ToolReplayApp(App[None]):
         if self.trace is not None:
             self.trace.close()
 
+    def runner_source(self) -> str:
+        """Where the runner a run calls comes from, for the run screen."""
+        if self.runner:
+            return "given with --runner" if self._runner_given else "typed when asked"
+        return "named by the trace's header"
+
     def _with_runner(self, then: Callable[[str], None]) -> None:
+        """Call `then` with the runner a run calls: the one given or the trace's, if it is
+        `module:callable`; else ask for one. Nothing is called before a run is asked for."""
         spec = self.runner_spec()
-        if spec is not None:
+        if spec is not None and RUNNER_PATTERN.fullmatch(spec):
             then(spec)
             return
+        question = "The trace records no runner."
+        if spec is not None:  # a trace can name anything: shown escaped, never run
+            question = f"The runner {spec!a} ({self.runner_source()}) is not module:callable."
 
         def check(value: str) -> str | None:
             if RUNNER_PATTERN.fullmatch(value):
@@ -775,7 +1132,7 @@ class ToolReplayApp(App[None]):
 
         self.push_screen(
             PromptScreen(
-                "The trace records no runner. Which no-argument entry point runs the application?",
+                f"{question} Which no-argument entry point runs the application?",
                 placeholder="module:callable",
                 check=check,
             ),
@@ -788,7 +1145,7 @@ class ToolReplayApp(App[None]):
         self._when_checked("fork", self._fork)
 
     def _fork(self) -> None:
-        if not len(self.pending):
+        if not len(self.pending) and not self.live_effects:
             self._changed(
                 "no pending patch to fork with: e (or enter on a value) changes an output; "
                 "r replays strictly",
@@ -798,7 +1155,6 @@ class ToolReplayApp(App[None]):
         self._with_runner(self._start_fork)
 
     def _start_fork(self, runner: str) -> None:
-        self._warm_up()
         patches = tuple(self.pending)
         try:
             self.workspace.ensure()
@@ -807,12 +1163,17 @@ class ToolReplayApp(App[None]):
         except (OSError, PatchError) as error:
             self._changed(f"cannot write the fork's patch file: {error}", error=True)
             return
-        request = self.runs.fork(self.trace_file, paths.patches, paths.branch, runner=runner)
+        live = tuple(self.live_effects)
+        request = self.runs.fork(
+            self.trace_file, paths.patches, paths.branch, runner=runner, live=live
+        )
         self._fork_context = (paths.branch, patches, runner)
         noun = "patch" if len(patches) == 1 else "patches"
+        asked = f", {', '.join(live)} live" if live else ""
         title = (
-            f"fork {self.trace_label} with {len(patches)} {noun} into "
-            f"{self.path_label(paths.branch)}, runner {runner}"
+            f"fork {self.trace_label} with {len(patches)} {noun}{asked} into "
+            f"{self.path_label(paths.branch)}: calls the runner {runner} "
+            f"({self.runner_source()})"
         )
         self.push_screen(RunScreen(request, title), self._after_run)
 
@@ -823,7 +1184,11 @@ class ToolReplayApp(App[None]):
         def start(runner: str) -> None:
             request = self.runs.replay(self.trace_file, runner=runner)
             self.push_screen(
-                RunScreen(request, f"strict replay of {self.trace_label}, runner {runner}"),
+                RunScreen(
+                    request,
+                    f"strict replay of {self.trace_label}: calls the runner {runner} "
+                    f"({self.runner_source()})",
+                ),
                 self._after_run,
             )
 
@@ -870,6 +1235,16 @@ class ToolReplayApp(App[None]):
             self.supply_output(self.last_stop)
         elif then == "supply_error" and self.last_stop is not None:
             self.supply_error(self.last_stop)
+        elif then is not None and self.last_stop is not None:
+            model = new_model_call(self.last_stop)
+            steps = {
+                "ask_live": self.ask_live,
+                "answer_text": self.answer_text,
+                "call_tool": self.call_tool,
+                "reuse_answer": self.reuse_answer,
+            }
+            if model is not None and then in steps:
+                steps[then](model)
 
     def can_diff(self) -> bool:
         fork = self.last_fork
@@ -1023,7 +1398,9 @@ class ToolReplayApp(App[None]):
             ("Everywhere", [*self.BINDINGS, self.PALETTE_BINDING]),
             (": commands", commands),
             ("Output editor", EditorScreen.BINDINGS),
-            ("Running a fork or replay", RunScreen.BINDINGS),
+            ("Running a fork or replay (a, t, c, r: at a new model call)", RunScreen.BINDINGS),
+            ("Calling a tool: the request's tools", ToolPickerScreen.BINDINGS),
+            ("The reply a new model call gets, before the fork", ReplyPreviewScreen.BINDINGS),
             ("Run results, the promote form and this help", ScrollBox.BINDINGS),
             ("Diff", [*DiffScreen.BINDINGS, *DiffView.BINDINGS]),
             ("Promote form", [*PromoteScreen.BINDINGS, *ExpectedValueBox.BINDINGS]),
@@ -1096,14 +1473,26 @@ class ToolReplayApp(App[None]):
                 yield command
 
     def quit_now(self) -> None:
-        """Quit without asking: status 2 when the trace could not be opened."""
+        """Quit without asking: status 2 when the trace could not be opened or failed its
+        integrity check (the reason was on screen, and is printed again)."""
         self.cancel_runs()
         self.stop_background()
+        if self._owns_unsaved:  # the user decided about them: saved, or quit without
+            self.workspace.unsaved_patches_path().unlink(missing_ok=True)
+        integrity = self.background.integrity
         if self.load_error is not None:
             self.exit(
                 return_code=CANNOT_OPEN_EXIT_CODE,
                 message=terminal_safe_text(
                     f"toolreplay tui: cannot open the trace: {self.load_error}", "red"
+                ),
+            )
+        elif integrity.state == "failed":
+            self.exit(
+                return_code=CANNOT_OPEN_EXIT_CODE,
+                message=Text(
+                    f"toolreplay tui: the trace failed its integrity check: {integrity.problem}",
+                    style="red",
                 ),
             )
         else:
@@ -1134,12 +1523,19 @@ class ToolReplayApp(App[None]):
     def _handle_exception(self, error: Exception) -> None:
         """An unhandled exception: the traceback goes to a file, its path is printed
         after the terminal is restored, and the app exits with `CRASH_EXIT_CODE`."""
+        kept = self.keep_unsaved()
         self.crash_report = self._write_crash_report(error)
         where = (
             f"the traceback is in {self.crash_report}"
             if self.crash_report is not None
             else "the traceback could not be saved"
         )
+        if kept is not None:
+            count = len(self.pending)
+            where += (
+                f"; {_count(count, 'pending patch')} {'is' if count == 1 else 'are'} kept in "
+                f"{kept} and restored when you open this trace again"
+            )
         self._exit_renderables.append(
             terminal_safe_text(
                 f"toolreplay tui crashed ({type(error).__name__}: {error}); {where}", "bold red"
@@ -1155,7 +1551,9 @@ class ToolReplayApp(App[None]):
         self._close_messages_no_wait()
 
     def _write_crash_report(self, error: BaseException) -> Path | None:
-        text = "".join(traceback.format_exception(error))
+        # A worker's failure wraps what the worker raised, traceback and all.
+        original = error.error if isinstance(error, WorkerFailed) else error
+        text = "".join(traceback.format_exception(original))
         try:
             return self.workspace.write_text("crash", ".txt", text)
         except OSError:

@@ -11,14 +11,19 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from toolreplay import JsonValue, Operation, Patch
+from toolreplay import JsonValue, Operation, OperationIdentity, Patch
+from toolreplay_tui.model.patches import PatchKey
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
 
 __all__ = [
+    "LargeValueRequested",
+    "LiveRemovalRequested",
     "Notice",
     "OutputEditRequested",
     "PatchChangeRequested",
     "PatchEdited",
+    "PatchMade",
     "PatchRemovalRequested",
     "PromoteFinished",
     "RunFinished",
@@ -45,17 +50,33 @@ class PatchEdited(Message):
 
 @dataclass
 class PatchChangeRequested(Message):
-    """From the patches list: `edit` or `remove` `patch`, or `undo` the last change."""
+    """From the patches list: `edit` or `remove` the patch under `key`, or `undo` the
+    last change."""
 
     change: str
-    patch: Patch | None
+    key: PatchKey | None
+
+
+@dataclass
+class LiveRemovalRequested(Message):
+    """From the patches list: forks no longer send new calls of `effect` live."""
+
+    effect: str
+
+
+@dataclass
+class PatchMade(Message):
+    """A view made `patch` for `operation` (an edit of a streamed answer): pend it."""
+
+    operation: Operation
+    patch: Patch
 
 
 @dataclass
 class PatchRemovalRequested(Message):
-    """The user asked to drop the pending patch on `operation`."""
+    """The user asked to drop the pending patch on the call `identity`."""
 
-    operation: Operation
+    identity: OperationIdentity
 
 
 @dataclass
@@ -64,6 +85,14 @@ class OutputEditRequested(Message):
 
     operation: Operation
     external: bool = False
+
+
+@dataclass
+class LargeValueRequested(Message):
+    """A value too large to show whole: `save` it to a file, or `edit` it in `$EDITOR`."""
+
+    large: LargeOutput | LargeLine
+    action: str
 
 
 @dataclass

@@ -309,3 +309,65 @@ toolreplay.promote(folder / "branch.trp", folder / "case", name="weather",
                    runner="tests.adapters.mcp.apps:session_weather", expected=seen)
 print("recorded and replayed")
 """
+
+
+SECRET = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"  # the shape of an OpenAI key
+KEY = "test-redaction-key-0123456789abcdef"
+
+
+async def forecast_for(transport: Any, city: str) -> Any:
+    async with transport as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("forecast", {"city": city})
+        return result.structured_content
+
+
+def test_the_secret_scan_and_redaction_cover_arguments_and_results(tmp_path: Path) -> None:
+    """A key in a tool's arguments (which the forecast echoes in its result): refused by
+    the secret scan, or kept as placeholders under a redaction policy, and replayed."""
+    from toolreplay.redaction import RedactionPolicy
+
+    marker = tmp_path / "starts"
+    refused = tmp_path / "refused.trp"
+    with pytest.raises(BaseException) as raised:  # the SDK's task group wraps it
+        with toolreplay.record(refused):
+            transport = instrument(stdio_client(stdio_params(marker)), server="weather")
+            asyncio.run(forecast_for(transport, SECRET))
+    secret = inner(raised.value, toolreplay.SecretInTraceError)
+    assert {finding.part for finding in secret.findings} == {"inputs"}  # refused before sent
+    assert not refused.exists() or SECRET.encode() not in refused.read_bytes()
+
+    policy = RedactionPolicy(redact_secrets=True, key=KEY)
+    trace = tmp_path / "redacted.trp"
+    with toolreplay.record(trace, redaction=policy):
+        seen = asyncio.run(
+            forecast_for(instrument(stdio_client(stdio_params(marker)), server="weather"), SECRET)
+        )
+    assert seen["city"] == SECRET  # the application saw what the server sent
+    assert SECRET.encode() not in trace.read_bytes()
+    call = next(
+        op for op in toolreplay.read_trace(trace).operations if op.effect.endswith("tools.call")
+    )
+    assert "<redacted:" in str(call.inputs)
+    assert "<redacted:" in str(call.outcome)
+
+    no_server = stdio_params(marker, command=failing_command(tmp_path, marker))
+    with toolreplay.replay(trace, redaction=policy):
+        again = asyncio.run(
+            forecast_for(instrument(stdio_client(no_server), server="weather"), SECRET)
+        )
+    assert again == {"city": call_city(call), "summary": "Clouds", "high_c": 12}
+    assert starts(marker) == 2  # the two recordings; the replay started nothing
+
+
+def call_city(call: toolreplay.Operation) -> object:
+    """The city the recorded result holds (a placeholder, as written)."""
+    outcome = call.outcome
+    assert isinstance(outcome, toolreplay.Returned)
+    value = outcome.value
+    assert isinstance(value, dict)
+    result = value["result"]
+    assert isinstance(result, dict)
+    structured = result["structuredContent"]
+    assert isinstance(structured, dict)
+    return structured["city"]

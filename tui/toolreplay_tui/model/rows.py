@@ -18,7 +18,7 @@ from typing import Literal
 from toolreplay import Operation, OperationIdentity, Raised, TraceFormatError, summarize_call
 from toolreplay.portable import preview
 from toolreplay_tui.model.search import first_match, scan_matches
-from toolreplay_tui.model.trace_file import TraceFile
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput, TraceFile
 
 __all__ = [
     "TIMELINE_RADIUS",
@@ -27,12 +27,14 @@ __all__ = [
     "OperationRows",
     "call_preview",
     "marker_of",
+    "megabytes",
     "timeline_bar",
 ]
 
-Marker = Literal["recorded", "patched", "pending"]
-"""Where the row's outcome comes from: the recording, a patch in this (branch) trace,
-or a patch pending in the debugger that the next fork will apply."""
+Marker = Literal["recorded", "patched", "supplied", "live", "pending"]
+"""Where the row's outcome comes from: the recording; in a branch trace, a patch of a
+recorded call, a patch answering a call the source never made, or a live call; or a
+patch pending in the debugger that the next fork will apply."""
 
 TIMELINE_RADIUS = 8
 """The timeline shows the visible rows this many positions around the cursor."""
@@ -54,7 +56,7 @@ class OperationRow:
     lane: str | None = None
 
 
-def timeline_bar(operation: Operation, window: tuple[int, int], width: int) -> str:
+def timeline_bar(operation: Operation | LargeOutput, window: tuple[int, int], width: int) -> str:
     """`operation`'s start-to-end span drawn in `width` cells over the time `window`.
 
     `━` where the call was in flight, `·` elsewhere; at least one `━` cell, so an
@@ -70,6 +72,11 @@ def timeline_bar(operation: Operation, window: tuple[int, int], width: int) -> s
     return _IDLE * begin + _SPAN * (finish - begin) + _IDLE * (width - finish)
 
 
+def megabytes(size: int) -> str:
+    """`52.4 MB`: a size as the debugger shows it."""
+    return f"{size / 1e6:,.1f} MB"
+
+
 def call_preview(operation: Operation, width: int, room: int | None = None) -> str:
     """A row's preview: a model call's last message and its answer (`summarize_call`) in
     `room` cells (default `width`), any other call's inputs as JSON cut at `width`."""
@@ -79,10 +86,11 @@ def call_preview(operation: Operation, width: int, room: int | None = None) -> s
     return summary.line(room or width)
 
 
-def marker_of(operation: Operation, pending: Container[OperationIdentity]) -> Marker:
+def marker_of(operation: Operation | LargeOutput, pending: Container[OperationIdentity]) -> Marker:
     if operation.identity in pending:
         return "pending"
-    return "patched" if operation.origin == "patched" else "recorded"
+    origin = operation.origin
+    return origin if origin in ("patched", "supplied", "live") else "recorded"
 
 
 class OperationRows:
@@ -129,6 +137,8 @@ class OperationRows:
         return min(bisect_left(self._matches, index), count - 1)
 
     def operation_at(self, position: int) -> Operation:
+        """The operation at visible `position` (raises `TraceFormatError` for a line
+        that does not decode)."""
         return self.operations[self.index_at(position)]
 
     def row(
@@ -142,20 +152,30 @@ class OperationRows:
         room the list has left; default the list's `preview_width`); other calls show
         their inputs up to the list's `preview_width`, which the list cuts to its room."""
         index = self.index_at(position)
-        try:
-            operation = self.operations[index]
-        except TraceFormatError as error:
-            return OperationRow(index, index, "(unreadable)", 0, "error", "recorded", str(error))
-        outcome = operation.outcome
+        entry = self.trace.entry(index)
+        if isinstance(entry, TraceFormatError):
+            return OperationRow(index, index, "(unreadable)", 0, "error", "recorded", str(entry))
+        if isinstance(entry, LargeLine):
+            size = f"(a {megabytes(entry.size)} line, shown raw: v)"
+            return OperationRow(
+                index, index, entry.effect or "(large line)", 0, "ok", "recorded", size
+            )
+        status = (
+            "error" if isinstance(entry, Operation) and isinstance(entry.outcome, Raised) else "ok"
+        )
         return OperationRow(
             index=index,
-            logical_id=operation.logical_id,
-            effect=operation.effect,
-            occurrence=operation.identity.occurrence,
-            status="error" if isinstance(outcome, Raised) else "ok",
-            marker=marker_of(operation, pending),
-            preview=call_preview(operation, self.preview_width, preview_width),
-            lane=operation.lane,
+            logical_id=entry.logical_id,
+            effect=entry.effect,
+            occurrence=entry.identity.occurrence,
+            status=status,
+            marker=marker_of(entry, pending),
+            preview=(
+                call_preview(entry, self.preview_width, preview_width)
+                if isinstance(entry, Operation)
+                else preview(entry.inputs, self.preview_width)
+            ),
+            lane=entry.lane,
         )
 
     @property
@@ -172,7 +192,9 @@ class OperationRows:
         starts: list[int] = []
         ends: list[int] = []
         for position in self.neighbourhood(cursor):
-            operation = self.operation_at(position)
+            operation = self.trace.entry(self.index_at(position))
+            if isinstance(operation, (TraceFormatError, LargeLine)):
+                continue  # no times to show: the list says why
             if operation.start_ns is not None and operation.end_ns is not None:
                 starts.append(operation.start_ns)
                 ends.append(operation.end_ns)
@@ -183,7 +205,10 @@ class OperationRows:
         window = self.timeline_window(cursor)
         if window is None or position not in self.neighbourhood(cursor):
             return " " * width
-        return timeline_bar(self.operation_at(position), window, width)
+        operation = self.trace.entry(self.index_at(position))
+        if isinstance(operation, (TraceFormatError, LargeLine)):
+            return " " * width
+        return timeline_bar(operation, window, width)
 
     # --- the filter --------------------------------------------------------------------
 

@@ -100,11 +100,18 @@ class RunClient:
         return self._request("replay", str(trace), *_runner_option(runner))
 
     def fork(
-        self, source: Path, patches: Path, branch: Path, *, runner: str | None = None
+        self,
+        source: Path,
+        patches: Path,
+        branch: Path,
+        *,
+        runner: str | None = None,
+        live: Sequence[str] = (),
     ) -> RunRequest:
         """`toolreplay fork SOURCE --patches FILE --output BRANCH --allow-unobserved
-        [--runner R] --format json`: the debugger lets a fork leave the recording's path
-        (the diff shows what it skipped)."""
+        [--live EFFECT]... [--runner R] --format json`: the debugger lets a fork leave
+        the recording's path (the diff shows what it skipped), and sends the calls of
+        the `live` effects the source does not hold (a model asked live)."""
         return self._request(
             "fork",
             str(source),
@@ -113,6 +120,7 @@ class RunClient:
             "--output",
             str(branch),
             "--allow-unobserved",
+            *(option for effect in live for option in ("--live", effect)),
             *_runner_option(runner),
         )
 
@@ -251,11 +259,13 @@ def parse_document(
 class WarmRunner:
     """The client of one warm runner child (`toolreplay.cli.warm`).
 
-    The child imports the command line and the application once; each run is a
-    fresh process forked from it, in its own process group, so a run is isolated
-    as a cold child is, without paying the imports. Started on first use; one run
-    at a time (a second concurrent run goes cold); a child that reports its
-    application's sources changed is replaced by a new one.
+    The child imports the command line once, and the application's modules once a
+    run has imported them (it never imports or calls a runner on its own: opening
+    a trace runs nothing); each run is a fresh process forked from it, in its own
+    process group, so a run is isolated as a cold child is, without paying the
+    imports. Started on first use (or `warm_up`); one run at a time (a second
+    concurrent run goes cold); a child that reports its application's sources
+    changed is replaced by a new one.
     """
 
     def __init__(
@@ -264,14 +274,10 @@ class WarmRunner:
         python: str | None = None,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
-        runner: str | None = None,
-        trace: Path | None = None,
     ) -> None:
         self.python = python or sys.executable
         self.cwd = cwd
         self.env = env
-        self.runner = runner
-        self.trace = trace  # replayed once, in a forked probe, to find lazy imports
         self._process: subprocess.Popen[str] | None = None
         self._busy = threading.Lock()
         self.starts = 0  # how many warm children were started (for tests and benchmarks)
@@ -287,11 +293,8 @@ class WarmRunner:
         self.close()
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONIOENCODING", "utf-8")
-        argv = [self.python, "-m", "toolreplay.cli.warm"]
-        if self.runner:
-            argv += [self.runner, *([str(self.trace)] if self.trace is not None else [])]
         process = subprocess.Popen(
-            argv,
+            [self.python, "-m", "toolreplay.cli.warm"],
             cwd=self.cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -312,6 +315,26 @@ class WarmRunner:
         with self._busy:
             if self._process is None or self._process.poll() is not None:
                 self.start()
+
+    def prepare(self, trace: Path, effects: Sequence[str]) -> None:
+        """Let the warm child prepare for runs of `trace`, whose effects are `effects`:
+        it imports Tool Replay's adapters for the namespaces among them (the SDKs they
+        wrap included) and lets them parse the recorded answers; nothing of the
+        application. Starts the child if needed (after a run in progress) and waits
+        until it is done; a run meanwhile goes cold, as while the child starts."""
+        with self._busy:
+            try:
+                if self._process is None or self._process.poll() is not None:
+                    self.start()
+                process = self._process
+                assert process is not None
+                assert process.stdin is not None
+                request = {"prepare": str(trace), "effects": list(effects)}
+                process.stdin.write(json.dumps(request) + "\n")
+                process.stdin.flush()
+                self._read(process)
+            except (OSError, ValueError):
+                self.close()
 
     def interrupt(self) -> None:
         """Kill the warm child from any thread, leaving it to the run in progress to
@@ -341,16 +364,23 @@ class WarmRunner:
         """Run `toolreplay ARGUMENTS` in a forked process: (exit code, stdout, stderr).
 
         `on_start` gets the run's pid (its process group) as soon as it exists. None
-        when the warm runner is busy or cannot run it: the caller runs it cold.
+        when the warm runner is busy or cannot run it: the caller runs it cold. The
+        warm child then imports what the run imported, for the next runs.
         """
         if not self._busy.acquire(blocking=False):
             return None
         try:
             with tempfile.TemporaryDirectory(prefix="toolreplay-warm-") as folder:
                 out, err = Path(folder, "stdout"), Path(folder, "stderr")
-                request = json.dumps(
-                    {"argv": list(arguments), "stdout": str(out), "stderr": str(err)}
-                )
+                fields: dict[str, object] = {
+                    "argv": list(arguments),
+                    "stdout": str(out),
+                    "stderr": str(err),
+                    "modules": str(Path(folder, "modules")),
+                }
+                if len(arguments) > 1:  # `replay TRACE ...`, `fork SOURCE ...`
+                    fields["trace"] = arguments[1]
+                request = json.dumps(fields)
                 for _ in range(2):  # a stale child is replaced once
                     if self._process is None or self._process.poll() is not None:
                         self.start()

@@ -14,7 +14,9 @@ the line the project's writer wrote, since the line holds the same strings and
 numbers with the same escapes, only with other spacing, key order and quoting.
 So a line lacking one of the query's words cannot match. Exceptions are
 handled, never guessed: words with non-ASCII letters are not looked for (only
-ASCII case folds bytewise), and a line with `\\u` escapes is always decoded.
+ASCII case folds bytewise), and a line with `\\u` escapes is always decoded. A line
+too large to decode for the list (`LARGE_LINE_BYTES`) is not decoded for a filter
+either: it matches by its effect and inputs, or by holding every word of the query.
 A number a hand edit wrote in another notation (`1E2` for `100.0`) is found by
 the digits the file holds.
 """
@@ -28,7 +30,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from toolreplay import Operation, Returned, TraceFormatError
-from toolreplay_tui.model.trace_file import Cancelled, TraceFile
+from toolreplay_tui.model.trace_file import (
+    LARGE_LINE_BYTES,
+    Cancelled,
+    Entry,
+    LargeOutput,
+    TraceFile,
+)
 
 __all__ = [
     "EFFECT_PREFIX",
@@ -120,11 +128,31 @@ def _candidate_lines(data: bytes, words: list[bytes]) -> Iterator[tuple[int, int
 
 
 def _confirmed(trace: TraceFile, line: bytes, index: int, query: str) -> bool:
+    if len(line) > LARGE_LINE_BYTES:
+        return _large_matches(trace.entry(index), query)
     try:
         operation: Operation = trace.decode_line(line, index)
     except TraceFormatError:
         return False  # shown as unreadable in the list, and reported by the check
     return matches(operation, query)
+
+
+def _large_matches(entry: Entry, query: str) -> bool:
+    """A large line (not decoded for a filter) matches by its effect name and inputs as
+    any other, and by the words of the query its text holds (it is a candidate)."""
+    if isinstance(entry, (TraceFormatError, Operation)):
+        return False
+    wanted = query.strip().lower()
+    effect = (entry.effect or "").lower()
+    if wanted.startswith(EFFECT_PREFIX):
+        return wanted[len(EFFECT_PREFIX) :].strip() in effect
+    if wanted in effect:
+        return True
+    if isinstance(entry, LargeOutput):
+        inputs = json.dumps(entry.inputs, ensure_ascii=False, sort_keys=True).lower()
+        if wanted in inputs:
+            return True
+    return bool(query_words(query))
 
 
 def scan_matches(

@@ -6,8 +6,9 @@ instead reads the header, the footer (from the end of the file) and the first
 screen of operations, and shows them; the rest is indexed in the background as
 one byte offset per line, and an operation is decoded only when it is asked for
 (a page of lines at a time, the latest pages cached). The integrity checks
-`read_trace` makes (every line's rules, the footer's count and digest, or every
-fingerprint of an incomplete trace) run afterwards, streaming, keeping nothing.
+`read_trace` makes (every line's rules, then the footer's count and digest, or
+every fingerprint of an incomplete trace) run afterwards, streaming, keeping
+nothing.
 
 Background passes (`index`, `check`, `find`) take a `cancelled` callable and
 return soon after it says so, and stop when the file is closed; the file is
@@ -16,9 +17,13 @@ only ever read.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import re
+import subprocess
+import sys
 import threading
 from array import array
 from bisect import bisect_right
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal, overload
 
 from toolreplay import (
+    JsonValue,
     Operation,
     OperationIdentity,
     TraceError,
@@ -43,9 +49,13 @@ from toolreplay import (
 __all__ = [
     "CHUNK_BYTES",
     "FIRST_SCREEN_BYTES",
+    "LARGE_LINE_BYTES",
     "PAGE_LINES",
     "Cancelled",
+    "Entry",
     "Integrity",
+    "LargeLine",
+    "LargeOutput",
     "TraceFile",
     "TraceOperations",
 ]
@@ -60,6 +70,13 @@ CHUNK_BYTES = 1 << 20
 PAGE_LINES = 64
 """Operations decoded together when one of them is asked for (one read, one page)."""
 CACHED_PAGES = 64
+LARGE_LINE_BYTES = 1 << 20
+"""An operation line longer than this is not decoded for the list or the detail pane: its
+output is shown through a bounded view (`LargeOutput`), and decoded only when asked for."""
+LARGE_HEAD_BYTES = 64 * 1024
+"""What is read of a large line's start: its identity and inputs, up to its output."""
+LARGE_TAIL_BYTES = 4096
+"""What is read of a large line's end: its lineage, lane and times, after its output."""
 
 
 _EFFECT = re.compile(
@@ -75,6 +92,71 @@ _LANE = re.compile(rb',"lane":"((?:[^"\\\n]|\\.)*)","start_ns":\d+,"end_ns":\d+}
 
 def _never() -> bool:
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class LargeOutput:
+    """An operation whose line is too large to decode for display (`LARGE_LINE_BYTES`):
+    everything but its returned value, decoded under the reader's rules, and where that
+    value's JSON text lies in the file. The value itself is read a page at a time
+    (`TraceFile.value_pages`), or decoded only for an action that needs it (an edit)."""
+
+    index: int
+    logical_id: int
+    identity: OperationIdentity
+    inputs: dict[str, JsonValue]
+    origin: str
+    patch_id: str | None
+    source_logical_operation_id: int | None
+    lane: str | None
+    start_ns: int | None
+    end_ns: int | None
+    value_offset: int
+    """The file offset of the value's first byte."""
+    value_size: int
+    """The value's size in bytes, as JSON text."""
+    line_size: int
+
+    @property
+    def effect(self) -> str:
+        return self.identity.effect
+
+    @staticmethod
+    def of(head: Operation, index: int, offset: int, size: int, line_size: int) -> LargeOutput:
+        """From `head`, the operation decoded with its value left out."""
+        return LargeOutput(
+            index,
+            head.logical_id,
+            head.identity,
+            head.inputs,
+            head.origin,
+            head.patch_id,
+            head.source_logical_operation_id,
+            head.lane,
+            head.start_ns,
+            head.end_ns,
+            offset,
+            size,
+            line_size,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LargeLine:
+    """A line too large to decode for display whose output is not where the writer puts
+    it (its inputs are large, it failed with a large error, or it is malformed): shown by
+    its size and raw text; the check decodes it."""
+
+    index: int
+    offset: int
+    size: int
+    effect: str | None
+    """The effect its start names, when it is laid out as the writer writes lines."""
+
+
+Entry = Operation | LargeOutput | LargeLine | TraceFormatError
+"""What the list shows for a line: the operation, a large one without its output, a
+large line as raw text, or why the line cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +183,15 @@ def _tail_line(handle: BinaryIO, size: int) -> tuple[int, bytes, bool]:
         window *= 4
 
 
-def _json_string(raw: bytes) -> str:
-    """The string a JSON string's raw bytes (without quotes) stand for."""
-    return json.loads(b'"' + raw + b'"')
+def _json_string(raw: bytes) -> str | None:
+    """The string a JSON string's raw bytes (without quotes) stand for; None when they do
+    not decode to one a trace may hold (the line's decoding, and the check, say why)."""
+    try:
+        text = json.loads(b'"' + raw + b'"')
+        text.encode("utf-8")  # no lone surrogate
+    except (ValueError, RecursionError):
+        return None
+    return text if isinstance(text, str) else None
 
 
 class TraceFile:
@@ -144,12 +232,13 @@ class TraceFile:
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._handle: BinaryIO = path.open("rb")
-        self._pages: OrderedDict[int, list[Operation | TraceFormatError]] = OrderedDict()
-        self._lanes: dict[bytes, str] = {}
+        self._pages: OrderedDict[int, list[Entry]] = OrderedDict()
+        self._lanes: dict[bytes, str | None] = {}
         # Each effect's first operation, found by indexing (raw namespace and name -> effect).
         self._effects: dict[str, int] = {}
         self._effect_lines: dict[bytes, str] = {}
         self.operations = TraceOperations(self)
+        self._checker: subprocess.Popen[str] | None = None  # `check_elsewhere`'s child
 
     # --- opening -----------------------------------------------------------------------
 
@@ -202,9 +291,10 @@ class TraceFile:
     def _classify_tail(
         lines: TraceLines, last: bytes, start: int, terminated: bool, size: int
     ) -> tuple[TraceFooter | None, int, bool]:
-        """(footer, where the operations end, torn) from the last line."""
+        """(footer, where the operations end, torn) from the last line (a large one read
+        without keeping its value)."""
         try:
-            item = lines.read(last, 0, torn_possible=not terminated)
+            item = lines.check(last, 0, torn_possible=not terminated)
         except TraceFormatError:
             return None, size, False  # a bad last line: `check` names it
         if item is None:
@@ -246,15 +336,14 @@ class TraceFile:
                 position = self._scanned
                 chunk = handle.read(min(CHUNK_BYTES, end - position))
                 cut = chunk.rfind(b"\n")
-                while cut < 0 and chunk and position + len(chunk) < self._body_end:
-                    more = handle.read(
-                        min(FIRST_SCREEN_BYTES, self._body_end - position - len(chunk))
-                    )
-                    if not more:
-                        break
-                    cut = more.rfind(b"\n")
-                    cut = cut if cut < 0 else len(chunk) + cut
-                    chunk += more  # a line longer than a chunk: read on to its newline
+                if cut < 0 and chunk and position + len(chunk) < self._body_end:
+                    # A line longer than what was read: find its end without keeping it.
+                    if not self._index_long_line(handle, position, chunk, cancelled):
+                        return
+                    if limit is not None:
+                        break  # the first screen: that line
+                    handle.seek(self._scanned)
+                    continue
                 if cut < 0:
                     # No newline before the end: the unterminated last operation (its
                     # start is indexed), or a file that shrank (`check` reports that).
@@ -277,6 +366,37 @@ class TraceFile:
         if limit is None or self._scanned >= self._body_end:
             self._indexed = True
 
+    def _index_long_line(
+        self, handle: BinaryIO, position: int, first: bytes, cancelled: Cancelled
+    ) -> bool:
+        """Index the line starting at `position` (its first bytes: `first`), reading on to
+        its newline a chunk at a time and keeping only its start (for its effect) and its
+        end (for its lane). False when cancelled."""
+        head, tail = first[:LARGE_HEAD_BYTES], first[-LARGE_TAIL_BYTES:]
+        offset = position + len(first)
+        line_end: int | None = None
+        while offset < self._body_end:
+            if cancelled() or self.closed:
+                return False
+            block = handle.read(min(CHUNK_BYTES, self._body_end - offset))
+            if not block:
+                break
+            newline = block.find(b"\n")
+            if newline >= 0:
+                tail = (tail + block[:newline])[-LARGE_TAIL_BYTES:]
+                line_end = offset + newline
+                break
+            tail = (tail + block)[-LARGE_TAIL_BYTES:]
+            offset += len(block)
+        following = self._body_end if line_end is None else line_end + 1
+        index = len(self._starts) - 1  # this line's start is the last one indexed
+        self._note_lanes(tail, 1)
+        self._note_effects(head, position, [head], array("q", [following]), index)
+        self._scanned = following
+        if following < self._body_end:
+            self._starts.append(following)
+        return True
+
     def _note_lanes(self, data: bytes, lines: int) -> None:
         if len(self._lanes) == 1:
             (only,) = self._lanes
@@ -284,7 +404,7 @@ class TraceFile:
                 return  # the common case: every call on the one lane seen so far
         for raw in dict.fromkeys(_LANE.findall(data)):
             if raw not in self._lanes:
-                self._lanes[raw] = _json_string(raw)
+                self._lanes[raw] = _json_string(raw)  # None: not a lane (the line is bad)
 
     def _note_effects(
         self, data: bytes, position: int, lines: list[bytes], starts: array[int], first: int
@@ -326,7 +446,10 @@ class TraceFile:
         return b',"namespace":"' + namespace + b'","name":"' + name + b'","fingerprint":"'
 
     def _add_effect(self, key: bytes, namespace: bytes, name: bytes, index: int) -> None:
-        effect = f"{_json_string(namespace)}.{_json_string(name)}"
+        namespace_text, name_text = _json_string(namespace), _json_string(name)
+        if namespace_text is None or name_text is None:
+            return  # a line that does not decode: shown as unreadable, and the check says why
+        effect = f"{namespace_text}.{name_text}"
         self._effect_lines[key] = effect
         self._effects.setdefault(effect, index)
 
@@ -340,7 +463,7 @@ class TraceFile:
     def lanes(self) -> tuple[str, ...]:
         """The lanes (tasks or threads) of the operations indexed so far, in order of
         first appearance; empty for a format 3 trace."""
-        return tuple(self._lanes.values())
+        return tuple(lane for lane in self._lanes.values() if lane is not None)
 
     def __len__(self) -> int:
         """Operations indexed so far (all of them once `indexed`)."""
@@ -387,12 +510,11 @@ class TraceFile:
         """Decode operation `index`'s line; a bad one raises `TraceFormatError` naming it."""
         return self._lines.operation(line, index + 2)
 
-    def operation(self, index: int) -> Operation:
-        """Operation `index`, decoded with its page on first use.
-
-        Raises `IndexError` beyond `len()`, `TraceFormatError` for a line that
-        does not decode.
-        """
+    def entry(self, index: int) -> Entry:
+        """What the list shows for line `index`, decoded with its page on first use: the
+        operation, or for a large line (`LARGE_LINE_BYTES`) the operation without its
+        output (`LargeOutput`) or the line as raw text (`LargeLine`), or why the line
+        cannot be read. Raises `IndexError` beyond `len()`."""
         if not 0 <= index < len(self):
             raise IndexError(f"operation {index} is not indexed (of {len(self)})")
         first = index - index % PAGE_LINES
@@ -403,25 +525,109 @@ class TraceFile:
             self._pages.move_to_end(first)
         if index - first >= len(page):  # the page was decoded while it was still growing
             page = self._decode_page(first, min(first + PAGE_LINES, len(self)))
-        item = page[index - first]
+        return page[index - first]
+
+    def operation(self, index: int) -> Operation:
+        """Operation `index`, decoded with its page on first use (a large line is decoded
+        in full, each time: only an action that needs its whole output asks).
+
+        Raises `IndexError` beyond `len()`, `TraceFormatError` for a line that
+        does not decode.
+        """
+        item = self.entry(index)
+        if isinstance(item, (LargeOutput, LargeLine)):
+            start, end = self.line_span(index)
+            with self._lock:
+                self._handle.seek(start)
+                line = self._handle.read(end - start)
+            return self.decode_line(line, index)
         if isinstance(item, TraceFormatError):
             raise item
         return item
 
-    def _decode_page(self, first: int, stop: int) -> list[Operation | TraceFormatError]:
-        _, data = self.read_lines(first, stop)
-        lines = data.split(b"\n")
-        page: list[Operation | TraceFormatError] = []
-        for offset, line in enumerate(lines[: stop - first]):
-            try:
-                page.append(self.decode_line(line, first + offset))
-            except TraceFormatError as error:
-                page.append(error)
+    def _line_size(self, index: int) -> int:
+        """The length of line `index` (its newline included, but for the last line)."""
+        end = self._starts[index + 1] if index + 1 < len(self._starts) else self._body_end
+        return end - self._starts[index]
+
+    def _decode_page(self, first: int, stop: int) -> list[Entry]:
+        page: list[Entry] = []
+        index = first
+        while index < stop:
+            if self._line_size(index) > LARGE_LINE_BYTES:
+                page.append(self._large(index))
+                index += 1
+                continue
+            run = index + 1  # a run of ordinary lines, read at once
+            while run < stop and self._line_size(run) <= LARGE_LINE_BYTES:
+                run += 1
+            _, data = self.read_lines(index, run)
+            for offset, line in enumerate(data.split(b"\n")[: run - index]):
+                try:
+                    page.append(self.decode_line(line, index + offset))
+                except TraceFormatError as error:
+                    page.append(error)
+            index = run
         self._pages[first] = page
         self._pages.move_to_end(first)
         while len(self._pages) > CACHED_PAGES:
             self._pages.popitem(last=False)
         return page
+
+    def _large(self, index: int) -> LargeOutput | LargeLine:
+        """A large line, read only at its start and end: everything but its returned value
+        is decoded under the reader's rules (with `null` in the value's place)."""
+        start, end = self.line_span(index)
+        with self._lock:
+            self._handle.seek(start)
+            head = self._handle.read(min(LARGE_HEAD_BYTES, end - start))
+            tail_start = max(start, end - LARGE_TAIL_BYTES)
+            self._handle.seek(tail_start)
+            tail = self._handle.read(end - tail_start)
+        found = _EFFECT.search(head)
+        effect = None
+        if found is not None:
+            namespace, name = _json_string(found[1]), _json_string(found[2])
+            effect = None if namespace is None or name is None else f"{namespace}.{name}"
+        span = TraceLines.value_span(head, tail, end - start)
+        if span is not None:
+            value_start, value_end = span
+            light = head[:value_start] + b"null" + tail[value_end - (end - start) + len(tail) :]
+            try:
+                head_operation = self.decode_line(light, index)
+            except TraceFormatError:
+                pass  # not laid out as the writer writes: shown raw, checked in full
+            else:
+                size = value_end - value_start
+                return LargeOutput.of(head_operation, index, start + value_start, size, end - start)
+        return LargeLine(index, start, end - start, effect)
+
+    def value_pages(self, large: LargeOutput | LargeLine, page: int) -> tuple[bytes, bytes]:
+        """The first and the last `page` bytes of a large value's (or line's) text (all of
+        it, and nothing, when it is no longer than two pages)."""
+        offset, size = (
+            (large.value_offset, large.value_size)
+            if isinstance(large, LargeOutput)
+            else (large.offset, large.size)
+        )
+        with self._lock:
+            self._handle.seek(offset)
+            if size <= 2 * page:
+                return self._handle.read(size), b""
+            first = self._handle.read(page)
+            self._handle.seek(offset + size - page)
+            return first, self._handle.read(page)
+
+    def value_text(self, large: LargeOutput | LargeLine) -> bytes:
+        """A large value's (or line's) whole text, read from the file, not decoded."""
+        offset, size = (
+            (large.value_offset, large.value_size)
+            if isinstance(large, LargeOutput)
+            else (large.offset, large.size)
+        )
+        with self._lock:
+            self._handle.seek(offset)
+            return self._handle.read(size)
 
     def spans(
         self, start: int, cancelled: Cancelled, *, wait: bool = True
@@ -473,35 +679,68 @@ class TraceFile:
                 found = data.find(needle, found + len(needle))
         return None
 
+    def operations_of(self, namespace: str, name: str) -> list[Operation]:
+        """Every indexed operation of one effect, in recorded order (what a recipe
+        resolver reads of a source: `toolreplay.runtime.recipes.RecipeSource`).
+
+        Finds the lines holding the effect as the writer writes it, then decodes
+        those: a pass over the file at C speed. A trace written another way (keys
+        in another order) is decoded line by line.
+        """
+        key = self._effect_key(
+            json.dumps(namespace, ensure_ascii=False)[1:-1].encode(),
+            json.dumps(name, ensure_ascii=False)[1:-1].encode(),
+        )
+        found: list[Operation] = []
+        seen: set[int] = set()
+        for first, _, offset, data in self.spans(0, _never, wait=False):
+            at = data.find(key)
+            while at >= 0:
+                index = self.index_of_offset(offset + at)
+                if index >= first and index not in seen:
+                    seen.add(index)
+                    with contextlib.suppress(TraceFormatError):
+                        operation = self.operation(index)
+                        if (operation.identity.namespace, operation.identity.name) == (
+                            namespace,
+                            name,
+                        ):
+                            found.append(operation)
+                at = data.find(key, at + len(key))
+        if not found and f"{namespace}.{name}" in self._effects:
+            found = [
+                operation
+                for operation in self._decoded_operations()
+                if (operation.identity.namespace, operation.identity.name) == (namespace, name)
+            ]
+        return found
+
+    def _decoded_operations(self) -> Iterator[Operation]:
+        for index in range(len(self)):
+            with contextlib.suppress(TraceFormatError):
+                yield self.operation(index)
+
     # --- the integrity check -------------------------------------------------------------
 
-    def check(self, cancelled: Cancelled = _never) -> Integrity:
+    def check(self, cancelled: Cancelled = _never, *, index: bool = True) -> Integrity:
         """Check the trace as `read_trace` does, streaming; sets and returns `integrity`.
 
-        A complete trace: the footer's operation count and the SHA-256 digest of
-        every byte before it (a match means the file is byte for byte what the
-        recording wrote, so its lines need no second reading; on a mismatch they are
-        read, to name a bad line first, as `read_trace` does). An incomplete one:
-        every line decoded under `read_trace`'s rules and every fingerprint
-        recomputed, a torn last line set aside. Indexes first if needed. Returns
-        the `checking` state unchanged when cancelled.
+        Every line is decoded under `read_trace`'s rules, keeping nothing (a trace
+        is untrusted input: a footer whose digest matches proves only that whoever
+        wrote the footer hashed the lines above it, not that they decode). Then a
+        complete trace's footer must give the operation count and the SHA-256 of
+        every byte before it; an incomplete trace's fingerprints are recomputed,
+        a torn last line set aside. Indexes first if needed (`index=False`: not at
+        all, for a process that only checks and needs no line offsets). Returns the
+        `checking` state unchanged when cancelled.
         """
         try:
-            self.index(cancelled)
-            if not self._indexed:
-                return self.integrity
-            if self.footer is None:
-                if not self._check_lines(cancelled, fingerprints=True):
+            if index:
+                self.index(cancelled)
+                if not self._indexed:
                     return self.integrity
-            else:
-                try:
-                    if not self._check_footer(cancelled):
-                        return self.integrity
-                except TraceFormatError:
-                    # As read_trace would, name a bad line before the footer's mismatch.
-                    if not self._check_lines(cancelled, fingerprints=False):
-                        return self.integrity
-                    raise
+            if not self._check_lines(cancelled):
+                return self.integrity
         except TraceError as error:
             self.integrity = Integrity("failed", 1.0, str(error))
         except OSError as error:
@@ -512,61 +751,110 @@ class TraceFile:
             self.integrity = Integrity("ok", 1.0)
         return self.integrity
 
-    def _check_footer(self, cancelled: Cancelled) -> bool:
-        assert self.footer is not None
+    def _check_lines(self, cancelled: Cancelled) -> bool:
+        """Read every line under the rules (and hash what the footer covers); False when
+        cancelled."""
+        rules = TraceLines(self.path, self._header_line)
         digest = hashlib.sha256()
         crlf = False
-        position = 0
-        last = b""
-        with self.path.open("rb") as handle:
-            while position < self._body_end:
-                if cancelled() or self.closed:
-                    return False
-                chunk = handle.read(min(CHUNK_BYTES, self._body_end - position))
-                if not chunk:
-                    break
-                digest.update(chunk)
-                crlf = crlf or b"\r\n" in chunk or (chunk.startswith(b"\n") and last == b"\r")
-                last = chunk[-1:]
-                position += len(chunk)
-                self.integrity = Integrity("checking", position / max(self._body_end, 1))
-        lines = TraceLines(self.path, self._header_line)
-        lines.footer = self.footer  # decoded from the end of the file when it was opened
-        lines.check_footer(len(self), digest.hexdigest(), crlf=lambda: crlf, line=len(self) + 2)
-        return True
-
-    def _check_lines(self, cancelled: Cancelled, *, fingerprints: bool) -> bool:
-        rules = TraceLines(self.path, self._header_line)
         number = 1
-        position = 0
-        carry = b""
+        position = 0  # bytes read so far
+        covered = self._body_end if self.footer is not None else 0
+        carry = bytearray()  # the start of a line longer than what was read
+        count = 0
+        last = b""
         with self.path.open("rb") as handle:
             while True:
                 if cancelled() or self.closed:
                     return False
                 chunk = handle.read(CHUNK_BYTES)
+                if position < covered:
+                    part = chunk[: covered - position]
+                    digest.update(part)
+                    crlf = crlf or b"\r\n" in part or (part.startswith(b"\n") and last == b"\r")
+                    last = part[-1:]
                 position += len(chunk)
-                lines = (carry + chunk).split(b"\n")
-                carry = lines.pop()
-                if not chunk and carry:
-                    lines.append(carry)  # the unterminated last line
+                lines: list[bytes | bytearray] = [*chunk.split(b"\n")]
+                if carry:
+                    carry += lines[0]
+                    lines[0], carry = carry, bytearray()  # the long line, grown in place
+                tail = lines.pop()
+                if chunk and tail:
+                    carry += tail  # no newline yet: the line goes on in the next chunk
+                elif not chunk and tail:
+                    lines.append(tail)  # the unterminated last line
                 for line in lines:
                     if number == 1:
                         number = 2  # the header, decoded when the file was opened
                         continue
-                    item = rules.read(line, number, torn_possible=not chunk and line is carry)
+                    torn_possible = not chunk and line is tail
+                    item = rules.check(line, number, torn_possible=torn_possible)
                     if item is None:
                         return True  # a torn last line, set aside
-                    if isinstance(item, Operation) and fingerprints:
-                        rules.check_fingerprint(item)
+                    if isinstance(item, Operation):
+                        count += 1
+                        if self.footer is None:
+                            rules.check_fingerprint(item)
                     number += 1
                 self.integrity = Integrity("checking", min(position / max(self.size, 1), 1.0))
                 if not chunk:
-                    return True
+                    break
+        if rules.footer is not None:
+            rules.check_footer(count, digest.hexdigest(), crlf=lambda: crlf, line=number - 1)
+        return True
+
+    def check_elsewhere(self, cancelled: Cancelled = _never) -> Integrity:
+        """`check`, with the decoding done in a child process
+        (`python -m toolreplay_tui.model.trace_file TRACE`, this interpreter): the work,
+        which grows with the trace and its largest value, then takes neither this
+        process's memory nor its interpreter lock from the UI. Indexes here first. Runs
+        `check` here when the child cannot be started or ends without an answer."""
+        self.index(cancelled)
+        if not self._indexed:
+            return self.integrity
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "toolreplay_tui.model.trace_file", str(self.path)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                encoding="utf-8",
+            )
+        except OSError:
+            return self.check(cancelled)
+        self._checker = process
+        answered = False
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                if cancelled() or self.closed:
+                    return self.integrity
+                report = json.loads(line)
+                if "progress" in report:
+                    self.integrity = Integrity("checking", float(report["progress"]))
+                    continue
+                problem = report.get("problem")
+                self.integrity = Integrity("ok" if problem is None else "failed", 1.0, problem)
+                answered = True
+        except (ValueError, OSError):
+            answered = False
+        finally:
+            with contextlib.suppress(OSError):
+                process.kill()
+            process.wait()
+            self._checker = None
+        if answered or cancelled() or self.closed:
+            return self.integrity
+        return self.check(cancelled)
 
     def close(self) -> None:
         """Stop every background pass soon, and release the file."""
         self._closed.set()
+        checker = self._checker
+        if checker is not None:
+            with contextlib.suppress(OSError):
+                checker.kill()
         with self._lock:
             self._handle.close()
 
@@ -596,3 +884,38 @@ class TraceOperations(Sequence[Operation]):
         if index < 0:
             index += len(self)
         return self._trace.operation(index)
+
+
+PROGRESS_SECONDS = 0.1
+"""How often the checking child reports how far it is."""
+
+
+def check_main(arguments: list[str]) -> int:
+    """`python -m toolreplay_tui.model.trace_file TRACE`: check TRACE (`TraceFile.check`),
+    printing `{"progress": p}` lines while it goes, then `{"problem": ...}`, null when
+    it holds. The child process of `TraceFile.check_elsewhere`."""
+    if len(arguments) != 1:
+        sys.stderr.write("usage: python -m toolreplay_tui.model.trace_file TRACE\n")
+        return 2
+    try:
+        trace = TraceFile.open(Path(arguments[0]), first_screen=0)
+    except TraceError as error:
+        print(json.dumps({"problem": str(error)}), flush=True)
+        return 0
+    # This process only checks: every object it decodes is dropped at once, so cyclic
+    # garbage collection would only cost time.
+    gc.disable()
+    with trace:
+        worker = threading.Thread(target=trace.check, kwargs={"index": False})
+        worker.daemon = True
+        worker.start()
+        while worker.is_alive():
+            worker.join(PROGRESS_SECONDS)
+            if worker.is_alive():
+                print(json.dumps({"progress": trace.integrity.progress}), flush=True)
+        print(json.dumps({"problem": trace.integrity.problem}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(check_main(sys.argv[1:]))

@@ -100,6 +100,11 @@ class Workspace:
         number = self._numbered(lambda n: (self.root / f"{self.stem}-{kind}-{n}{suffix}",))
         return self.root / f"{self.stem}-{kind}-{number}{suffix}"
 
+    def unsaved_patches_path(self) -> Path:
+        """Where the pending patches are kept while they are not saved, so that a crash
+        does not lose them: the next session on this trace restores them from here."""
+        return self.root / f"{self.stem}-unsaved.patches.json"
+
     def patch_file_path(self) -> Path:
         """Where `w` proposes to save the pending patches."""
         return self.next_path("patches", ".json")

@@ -16,30 +16,44 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from toolreplay import Operation, TraceFormatError, terminal_safe_text
+from toolreplay import (
+    NonPortableValueError,
+    Operation,
+    PatchError,
+    RedactedValueEditError,
+    TraceFormatError,
+    terminal_safe_text,
+)
 from toolreplay_tui.context import debugger
 from toolreplay_tui.messages import (
+    LargeValueRequested,
     Notice,
     OutputEditRequested,
     PatchEdited,
+    PatchMade,
     PatchRemovalRequested,
 )
+from toolreplay_tui.model.answers import STREAMED_NAMESPACES, edit_patch, stream_edit
 from toolreplay_tui.model.jsonpaths import PathError, get_at, set_at
+from toolreplay_tui.model.rows import megabytes
 from toolreplay_tui.model.search import (
     EffectMatch,
     nearest_effects,
     resolve_effect,
     scan_matches,
 )
-from toolreplay_tui.model.trace_file import TraceFile
+from toolreplay_tui.model.trace_file import Entry, LargeLine, LargeOutput, TraceFile
 from toolreplay_tui.screens.full_value import (
+    PAGE_BYTES,
     FullValueScreen,
+    LargeValueScreen,
     describe_operation,
     describe_value,
 )
-from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
+from toolreplay_tui.widgets.detail import DetailPane, ValueInput
 from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
+from toolreplay_tui.widgets.value_pages import describe_large
 from toolreplay_tui.widgets.value_view import ValueView
 
 if TYPE_CHECKING:
@@ -53,6 +67,8 @@ FILTER_BATCH_SECONDS = 0.05
 EFFECTS_LISTED = 12
 """An unknown `:effect` name with no near one lists the trace's effects when this few."""
 JUMP_WAIT_SECONDS = 0.05
+DETAIL_PAGE_BYTES = 1024
+"""How much of a large value's start and end the detail pane shows."""
 """How often a jump beyond the index looks whether indexing has reached it."""
 
 
@@ -161,15 +177,22 @@ class BrowseScreen(Screen[None]):
     def detail(self) -> DetailPane:
         return self.query_one("#detail", DetailPane)
 
-    def current_operation(self) -> Operation | None:
+    def current_entry(self) -> Entry | None:
+        """What the line under the list's cursor holds (None: no line)."""
         trace = debugger(self).trace
         index = self.operations.current_index
         if trace is None or index is None:
             return None
         try:
-            return trace.operations[index]
-        except TraceFormatError:
-            return None  # the list shows why the line cannot be read
+            return trace.entry(index)
+        except IndexError:
+            return None
+
+    def current_operation(self) -> Operation | None:
+        """The operation under the list's cursor; None when there is none, its line cannot
+        be read, or it is too large to decode for the list (`current_entry` says which)."""
+        entry = self.current_entry()
+        return entry if isinstance(entry, Operation) else None
 
     # --- loading and refreshing ------------------------------------------------------
 
@@ -216,6 +239,10 @@ class BrowseScreen(Screen[None]):
             listing.rows_changed()
             self._show_list_header()
 
+    def on_operation_list_columns_changed(self, event: OperationList.ColumnsChanged) -> None:
+        event.stop()
+        self._show_list_header()
+
     def _show_list_header(self) -> None:
         self.query_one("#list-header", Static).update(
             Text(self.operations.header_text(), style="bold")
@@ -239,9 +266,19 @@ class BrowseScreen(Screen[None]):
         self.show_status()
 
     def show_detail(self) -> None:
-        operation = self.current_operation()
-        patch = None if operation is None else debugger(self).pending.get(operation.identity)
-        self.detail.show(operation, patch)
+        entry = self.current_entry()
+        pending = debugger(self).pending
+        if isinstance(entry, TraceFormatError):
+            self.detail.show(None, None, problem=str(entry))
+        elif isinstance(entry, (LargeOutput, LargeLine)):
+            trace = debugger(self).trace
+            assert trace is not None
+            patch = pending.get(entry.identity) if isinstance(entry, LargeOutput) else None
+            first, last = trace.value_pages(entry, DETAIL_PAGE_BYTES)
+            self.detail.show_large(entry, patch, first, last)
+        else:
+            patch = None if entry is None else pending.get(entry.identity)
+            self.detail.show(entry, patch)
 
     def show_status(self, activity: str | None = None) -> None:
         """The session's state (patches, last run, filter), and `activity` (`filtering…`)."""
@@ -276,10 +313,23 @@ class BrowseScreen(Screen[None]):
     def on_detail_pane_value_edited(self, event: DetailPane.ValueEdited) -> None:
         event.stop()
         operation = event.operation
-        current = output_of(operation, debugger(self).pending.get(operation.identity))
+        app = debugger(self)
+        pending = app.pending.get(operation.identity)
+        current, _ = app.patched_output(operation, pending)
         try:
+            # One value of a streamed answer is an edit of the answer it is part of:
+            # deltas, done events and the final response are rewritten to agree.
+            change = (
+                stream_edit(current, event.path, event.value)
+                if operation.identity.namespace in STREAMED_NAMESPACES
+                else None
+            )
+            if change is not None:
+                patch = edit_patch(operation, pending, current, change)
+                self.post_message(PatchMade(operation, patch))
+                return
             value = set_at(current, event.path, event.value)
-        except PathError as error:
+        except (PathError, PatchError, RedactedValueEditError, NonPortableValueError) as error:
             self._problem(str(error))
             return
         self.post_message(PatchEdited(operation, value))
@@ -588,19 +638,40 @@ class BrowseScreen(Screen[None]):
     # --- editing ---------------------------------------------------------------------
 
     def action_edit(self) -> None:
-        operation = self.current_operation()
-        if operation is not None:
-            self.post_message(OutputEditRequested(operation))
+        entry = self.current_entry()
+        if isinstance(entry, (LargeOutput, LargeLine)):
+            self._problem(
+                f"this output is {megabytes(_size(entry))}, too large for the built-in editor: "
+                "E edits it in $EDITOR, v shows its first and last pages"
+            )
+        elif isinstance(entry, Operation):
+            self.post_message(OutputEditRequested(entry))
 
     def action_external_edit(self) -> None:
-        operation = self.current_operation()
-        if operation is not None:
-            self.post_message(OutputEditRequested(operation, external=True))
+        entry = self.current_entry()
+        if isinstance(entry, (LargeOutput, LargeLine)):
+            self.post_message(LargeValueRequested(entry, "edit"))
+        elif isinstance(entry, Operation):
+            self.post_message(OutputEditRequested(entry, external=True))
 
     def action_full_value(self) -> None:
         """`v`: what is cut off, in full: the value under the cursor when the output's
-        values have the focus, else the whole operation (fingerprint, inputs, outcome)."""
-        operation = self.current_operation()
+        values have the focus, else the whole operation (fingerprint, inputs, outcome);
+        a value too large for that by its size and first and last pages."""
+        entry = self.current_entry()
+        app = debugger(self)
+        if isinstance(entry, (LargeOutput, LargeLine)) and app.trace is not None:
+            first, last = app.trace.value_pages(entry, PAGE_BYTES)
+            title = (
+                f"#{entry.logical_id} {entry.effect}  output"
+                if isinstance(entry, LargeOutput)
+                else f"line {entry.index + 2} ({entry.effect or 'effect unknown'}), whole"
+            )
+            app.push_screen(
+                LargeValueScreen(entry, describe_large(title, _size(entry), first, last))
+            )
+            return
+        operation = entry if isinstance(entry, Operation) else None
         if operation is None:
             return
         values = self.detail.values
@@ -612,20 +683,32 @@ class BrowseScreen(Screen[None]):
         debugger(self).push_screen(FullValueScreen(content))
 
     def action_remove_patch(self) -> None:
-        operation = self.current_operation()
-        if operation is not None:
-            self.post_message(PatchRemovalRequested(operation))
+        entry = self.current_entry()
+        if isinstance(entry, (Operation, LargeOutput)):
+            self.post_message(PatchRemovalRequested(entry.identity))
+
+
+def _size(large: LargeOutput | LargeLine) -> int:
+    return large.value_size if isinstance(large, LargeOutput) else large.size
 
 
 def trace_index(trace: TraceFile, logical_id: int) -> int | None:
     """The position of the indexed operation numbered `logical_id`, if any."""
-    operations = trace.operations
     # Recordings number operations by position: look there first.
-    if 0 <= logical_id < len(operations) and operations[logical_id].logical_id == logical_id:
-        return logical_id
+    unreadable: int | None = None
+    if 0 <= logical_id < len(trace):
+        entry = trace.entry(logical_id)
+        if isinstance(entry, (Operation, LargeOutput)) and entry.logical_id == logical_id:
+            return logical_id
+        if isinstance(entry, (TraceFormatError, LargeLine)):
+            unreadable = logical_id  # its line says no number: where the number should be
     if not trace.indexed:
         return None  # decoding every line now would block: wait for the index
-    return next((index for index, op in enumerate(operations) if op.logical_id == logical_id), None)
+    for index in range(len(trace)):
+        entry = trace.entry(index)
+        if isinstance(entry, (Operation, LargeOutput)) and entry.logical_id == logical_id:
+            return index
+    return unreadable  # the row there shows why it has no number
 
 
 def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:

@@ -48,12 +48,15 @@ class EditorScreen(Screen[Edited | None]):
         problem: str | None = None,
         heading: str | None = None,
         select_all: bool = False,
+        save_label: str = "makes it a pending patch",
     ) -> None:
         """Edit `operation`'s output, or (`operation` None) what `heading` describes.
 
-        `select_all` starts with the whole text selected, so typing replaces it.
+        `select_all` starts with the whole text selected, so typing replaces it;
+        `save_label` says what ctrl+s does with the value.
         """
         super().__init__()
+        self.save_label = save_label
         self.select_all = select_all
         self.operation = operation
         # JSON text: an escaped character (`\u202e`) is the same value, and shows.
@@ -75,7 +78,7 @@ class EditorScreen(Screen[Edited | None]):
         yield Static(
             Text.assemble(
                 terminal_safe_text(self._heading(), "bold"),
-                ("   ctrl+s makes it a pending patch · escape cancels", "dim"),
+                (f"   ctrl+s {self.save_label} · escape cancels", "dim"),
             ),
             id="editor-title",
         )

@@ -1,7 +1,11 @@
 """`v`: the full text of what a pane cuts off (a long string, the inputs, the fingerprint).
 
 The list, the detail pane and the value lines cut long values with `…` to keep
-one line per row; this screen shows the whole value, wrapped, and scrolls.
+one line per row; this screen shows the whole value, wrapped, and scrolls. A value
+too large for that (`LARGE_LINE_BYTES`) is shown by its size and its first and last
+pages, read from the file as they are (`LargeValueScreen`), with keys to save it to
+a file or open it in `$EDITOR`: memory and time stay those of two pages, whatever its
+size.
 """
 
 from __future__ import annotations
@@ -25,11 +29,24 @@ from toolreplay import (
     Raised,
     terminal_safe_text,
 )
+from toolreplay_tui.context import debugger
+from toolreplay_tui.messages import LargeValueRequested
 from toolreplay_tui.model.jsonpaths import JsonPath, path_text
 from toolreplay_tui.model.jsontext import format_json
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
 from toolreplay_tui.widgets.scroll_box import ScrollBox
 
-__all__ = ["FullValueScreen", "describe_aligned", "describe_operation", "describe_value"]
+__all__ = [
+    "PAGE_BYTES",
+    "FullValueScreen",
+    "LargeValueScreen",
+    "describe_aligned",
+    "describe_operation",
+    "describe_value",
+]
+
+PAGE_BYTES = 4096
+"""How much of a large value's start and end `LargeValueScreen` shows: about a screen each."""
 
 
 def _json(value: JsonValue) -> RenderableType:
@@ -102,6 +119,39 @@ def describe_aligned(row: AlignmentRow) -> RenderableType:
             parts.append(Text("(no operation on this side)", style="dim"))
         parts.append(Text(""))
     return Group(*parts)
+
+
+class LargeValueScreen(ModalScreen[None]):
+    """A large value by its size, first and last pages; `s` saves it to a file, `E` opens
+    it in `$EDITOR`, `escape`, `v` or `q` close."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,v,q", "close", "Close", key_display="esc", id="large_value.close"),
+        Binding("s", "save", "Save to a file", id="large_value.save"),
+        Binding("E", "external_edit", "Edit in $EDITOR", id="large_value.external_edit"),
+    ]
+
+    def __init__(self, large: LargeOutput | LargeLine, content: RenderableType) -> None:
+        super().__init__()
+        self.large = large
+        self.content = content
+
+    def compose(self) -> ComposeResult:
+        with ScrollBox(id="full-value-box"):
+            yield Static(self.content, id="full-value-text")
+
+    def on_mount(self) -> None:
+        self.query_one("#full-value-box", ScrollBox).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_save(self) -> None:
+        debugger(self).post_message(LargeValueRequested(self.large, "save"))
+
+    def action_external_edit(self) -> None:
+        self.dismiss(None)
+        debugger(self).post_message(LargeValueRequested(self.large, "edit"))
 
 
 class FullValueScreen(ModalScreen[None]):

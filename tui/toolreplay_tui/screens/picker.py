@@ -28,7 +28,17 @@ from textual.widgets import DataTable, Footer, Input, Static
 from toolreplay import FoundTrace, ToolReplayError, find_traces, terminal_safe_text
 from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 
-__all__ = ["PickerRow", "TracePickerApp", "TracePickerScreen", "pick_trace"]
+__all__ = ["CELL_LIMITS", "PickerRow", "TracePickerApp", "TracePickerScreen", "pick_trace"]
+
+CELL_LIMITS = (19, 48, 10, 32, 64)
+"""The most cells each column shows (started, metadata, ops, ending, trace); a longer
+value ends in `…` (the filter still matches all of it)."""
+
+
+def _bounded(cell: str, limit: int) -> Text:
+    text = terminal_safe_text(cell)
+    text.truncate(limit, overflow="ellipsis")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +138,11 @@ class TracePickerScreen(Screen[Path | None]):
         table = self.table
         table.clear()
         for row in self.shown:
-            # Text, not str: a str cell is read as markup, and each is the trace's.
-            table.add_row(*(terminal_safe_text(cell) for cell in row.cells))
+            # Text, not str: a str cell is read as markup, and each is the trace's: escaped,
+            # and cut to its column's bound, so no trace widens a column past the screen.
+            table.add_row(
+                *(_bounded(cell, limit) for cell, limit in zip(row.cells, CELL_LIMITS, strict=True))
+            )
         count = len(self.rows)
         summary = f"Traces in {self.folder}: {count} trace{'' if count == 1 else 's'}, newest first"
         if words:

@@ -26,18 +26,23 @@ from toolreplay import (
     ErrorPatch,
     JsonValue,
     Operation,
+    OutputPatch,
     Patch,
     Raised,
     Returned,
     terminal_safe,
     terminal_safe_text,
 )
+from toolreplay_tui.context import debugger
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.mcp_transcript import mcp_call_of
+from toolreplay_tui.model.rows import megabytes
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
 from toolreplay_tui.model.transcript import transcript_of
 from toolreplay_tui.widgets.mcp_transcript_view import render_mcp_call
 from toolreplay_tui.widgets.transcript_view import render_transcript
+from toolreplay_tui.widgets.value_pages import describe_large
 from toolreplay_tui.widgets.value_view import ValueView
 
 __all__ = ["DetailPane", "ValueInput", "output_of", "transcript_view"]
@@ -55,9 +60,11 @@ def output_of(operation: Operation, patch: Patch | None) -> JsonValue:
     return {"type": outcome.error_type, "message": outcome.message, "args": outcome.args}
 
 
-def transcript_view(operation: Operation, patch: Patch | None) -> RenderableType | None:
-    """The operation read as what it is (a model call, an MCP request), or None."""
-    shown = output_of(operation, patch)
+def transcript_view(
+    operation: Operation, patch: Patch | None, shown: JsonValue
+) -> RenderableType | None:
+    """The operation read as what it is (a model call, an MCP request), or None; `shown`
+    is its output as the pane shows it (a pending patch's, a reply resolved)."""
     if operation.effect.partition(".")[0] == "mcp":
         failed = isinstance(patch, ErrorPatch) or (
             patch is None and isinstance(operation.outcome, Raised)
@@ -120,6 +127,9 @@ class DetailPane(Vertical):
         super().__init__(id=id)
         self.operation: Operation | None = None
         self.patch: Patch | None = None
+        self.output: JsonValue = None
+        """What the value view shows: the output with the pending patch applied."""
+        self._output_problem: str | None = None
         self._editing: JsonPath | None = None
         self._edit_start = ""
         self._raw_inputs = False  # model calls: raw inputs instead of the transcript
@@ -140,8 +150,11 @@ class DetailPane(Vertical):
     def editing(self) -> bool:
         return self._editing is not None
 
-    def show(self, operation: Operation | None, patch: Patch | None) -> None:
-        """Show `operation` (None: nothing selected), with its pending patch if any."""
+    def show(
+        self, operation: Operation | None, patch: Patch | None, *, problem: str | None = None
+    ) -> None:
+        """Show `operation` (None: nothing selected, or `problem`: why the selected line
+        cannot be read), with its pending patch if any."""
         same = (
             operation is not None
             and self.operation is not None
@@ -149,15 +162,80 @@ class DetailPane(Vertical):
         )
         self.operation, self.patch = operation, patch
         self._stop_editing()
+        if operation is not None:
+            self.output, self._output_problem = debugger(self).patched_output(operation, patch)
         info = self.query_one("#detail-info", Static)
         if operation is None:
-            info.update(Text("no operation selected", style="dim"))
+            info.update(
+                Text("no operation selected", style="dim")
+                if problem is None
+                else Text.assemble(("this line cannot be read: ", "bold red"), problem)
+            )
             self.query_one("#detail-path", Static).update("")
             self.values.clear()
             return
         info.update(self._info(operation, patch))
-        self.values.show(output_of(operation, patch), keep_path=same)
+        self.values.show(self.output, keep_path=same)
         self._show_path(self.values.current_path)
+
+    def show_large(
+        self, large: LargeOutput | LargeLine, patch: Patch | None, first: bytes, last: bytes
+    ) -> None:
+        """Show an operation whose line is too large to decode here: its identity and
+        inputs, and its output by its size and its first and last bytes (or the pending
+        patch's value)."""
+        self.operation, self.patch = None, patch
+        self._stop_editing()
+        info = self.query_one("#detail-info", Static)
+        lines: list[RenderableType] = []
+        if isinstance(large, LargeOutput):
+            identity = large.identity
+            lines += [
+                Text.assemble(
+                    (f"#{large.logical_id}  {large.effect}", "bold"), ("  ok", "bold green")
+                ),
+                Text.assemble(("identity  ", "dim"), f"fingerprint {identity.fingerprint[:24]}…"),
+                Text.assemble(
+                    ("          ", "dim"),
+                    f"occurrence {identity.occurrence}  logical id {large.logical_id}",
+                ),
+                Text.assemble(("lineage   ", "dim"), f"origin {large.origin}"),
+            ]
+            if patch is not None:
+                lines.append(
+                    Text.assemble(
+                        ("pending   ", "dim"),
+                        (f"patch {patch.patch_id} replaces the recorded output", "bold yellow"),
+                        ("  (x removes it)", "dim"),
+                    )
+                )
+            inputs = JSON(format_json(large.inputs))
+            inputs.text.no_wrap = False
+            inputs.text.overflow = "fold"
+            lines += [Text("inputs", style="dim"), inputs]
+            size = large.value_size
+            what = "output"
+        else:
+            size = large.size
+            what = f"line {large.index + 2} ({large.effect or 'effect unknown'})"
+        lines.append(Text(""))
+        lines.append(
+            describe_large(
+                f"{what}: {size:,} bytes ({megabytes(size)})", size, first, last, keys=False
+            )
+        )
+        lines.append(
+            Text(
+                "v shows its first and last pages, s there saves it, E edits it in $EDITOR",
+                style="dim",
+            )
+        )
+        info.update(Group(*lines))
+        self.query_one("#detail-path", Static).update("")
+        if patch is not None and not isinstance(patch, ErrorPatch):
+            self.values.show(patch.value)
+        else:
+            self.values.clear()
 
     def _info(self, operation: Operation, patch: Patch | None) -> RenderableType:
         identity = operation.identity
@@ -182,6 +260,11 @@ class DetailPane(Vertical):
         lineage += f"  source operation {'-' if source is None else '#' + str(source)}"
         lines.append(Text.assemble(("lineage   ", "dim"), terminal_safe_text(lineage)))
         if patch is not None:
+            recipe = (
+                f" with {patch.recipe}(...)"
+                if isinstance(patch, OutputPatch) and patch.recipe is not None
+                else ""
+            )
             lines.append(
                 Text.assemble(
                     ("pending   ", "dim"),
@@ -189,9 +272,16 @@ class DetailPane(Vertical):
                         f"patch {patch.patch_id} replaces the recorded ", "bold yellow"
                     ),
                     ("output" if isinstance(outcome, Returned) else "failure", "bold yellow"),
+                    terminal_safe_text(recipe, "bold yellow"),
                     ("  (x removes it)", "dim"),
                 )
             )
+            if self._output_problem is not None:
+                lines.append(
+                    Text.assemble(
+                        ("          ", "dim"), terminal_safe_text(self._output_problem, "red")
+                    )
+                )
         if isinstance(outcome, Raised):
             lines.append(
                 Text.assemble(
@@ -199,7 +289,7 @@ class DetailPane(Vertical):
                     terminal_safe_text(f"{outcome.error_type}: {outcome.message}", "red"),
                 )
             )
-        transcript = transcript_view(operation, patch)
+        transcript = transcript_view(operation, patch, self.output)
         if transcript is not None and not self._raw_inputs:
             lines.append(Text("transcript  (t shows the raw inputs)", style="dim"))
             return Group(*lines, transcript)

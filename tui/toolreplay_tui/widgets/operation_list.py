@@ -1,8 +1,10 @@
-"""The operation list: index, effect, ok/error, where the outcome comes from, inputs.
+"""The operation list: index, effect, state (status, or where the outcome comes from), call.
 
-A trace that ran on several lanes (tasks, threads) adds two columns: the lane
-of each call, and a compact timeline of the calls around the cursor, each row
-drawing when its call was in flight within the time those calls span.
+A trace that ran on several lanes (tasks, threads) adds two columns when there is
+room: the lane of each call, and a compact timeline of the calls around the
+cursor, each row drawing when its call was in flight within the time those calls
+span. `toolreplay_tui.model.columns` shares the width out: the call column (a
+model call's summary, any other call's inputs) is given room first.
 """
 
 from __future__ import annotations
@@ -11,17 +13,24 @@ from collections.abc import Container
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from toolreplay import OperationIdentity, terminal_safe_text
-from toolreplay_tui.model.rows import OperationRows
+from toolreplay_tui.model.columns import ListColumns, list_columns, shown_width
+from toolreplay_tui.model.rows import OperationRow, OperationRows
 from toolreplay_tui.widgets.cursor_list import CursorList, navigation_bindings
 
-__all__ = ["OperationList"]
+__all__ = ["OperationList", "state_text"]
 
-_MARKER_TEXT = {"recorded": "recorded", "patched": "patched", "pending": "pending*"}
-TIMELINE_WIDTH = 12
+
+def state_text(row: OperationRow) -> str:
+    """The state column: a pending patch, where a branch's outcome came from, or the
+    recorded status (`ok`, `error`)."""
+    if row.marker == "pending":
+        return "pending*"
+    return row.status if row.marker == "recorded" else row.marker
 
 
 class OperationList(CursorList):
@@ -57,6 +66,9 @@ class OperationList(CursorList):
     class Opened(Message):
         """`enter` on an operation: inspect its output."""
 
+    class ColumnsChanged(Message):
+        """The columns moved (the list was resized, or lanes appeared): the header follows."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: OperationRows | None = None
@@ -73,9 +85,11 @@ class OperationList(CursorList):
         effect_width: int,
         index: int | None = None,
     ) -> None:
+        """Show `rows`; `effect_width` is the cells of the longest effect (with its
+        occurrence suffix) seen so far, as shown (`model.columns.shown_width`)."""
         self.rows = rows
         self.pending = pending
-        self._effect_width = max(min(effect_width, 40), 6)
+        self._effect_width = effect_width
         position = 0 if index is None else rows.nearest_position(index)
         self.rows_changed(cursor=position)
         if not len(rows):
@@ -88,16 +102,27 @@ class OperationList(CursorList):
             self._index_width = max(len(str(total - 1)), 1)
             # Lanes are found while indexing: the lane column appears with the second one.
             rows = self.rows
-            self._lane_width = max(4, *(len(lane) for lane in rows.lanes)) if rows.concurrent else 0
+            self._lane_width = (
+                (max(map(shown_width, rows.lanes), default=0) or 1) if rows.concurrent else 0
+            )
         super().rows_changed(cursor=cursor, center=center)
+        self.post_message(self.ColumnsChanged())
+
+    def columns(self, width: int | None = None) -> ListColumns:
+        """The columns in a line of `width` cells (default the list's own width)."""
+        return list_columns(
+            self.size.width if width is None else width,
+            index=self._index_width,
+            effect=self._effect_width,
+            lane=self._lane_width,
+        )
 
     def header_text(self) -> str:
-        lane = f"{'lane':<{self._lane_width}}  " if self._lane_width else ""
-        timeline = f"{'timeline':<{TIMELINE_WIDTH}}  " if self._lane_width else ""
-        return (
-            f"{'#':>{self._index_width}}  {lane}{'effect':<{self._effect_width}}  "
-            f"{'status':<6}  {'origin':<8}  {timeline}inputs"
-        )
+        return self.columns().header()
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self.post_message(self.ColumnsChanged())
 
     @property
     def current_index(self) -> int | None:
@@ -109,41 +134,31 @@ class OperationList(CursorList):
     def row_count(self) -> int:
         return 0 if self.rows is None else len(self.rows)
 
-    def _preview_width(self, width: int) -> int:
-        """The cells left for the preview after the other columns, in a line of `width`."""
-        used = self._index_width + 2 + self._effect_width + 2 + 6 + 2 + 8 + 2
-        if self._lane_width:
-            used += self._lane_width + 2 + TIMELINE_WIDTH + 2
-        return max(width - used, 12)
-
     def render_row(self, position: int, width: int) -> Text:
         assert self.rows is not None
-        row = self.rows.row(position, self.pending, preview_width=self._preview_width(width))
-        effect = row.effect
-        if row.occurrence:
-            effect = f"{effect}#{row.occurrence}"
+        columns = self.columns(width)
+        row = self.rows.row(position, self.pending, preview_width=columns.call)
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"{row.logical_id:>{self._index_width}}  ")
-        if self._lane_width:
-            text.append(_cell(row.lane or "", self._lane_width))
+        text.append(f"{row.logical_id:>{columns.index}}  ")
+        if columns.lane:
+            text.append(_cell(row.lane or "", columns.lane))
             text.append("  ")
-        text.append(_cell(effect, self._effect_width))
-        text.append("  ")
-        status_style = (
-            self.get_component_rich_style("operation-list--error") if row.status == "error" else ""
+        if columns.timeline:
+            text.append(self.rows.timeline(position, self.cursor, columns.timeline))
+            text.append("  ")
+        text.append(
+            _cell(row.effect, columns.effect, f"#{row.occurrence}" if row.occurrence else "")
         )
-        text.append(f"{row.status:<6}", style=status_style)
         text.append("  ")
-        marker_style = ""
+        style = ""
         if row.marker == "pending":
-            marker_style = self.get_component_rich_style("operation-list--pending")
-        elif row.marker == "patched":
-            marker_style = self.get_component_rich_style("operation-list--patched")
-        text.append(f"{_MARKER_TEXT[row.marker]:<8}", style=marker_style)
+            style = self.get_component_rich_style("operation-list--pending")
+        elif row.status == "error":
+            style = self.get_component_rich_style("operation-list--error")
+        elif row.marker != "recorded":
+            style = self.get_component_rich_style("operation-list--patched")
+        text.append(f"{state_text(row):<{columns.state}}", style=style)
         text.append("  ")
-        if self._lane_width:
-            text.append(self.rows.timeline(position, self.cursor, TIMELINE_WIDTH))
-            text.append("  ")
         dim = self.get_component_rich_style("operation-list--dim")
         text.append(terminal_safe_text(row.preview, dim))
         return text
@@ -157,8 +172,13 @@ class OperationList(CursorList):
         self.post_message(self.Opened())
 
 
-def _cell(text: str, width: int) -> Text:
-    """`text` escaped (it is the trace's), cut with `…` and padded to `width` cells."""
+def _cell(text: str, width: int, suffix: str = "") -> Text:
+    """`text` escaped (it is the trace's), cut with `…` and padded to `width` cells; a
+    `suffix` (an occurrence, `#2`) is kept whole after a cut name."""
     cell = terminal_safe_text(text)
+    room = width - len(suffix)
+    if suffix and cell.cell_len + len(suffix) > width and room >= 2:
+        cell.truncate(room, overflow="ellipsis")
+    cell.append(suffix)
     cell.truncate(width, overflow="ellipsis", pad=True)
     return cell
