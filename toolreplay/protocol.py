@@ -16,6 +16,7 @@ in the RFC.
 
 from __future__ import annotations
 
+import importlib
 import json
 import traceback
 from collections.abc import Mapping
@@ -64,6 +65,7 @@ __all__ = [
     "RunOutcome",
     "VerifyDocument",
     "VerifyOutcome",
+    "prepare_reading",
 ]
 
 RUN_PROTOCOL = "toolreplay.run"
@@ -92,6 +94,13 @@ VerifyOutcome = Literal["passed", "failed"]
 
 def _dumps(data: Mapping[str, Any], *, ascii_only: bool) -> str:
     return json.dumps(data, ensure_ascii=ascii_only, indent=2)
+
+
+def prepare_reading() -> None:
+    """Import what reading a document needs (pydantic and `toolreplay.documents.run`),
+    now: a reader that must not pause on its first document (the terminal UI, as a run
+    ends) calls it beforehand, in a background thread."""
+    importlib.import_module("toolreplay.documents.run")
 
 
 def _refusal(message: str) -> ProtocolError:

@@ -48,6 +48,7 @@ from toolreplay import (
     terminal_safe_text,
 )
 from toolreplay.files import source_conflict, write_atomically
+from toolreplay.protocol import prepare_reading
 from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
@@ -448,7 +449,11 @@ class ToolReplayApp(App[None]):
     @work(thread=True, exclusive=True, group="warm")
     def _warm_up(self) -> None:
         """Start the warm runner (in a thread), so that forks start fast. It imports the
-        command line only: no runner is imported or called before a run is asked for."""
+        command line only: no runner is imported or called before a run is asked for.
+
+        The models a run's JSON document is read with (pydantic) are imported here too,
+        so that the first run to finish does not pay for them."""
+        prepare_reading()
         warm = self.warm
         if warm is not None:
             with contextlib.suppress(OSError):  # runs go cold when it cannot start
