@@ -280,6 +280,9 @@ class ToolReplayApp(App[None]):
             python=python, cwd=self.cwd, env=env, timeout=run_timeout, warm=self.warm
         )
         self.blink_cursors = blink_cursors
+        # The models a run's JSON document is read with (pydantic), imported before the
+        # app runs: imported as the first run ends, they stalled the interface.
+        prepare_reading()
         self.pending = PendingPatches()
         self.rows: OperationRows | None = None
         self.effect_width = 6
@@ -449,11 +452,7 @@ class ToolReplayApp(App[None]):
     @work(thread=True, exclusive=True, group="warm")
     def _warm_up(self) -> None:
         """Start the warm runner (in a thread), so that forks start fast. It imports the
-        command line only: no runner is imported or called before a run is asked for.
-
-        The models a run's JSON document is read with (pydantic) are imported here too,
-        so that the first run to finish does not pay for them."""
-        prepare_reading()
+        command line only: no runner is imported or called before a run is asked for."""
         warm = self.warm
         if warm is not None:
             with contextlib.suppress(OSError):  # runs go cold when it cannot start
