@@ -32,8 +32,8 @@ tab toolreplay replay t.trp --network a
 
 COMPLETED = [
     "complete -o default -F _toolreplay_completion toolreplay",
-    "show record replay fork diff promote verify tui migrate find scan redact",
-    "show scan",
+    "show record replay fork diff promote verify tui migrate find scan redact schema",
+    "show scan schema",
     "--version --install-completion --show-completion --help",
     "--limit",
     "text json",

@@ -30,6 +30,7 @@ COMMANDS = [
     "find",
     "scan",
     "redact",
+    "schema",
 ]
 
 

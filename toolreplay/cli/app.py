@@ -82,6 +82,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "toolreplay.cli.privacy",
         "Write a redacted copy of a trace: placeholders instead of the selected values.",
     ),
+    "schema": (
+        "toolreplay.cli.schema",
+        "Print the JSON Schema of a case manifest, a patch file or a command's JSON.",
+    ),
 }
 
 _SUMMARY = "Record, replay, fork and compare what an AI application's effects did."
@@ -182,10 +186,13 @@ def _root() -> ClickCommand:
 
 
 def load_commands() -> None:
-    """Build every command now: the warm runner pays for it once, before it forks runs."""
+    """Build every command now, and import the models of the documents runs read (a
+    fork's patch file: pydantic): the warm runner pays for them once, before it forks
+    runs."""
     _root()
     for name in _COMMANDS:
         _command(name)
+    importlib.import_module("toolreplay.documents.patches")
 
 
 def _misplaced(error: NoSuchOption, arguments: Sequence[str]) -> str | None:
