@@ -23,9 +23,9 @@ from types import TracebackType
 
 from toolreplay.errors import SecretInTraceError, ToolReplayError, TraceWriteError
 from toolreplay.failures import session_ending
+from toolreplay.jsonpath import JsonPath
 from toolreplay.portable import JsonValue
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
-from toolreplay.redaction.paths import JsonPath
 from toolreplay.runtime.context import PendingCall
 from toolreplay.runtime.recording import RecordSession
 from toolreplay.trace.model import OperationIdentity

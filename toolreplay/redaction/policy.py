@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import cast
 
 from toolreplay.errors import RedactionKeyError, RedactionRuleError
+from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.portable import JsonValue
 from toolreplay.redaction.keys import (
     KEY_ENVIRONMENT_VARIABLE,
@@ -23,7 +24,6 @@ from toolreplay.redaction.keys import (
     RedactionKey,
     key_from_environment,
 )
-from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.redaction.scanner import SecretScanner
 from toolreplay.trace.model import Raised
 

@@ -27,8 +27,8 @@ from toolreplay.errors import (
     TraceWriteError,
 )
 from toolreplay.failures import capture_failure, session_ending
+from toolreplay.jsonpath import JsonPath
 from toolreplay.portable import JsonValue, canonical_json, copy_value, ensure_portable
-from toolreplay.redaction.paths import JsonPath
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import (
     DEFAULT_SCANNER,

@@ -21,8 +21,8 @@ from toolreplay.errors import (
     ToolReplayError,
 )
 from toolreplay.failures import capture_failure, rebuild_failure
+from toolreplay.jsonpath import JsonPath
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
-from toolreplay.redaction.paths import JsonPath
 from toolreplay.redaction.policy import (
     EffectRedaction,
     RedactionPolicy,

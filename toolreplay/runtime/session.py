@@ -28,7 +28,7 @@ from toolreplay.errors import (
     ToolReplayError,
     TraceWriteError,
 )
-from toolreplay.redaction.paths import JsonPath
+from toolreplay.jsonpath import JsonPath
 from toolreplay.redaction.policy import EffectRedaction, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import DEFAULT_SCANNER
 from toolreplay.redaction.secret_mode import SecretGate
