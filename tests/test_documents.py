@@ -27,6 +27,7 @@ from toolreplay.cases.manifest import (
     CaseManifest,
     _well_formed,  # pyright: ignore[reportPrivateUsage]  # the plain path, under test
     manifest_from_document,
+    manifest_from_model,
     trace_asset_name,
 )
 from toolreplay.documents import DOCUMENTS, document_schema
@@ -186,7 +187,8 @@ def test_the_manifest_plain_checks_accept_only_what_its_model_accepts_and_the_sa
     # a pytest run); the model decides everything else and words it.
     plain = _well_formed(document)  # pyright: ignore[reportPrivateUsage]  # under test
     try:
-        modelled: CaseManifest | None = CaseManifestModel.model_validate(document).to_manifest()
+        model = CaseManifestModel.model_validate(document)
+        modelled: CaseManifest | None = manifest_from_model(model)
     except ValidationError:
         modelled = None
     if plain is not None:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from toolreplay.documents import problem, shown
-from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     JsonTextError,
     NonPortableValueError,
@@ -31,6 +30,7 @@ from toolreplay.errors import (
 )
 from toolreplay.failures import REBUILT_EXCEPTIONS, rebuilt_as_itself
 from toolreplay.files import UnreadableFileError, read_regular_file, write_atomically
+from toolreplay.names import effect_name_problem
 from toolreplay.portable import (
     JsonValue,
     canonical_json,

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolreplay.errors import RunnerError, RunnerImportError, SessionContextError
+from toolreplay.names import RUNNER_PATTERN
 from toolreplay.runtime.context import offline_guard
 
 __all__ = [
@@ -26,11 +27,6 @@ __all__ = [
     "load_runner",
     "resolve_runner",
 ]
-
-RUNNER_PATTERN = re.compile(
-    r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)"
-)
-"""What a runner spec looks like: `package.module:function` or `module:Class.method`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,10 +41,10 @@ from toolreplay.capturing.names import (
     valid_stamp,
 )
 from toolreplay.durations import AGE_EXAMPLES, parse_age
-from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import TraceSearchError
 from toolreplay.files import skip_reason
 from toolreplay.jsonpath import JsonPath, Segment, read_path
+from toolreplay.names import effect_name_problem
 from toolreplay.portable import JsonValue, canonical_json
 
 __all__ = [

@@ -10,13 +10,16 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolreplay.documents import problem, shown
 from toolreplay.errors import CaseIntegrityError, JsonTextError
 from toolreplay.files import UnreadableFileError, read_regular_file
+from toolreplay.names import CASE_NAME_PATTERN, RUNNER_PATTERN
 from toolreplay.portable import JsonValue, canonical_json, load_json_text, portable_document
-from toolreplay.runners import RUNNER_PATTERN
+
+if TYPE_CHECKING:
+    from toolreplay.documents.case import CaseManifestModel
 
 __all__ = [
     "CASE_FORMAT",
@@ -29,6 +32,7 @@ __all__ = [
     "integrity_error",
     "load_manifest_document",
     "manifest_from_document",
+    "manifest_from_model",
     "read_case_manifest",
     "read_manifest",
     "trace_asset_name",
@@ -39,8 +43,6 @@ CASE_FORMAT_VERSION = 1
 MANIFEST_NAME = "case.json"
 TEST_NAME = "test_case.py"
 
-CASE_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-"""What a case name looks like: 1-128 letters, digits, `_`, `-` or `.`, not starting with `_-.`."""
 
 RunnerKind = Literal["sync", "async"]
 
@@ -185,9 +187,24 @@ def manifest_from_document(folder: Path, display: Path, document: object) -> Cas
             return integrity_error(display, message)
 
         model = validate_document(CaseManifestModel, raw, where=MANIFEST_NAME, error=refuse)
-        manifest = model.to_manifest()
+        manifest = manifest_from_model(model)
     _check_trace_path(folder, display, manifest.trace_path, manifest.trace_sha256)
     return manifest
+
+
+def manifest_from_model(model: CaseManifestModel) -> CaseManifest:
+    """What a manifest checked by its model (`toolreplay.documents.case`) says."""
+    return CaseManifest(
+        name=model.name,
+        trace_path=model.trace.path,
+        trace_sha256=model.trace.sha256,
+        trace_size_bytes=model.trace.size_bytes,
+        runner=model.runner.target,
+        runner_kind=model.runner.kind,
+        expected=cast(JsonValue, model.expectation.value),
+        effects=tuple(model.scope.effects),
+        operation_count=model.scope.operation_count,
+    )
 
 
 _KEYS = frozenset(

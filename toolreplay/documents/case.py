@@ -1,21 +1,21 @@
 """`case.json`, the manifest of a promoted case (RFC 0005 §3), as a pydantic model.
 
 `toolreplay.cases.manifest` reads a manifest with it (after checking the format
-and its version, so another version is named as such) and then checks what needs
-the case folder: the trace path rules of RFC 0005 §3.3.
+and its version, so another version is named as such), makes the model a
+`CaseManifest` (`manifest_from_model`) and then checks what needs the case
+folder: the trace path rules of RFC 0005 §3.3. The model knows nothing of cases:
+the documents sit below the packages that read them.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal
 
 from pydantic import JsonValue
 
-from toolreplay.cases.manifest import CASE_NAME_PATTERN, CaseManifest
 from toolreplay.documents.validation import DocumentModel, Matching, NonNegative
-from toolreplay.portable import JsonValue as PortableValue
-from toolreplay.runners import RUNNER_PATTERN
+from toolreplay.names import CASE_NAME_PATTERN, RUNNER_PATTERN
 
 __all__ = [
     "CaseManifestModel",
@@ -95,17 +95,3 @@ class CaseManifestModel(DocumentModel):
     replay: ReplaySettings
     expectation: Expectation
     scope: Scope
-
-    def to_manifest(self) -> CaseManifest:
-        """What the manifest says, as `toolreplay.cases.CaseManifest`."""
-        return CaseManifest(
-            name=self.name,
-            trace_path=self.trace.path,
-            trace_sha256=self.trace.sha256,
-            trace_size_bytes=self.trace.size_bytes,
-            runner=self.runner.target,
-            runner_kind=self.runner.kind,
-            expected=cast(PortableValue, self.expectation.value),
-            effects=tuple(self.scope.effects),
-            operation_count=self.scope.operation_count,
-        )

@@ -28,8 +28,8 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from toolreplay.documents import problem, shown
-from toolreplay.effect_names import EFFECT_NAME_PATTERN, EFFECT_NAME_RULE
 from toolreplay.jsonpath import format_path
+from toolreplay.names import EFFECT_NAME_PATTERN, EFFECT_NAME_RULE
 
 __all__ = [
     "DocumentModel",
@@ -129,7 +129,7 @@ NonNegative = Annotated[int, Field(ge=0)]
 """An integer from 0 up (a count, an index, an occurrence)."""
 
 EffectName = Annotated[str, Matching(EFFECT_NAME_PATTERN, f"an effect name ({EFFECT_NAME_RULE})")]
-"""A dotted effect name, `crm.customer.get` (`toolreplay.effect_names`)."""
+"""A dotted effect name, `crm.customer.get` (`toolreplay.names`)."""
 
 
 def validate_document(

@@ -7,9 +7,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import EffectDefinitionError, NonPortableValueError, RedactionRuleError
 from toolreplay.jsonpath import JsonPath, parse_path
+from toolreplay.names import effect_name_problem
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.runtime.context import PendingCall, offline_guard, session_var
 from toolreplay.runtime.recording import RecordSession

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Literal
 
 from toolreplay._version import __version__
-from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     ForkOptionError,
     LiveCallLimitError,
@@ -37,6 +36,7 @@ from toolreplay.errors import (
 )
 from toolreplay.failures import session_ending
 from toolreplay.files import source_conflict
+from toolreplay.names import effect_name_problem
 from toolreplay.patches import Patch
 from toolreplay.portable import JsonValue
 from toolreplay.redaction.policy import EffectRedaction, RedactionPolicy

@@ -1,14 +1,22 @@
-"""What an effect's name may be: a namespace and a dotted name (`crm.customer.get`).
+"""What the names a user writes may be: an effect's (`crm.customer.get`), a promoted
+case's, and a runner's `module:callable`.
 
-Its own module because `toolreplay find` checks `--effect` against the rule without
-loading the trace model.
+Below everything that checks them: `@effect` and `toolreplay find --effect` check
+effect names (without loading the trace model), the documents' models
+(`toolreplay.documents`) a case's and a runner's, as do promote and the runners.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["EFFECT_NAME_PATTERN", "EFFECT_NAME_RULE", "effect_name_problem"]
+__all__ = [
+    "CASE_NAME_PATTERN",
+    "EFFECT_NAME_PATTERN",
+    "EFFECT_NAME_RULE",
+    "RUNNER_PATTERN",
+    "effect_name_problem",
+]
 
 _NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
@@ -27,3 +35,12 @@ def effect_name_problem(namespace: str, name: str) -> str | None:
     if not _NAMESPACE.fullmatch(namespace) or not _NAME.fullmatch(name):
         return f"{namespace}.{name} is not a valid effect name: {EFFECT_NAME_RULE}"
     return None
+
+
+CASE_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+"""What a case name looks like: 1-128 letters, digits, `_`, `-` or `.`, not starting with `_-.`."""
+
+RUNNER_PATTERN = re.compile(
+    r"(?P<module>[A-Za-z_][\w.]*):(?P<attribute>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)"
+)
+"""What a runner spec looks like: `package.module:function` or `module:Class.method`."""
