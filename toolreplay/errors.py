@@ -4,18 +4,20 @@ Every error the library raises on purpose derives from `ToolReplayError`, and
 every message says what happened and what to do about it. Errors that describe
 bad data name the culprit: the file and line of a trace, the JSON path of a
 value, the effect and occurrence of a call.
+
+The module imports nothing of `toolreplay`, not even for types, so that every
+module can raise its errors without depending on the others. An error that
+names recorded things (a call's identity, operations, secret findings, value
+differences) types them by the `*Like` protocols below: the attributes hold the
+trace model's and the scanner's own objects, and a protocol says what any of
+them offers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from toolreplay.portable import JsonValue, ValueDifference
-    from toolreplay.redaction.scanner import SecretFinding
-    from toolreplay.trace.model import Operation, OperationIdentity
+from typing import Protocol
 
 __all__ = [
     "AdapterError",
@@ -39,6 +41,8 @@ __all__ = [
     "NetworkOptionError",
     "NonPortableValueError",
     "OpenAIAdapterDependencyError",
+    "OperationIdentityLike",
+    "OperationLike",
     "OverlappingEffectsError",
     "PatchApplicationError",
     "PatchError",
@@ -56,6 +60,7 @@ __all__ = [
     "ReplayedEffectError",
     "RunnerError",
     "RunnerImportError",
+    "SecretFindingLike",
     "SecretInTraceError",
     "SecretInTraceWarning",
     "SecretScanError",
@@ -74,7 +79,88 @@ __all__ = [
     "UnconsumedOperationsError",
     "UnsupportedRequestError",
     "UnsupportedResponseError",
+    "ValueDifferenceLike",
 ]
+
+
+# --- what errors name ----------------------------------------------------------------
+
+
+class OperationIdentityLike(Protocol):
+    """A call's identity as an error names it: a `toolreplay.OperationIdentity`."""
+
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def occurrence(self) -> int: ...
+    @property
+    def effect(self) -> str:
+        """`namespace.name`."""
+        ...
+
+
+class OperationLike(Protocol):
+    """A recorded operation as an error names it: a `toolreplay.Operation`."""
+
+    @property
+    def logical_id(self) -> int: ...
+    @property
+    def line(self) -> int | None:
+        """Its line in the trace file, when it was read from one."""
+        ...
+
+    @property
+    def identity(self) -> OperationIdentityLike: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def inputs(self) -> Mapping[str, object]: ...
+    @property
+    def outcome(self) -> object:
+        """A `toolreplay.Returned` or `toolreplay.Raised`."""
+        ...
+
+
+class ValueDifferenceLike(Protocol):
+    """Where two portable values differ: a `toolreplay.portable.ValueDifference`."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def left(self) -> object: ...
+    @property
+    def right(self) -> object: ...
+    @property
+    def left_present(self) -> bool: ...
+    @property
+    def right_present(self) -> bool: ...
+    def describe(self, left_name: str = "left", right_name: str = "right") -> str:
+        """`$.path: left 1, right 2`, with the names given."""
+        ...
+
+
+class SecretFindingLike(Protocol):
+    """Where a secret rule matched, never what: a `toolreplay.redaction.SecretFinding`."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def part(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def effect(self) -> str | None: ...
+    @property
+    def file(self) -> str | None: ...
+    @property
+    def line(self) -> int | None: ...
+    def describe(self) -> str:
+        """`crm.customer.get output at $.card.number: card-number`."""
+        ...
 
 
 def _restore_error(
@@ -263,9 +349,9 @@ class ReplayMiss(ReplayContractError):
         self,
         message: str,
         *,
-        identity: OperationIdentity,
-        inputs: dict[str, JsonValue],
-        candidates: Sequence[Operation],
+        identity: OperationIdentityLike,
+        inputs: Mapping[str, object],
+        candidates: Sequence[OperationLike],
     ) -> None:
         super().__init__(message)
         self.identity = identity
@@ -291,7 +377,11 @@ class AmbiguousReplayMatch(ReplayContractError):
     """
 
     def __init__(
-        self, message: str, *, identity: OperationIdentity, operations: Sequence[Operation]
+        self,
+        message: str,
+        *,
+        identity: OperationIdentityLike,
+        operations: Sequence[OperationLike],
     ) -> None:
         super().__init__(message)
         self.identity = identity
@@ -301,7 +391,7 @@ class AmbiguousReplayMatch(ReplayContractError):
 class UnconsumedOperationsError(ReplayContractError):
     """The application finished without calling every recorded operation."""
 
-    def __init__(self, message: str, *, operations: Sequence[Operation]) -> None:
+    def __init__(self, message: str, *, operations: Sequence[OperationLike]) -> None:
         super().__init__(message)
         self.operations = tuple(operations)
 
@@ -471,16 +561,17 @@ class CaseSearchError(CaseError):
 class BehavioralRegressionError(CaseError, AssertionError):
     """Strict replay succeeded, but the runner returned something other than expected.
 
-    `differences` lists, by JSON path, where `actual` departs from `expected`.
+    `expected` and `actual` are portable JSON values; `differences` lists, by JSON
+    path, where `actual` departs from `expected`.
     """
 
     def __init__(
         self,
         message: str,
         *,
-        expected: JsonValue,
-        actual: JsonValue,
-        differences: Sequence[ValueDifference],
+        expected: object,
+        actual: object,
+        differences: Sequence[ValueDifferenceLike],
     ) -> None:
         super().__init__(message)
         self.expected = expected
@@ -558,7 +649,7 @@ class SecretInTraceError(ToolReplayError):
     `findings` say where and which rule, never the value.
     """
 
-    def __init__(self, message: str, *, findings: Sequence[SecretFinding]) -> None:
+    def __init__(self, message: str, *, findings: Sequence[SecretFindingLike]) -> None:
         super().__init__(message)
         self.findings = tuple(findings)
 

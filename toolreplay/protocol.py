@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
 from toolreplay.documents import problem, shown
 from toolreplay.errors import (
     AmbiguousReplayMatch,
+    OperationIdentityLike,
+    OperationLike,
     ProtocolError,
     ProtocolVersionError,
     ReplayMiss,
@@ -35,7 +37,7 @@ from toolreplay.errors import (
 from toolreplay.failures import qualified_name
 from toolreplay.portable import JsonValue
 from toolreplay.trace.codec import operation_to_dict
-from toolreplay.trace.model import Operation, OperationIdentity
+from toolreplay.trace.model import Operation
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -160,7 +162,7 @@ class CallIdentity:
     occurrence: int
 
     @classmethod
-    def from_identity(cls, identity: OperationIdentity) -> CallIdentity:
+    def from_identity(cls, identity: OperationIdentityLike) -> CallIdentity:
         return cls(
             identity.effect,
             identity.namespace,
@@ -197,18 +199,21 @@ class ReportedOperation:
     outcome: JsonValue = None
 
     @classmethod
-    def from_operation(cls, operation: Operation) -> ReportedOperation:
-        identity = operation.identity
+    def from_operation(cls, operation: OperationLike) -> ReportedOperation:
+        """A recorded operation, as an error carries it: a `toolreplay.Operation`, which
+        `toolreplay.errors` (a leaf) can only name by the protocol it satisfies."""
+        recorded = cast(Operation, operation)
+        identity = recorded.identity
         return cls(
-            operation.logical_id,
-            operation.line,
+            recorded.logical_id,
+            recorded.line,
             identity.effect,
             identity.namespace,
             identity.name,
             identity.fingerprint,
             identity.occurrence,
-            cast(JsonValue, operation.inputs),
-            cast(JsonValue, operation_to_dict(operation)["outcome"]),
+            cast(JsonValue, recorded.inputs),
+            cast(JsonValue, operation_to_dict(recorded)["outcome"]),
         )
 
     @classmethod

@@ -300,6 +300,6 @@ def _asked(miss: toolreplay.ReplayMiss) -> dict[str, JsonValue]:
     return {
         "effect": miss.effect,
         "occurrence": miss.occurrence,
-        "inputs": miss.inputs,
+        "inputs": cast(JsonValue, miss.inputs),  # a call's inputs are portable JSON
         "suggestion": suggestion,
     }

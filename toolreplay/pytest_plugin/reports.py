@@ -22,7 +22,6 @@ from toolreplay.errors import (
     ReplayContractError,
     RunnerImportError,
 )
-from toolreplay.portable import JsonValue
 
 if TYPE_CHECKING:
     from toolreplay.pytest_plugin.update import CaseUpdate
@@ -144,8 +143,8 @@ def _regression_report(error: BehavioralRegressionError, nodeid: str, where: str
     return "\n".join(lines)
 
 
-def _full_diff(expected: JsonValue, actual: JsonValue) -> list[str]:
-    def pretty(value: JsonValue) -> list[str]:
+def _full_diff(expected: object, actual: object) -> list[str]:
+    def pretty(value: object) -> list[str]:
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
     diff = [

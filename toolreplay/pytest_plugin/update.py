@@ -25,8 +25,7 @@ from typing import cast
 
 from toolreplay.cases import MANIFEST_NAME, TEST_NAME, CaseManifest
 from toolreplay.cases.publishing import promote_replacement
-from toolreplay.errors import BehavioralRegressionError, CaseError
-from toolreplay.portable import ValueDifference
+from toolreplay.errors import BehavioralRegressionError, CaseError, ValueDifferenceLike
 
 __all__ = ["CaseUpdate", "CaseUpdateError", "rewrite_expectation"]
 
@@ -42,7 +41,7 @@ class CaseUpdate:
     """What `--toolreplay-update` changed in one case."""
 
     directory: Path
-    differences: tuple[ValueDifference, ...]
+    differences: tuple[ValueDifferenceLike, ...]
 
 
 def rewrite_expectation(
