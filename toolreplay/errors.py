@@ -487,7 +487,7 @@ class RunnerImportError(RunnerError):
         """The traceback of the exception the import raised, from the application's own
         frames on (the import machinery's and Tool Replay's left out), chain included; a
         `SyntaxError` shows its file, line and text. Empty when the module was not found."""
-        import traceback
+        import traceback  # only for a failed import: `import toolreplay.errors` stays light
 
         cause = self.__cause__
         if cause is None or self.missing:
@@ -500,7 +500,7 @@ class RunnerImportError(RunnerError):
 
 def _is_import_machinery(filename: str) -> bool:
     """A frame of `importlib` or of Tool Replay, above the module being imported."""
-    import importlib
+    import importlib  # as `traceback` above
 
     return (
         filename.startswith("<frozen importlib")

@@ -367,7 +367,7 @@ class RunDocument:
     def from_dict(cls, data: object) -> RunDocument:
         """Read a document; `ProtocolVersionError` for another version, `ProtocolError`
         for anything else that is not this protocol."""
-        from toolreplay.documents.run import RunDocumentModel
+        from toolreplay.documents.run import RunDocumentModel  # pydantic: see `_validated`
 
         found = cast(dict[str, Any], data).get("protocol") if isinstance(data, dict) else None
         if isinstance(data, dict) and found != RUN_PROTOCOL:
@@ -460,7 +460,7 @@ class PromoteDocument:
 
     @classmethod
     def from_dict(cls, data: object) -> PromoteDocument:
-        from toolreplay.documents.run import PromoteDocumentModel
+        from toolreplay.documents.run import PromoteDocumentModel  # pydantic: see `_validated`
 
         fields = _check_version(data, "format_version", PROMOTE_FORMAT_VERSION, cls.DOCUMENT)
         model = _validated(PromoteDocumentModel, fields, cls.DOCUMENT)
@@ -528,7 +528,7 @@ class VerifyDocument:
 
     @classmethod
     def from_dict(cls, data: object) -> VerifyDocument:
-        from toolreplay.documents.run import VerifyDocumentModel
+        from toolreplay.documents.run import VerifyDocumentModel  # pydantic: see `_validated`
 
         fields = _check_version(data, "format_version", VERIFY_FORMAT_VERSION, cls.DOCUMENT)
         model = _validated(VerifyDocumentModel, fields, cls.DOCUMENT)

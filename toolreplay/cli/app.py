@@ -219,7 +219,7 @@ def _show_usage_error(error: ClickException, arguments: Sequence[str]) -> None:
     if not sys.stderr.isatty():
         error.show(file=sys.stderr)
         return
-    from typer import rich_utils
+    from typer import rich_utils  # Rich only when a terminal shows the error
 
     with drawn_by_the_ui():  # Rich writes its own styles; the message is escaped
         rich_utils.rich_format_error(error)
@@ -245,7 +245,7 @@ def run(arguments: Sequence[str]) -> int:
         except Exception:
             # What the interpreter would print and exit with, but through the escaping
             # stream: an unexpected error's message may quote a trace.
-            import traceback
+            import traceback  # only when a command crashed
 
             traceback.print_exc()
             return 1

@@ -58,6 +58,12 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from toolreplay.cli import main as command_line
+from toolreplay.cli.app import load_commands
+from toolreplay.runners import import_from_working_directory
+from toolreplay.runtime.context import offline_guard
+from toolreplay.trace.reader import read_trace
+
 __all__ = ["main"]
 
 
@@ -141,8 +147,6 @@ def _learn_imports(names: list[str], trace: str | None) -> dict[str, int]:
     Returns the modification time of each module's source file as it was just before
     the module was imported: a source saved during its import is then seen as changed.
     """
-    from toolreplay.runtime.session import offline_guard
-
     before: dict[str, int] = {}
     with offline_guard.holding():
         for name in names:
@@ -171,8 +175,6 @@ def _prepare_for(trace: str, effects: list[str]) -> None:
     ]
     if not wanted:
         return
-    from toolreplay.runtime.session import offline_guard
-
     with offline_guard.holding():
         for module in wanted:
             with contextlib.suppress(Exception):
@@ -185,8 +187,6 @@ def _prepare_adapters(trace: str) -> None:
     adapter = sys.modules.get("toolreplay.adapters.openai")
     if adapter is None:
         return
-    from toolreplay.trace.reader import read_trace
-
     with contextlib.suppress(Exception):  # an optimisation: a failure costs only time
         adapter.prepare_replay(read_trace(trace))
 
@@ -212,12 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             "usage: python -m toolreplay.cli.warm (no arguments: runs name their runner)\n"
         )
         return 2
-    from toolreplay.runners import import_from_working_directory
-
     import_from_working_directory()
-    from toolreplay.cli import main as command_line
-    from toolreplay.cli.app import load_commands
-
     # The imports every run needs, and every command built from its function, paid once.
     load_commands()
     stamps = _settle()

@@ -279,6 +279,7 @@ class CaseItem(pytest.Item):
         except BehavioralRegressionError as error:
             if not self.config.getoption("toolreplay_update"):
                 raise
+            # Only a run with --toolreplay-update imports the rewriting (see `update`).
             from toolreplay.pytest_plugin.reports import describe_update
             from toolreplay.pytest_plugin.update import rewrite_expectation
 
@@ -325,7 +326,7 @@ class CaseItem(pytest.Item):
     ) -> str | TerminalRepr:
         error = excinfo.value
         if isinstance(error, (CaseError, ReplayContractError, RunnerImportError)):
-            from toolreplay.pytest_plugin.reports import case_report
+            from toolreplay.pytest_plugin.reports import case_report  # on failure only
 
             return case_report(error, self.nodeid, self.folder, self.config)
         return super().repr_failure(excinfo, style=style)  # pyright: ignore[reportArgumentType]

@@ -77,7 +77,7 @@ def allowing_network() -> Generator[None]:
 
 def _address(text: str) -> IPv4Address | IPv6Address | None:
     """`text` as an IP address (an IPv4-mapped IPv6 address as its IPv4), or None."""
-    from ipaddress import IPv6Address, ip_address
+    from ipaddress import IPv6Address, ip_address  # when a session blocks the network
 
     try:
         address = ip_address(text.partition("%")[0])  # without an IPv6 zone (`%eth0`)
@@ -187,7 +187,7 @@ class NetworkPolicy:
             known = self._resolved.get(entry.host)
         if known is not None:
             return known
-        import socket
+        import socket  # as in `_target`
 
         _resolving.active = True  # the guard's own lookup passes the hook
         try:
@@ -282,7 +282,7 @@ def _target(event: str, args: tuple[object, ...]) -> tuple[str, int | None, bool
     """Where an audited socket event goes: host, port, and whether it is a lookup; None
     for what is not outbound network (a Unix socket, a numeric address to look up)."""
     if event in _CONNECTING:
-        import socket
+        import socket  # loaded by the connecting code already; not by `import toolreplay`
 
         if len(args) < 2 or getattr(args[0], "family", None) not in (
             socket.AF_INET,

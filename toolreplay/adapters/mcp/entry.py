@@ -181,6 +181,7 @@ def _agents_server_name(server: object) -> str:
 
 
 def _instrument_agents_server(server_object: _AgentsServer, server: str | None) -> _AgentsServer:
+    # Each framework's modules only when its object is instrumented: none is required.
     from agents.mcp.server import MCPServerSse, MCPServerStdio, MCPServerStreamableHttp
 
     kinds: tuple[type[_AgentsServer], ...] = (

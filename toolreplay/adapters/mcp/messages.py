@@ -13,6 +13,7 @@ adapter handles plain values.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
@@ -272,9 +273,7 @@ def listed_tools(output: JsonValue) -> list[str]:
 
 
 def _installed_version() -> str:
-    from importlib.metadata import version
-
-    return version("mcp")
+    return importlib.metadata.version("mcp")
 
 
 def tool_result(
