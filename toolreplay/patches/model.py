@@ -1,35 +1,19 @@
-"""Patches: the recorded facts a fork changes, and the patch files that hold them.
+"""The patch types: what a patch targets and sets, checked when it is built.
 
-A patch names its target in one of three ways: the exact identity a recording
-gives a call (effect, inputs, occurrence); the number of a source operation
-(`at=N`, a `replace_*` patch); or, for a `supply_*` patch that names no inputs,
-the next call of its effect that the source does not hold. What it sets is a
-value, an error, or an `OutputRecipe` (an adapter's `reply(...)` or `edit(...)`)
-that the fork resolves against the call it answers. Its `patch_id` is derived
-from its content, so the same change always has the same id, in a file, a
-branch trace's lineage and a diff report alike.
+`OutputPatch` and `ErrorPatch` share `_PatchTarget`'s three ways of naming a
+target (an exact call, a source operation `at=N`, the next new call) and its
+checks; an `OutputRecipe` is an output an adapter builds when the fork applies
+it. Each patch's `patch_id` is derived from `to_dict`, its patch-file form.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
-from toolreplay.documents import problem, shown
-from toolreplay.errors import (
-    JsonTextError,
-    NonPortableValueError,
-    PatchError,
-    PatchFileError,
-    ReplayedEffectError,
-)
-from toolreplay.failures import REBUILT_EXCEPTIONS, rebuilt_as_itself
-from toolreplay.files import UnreadableFileError, read_regular_file, write_atomically
+from toolreplay.errors import NonPortableValueError, PatchError
 from toolreplay.names import effect_name_problem
 from toolreplay.portable import (
     JsonValue,
@@ -37,14 +21,11 @@ from toolreplay.portable import (
     copy_value,
     ensure_portable,
     fingerprint,
-    parse_json_text,
     preview,
 )
 from toolreplay.trace.model import OperationIdentity, Raised, Returned
 
 __all__ = [
-    "PATCH_FILE_FORMAT",
-    "PATCH_FILE_FORMAT_VERSION",
     "PATCH_KINDS",
     "RECIPE_KINDS",
     "ErrorPatch",
@@ -54,19 +35,7 @@ __all__ = [
     "PatchKind",
     "RecipeKind",
     "TargetForm",
-    "read_patches",
-    "replace_error",
-    "replace_output",
-    "supply_error",
-    "supply_output",
-    "write_patches",
 ]
-
-PATCH_FILE_FORMAT = "toolreplay.patches"
-PATCH_FILE_FORMAT_VERSION = 3
-# Version 1 held replace_output patches only; version 2 the four kinds on exact calls;
-# version 3 adds at=N, next-call supply patches and recipes.
-_READABLE_VERSIONS = (1, 2, 3)
 
 PatchKind = Literal["replace_output", "replace_error", "supply_output", "supply_error"]
 PATCH_KINDS: tuple[PatchKind, ...] = (
@@ -408,319 +377,3 @@ class ErrorPatch(_PatchTarget[Literal["replace_error", "supply_error"]]):
 
 Patch = OutputPatch | ErrorPatch
 """Any patch a fork applies."""
-
-
-def replace_output(
-    *,
-    effect: str | None = None,
-    inputs: Mapping[str, object] | None = None,
-    occurrence: int | None = None,
-    at: int | None = None,
-    value: object,
-) -> OutputPatch:
-    """A patch that makes a recorded call return `value`.
-
-        patch = toolreplay.replace_output(
-            effect="crm.customer.get",
-            inputs={"customer_id": 42},
-            occurrence=0,
-            value={"id": 42, "active": False},
-        )
-        same = toolreplay.replace_output(at=0, value={"id": 42, "active": False})
-
-    The call is named by `effect`, `inputs` (as the trace records them: bound
-    arguments by parameter name, defaults included) and `occurrence` (default
-    0), or by `at`, its operation number in the source as `toolreplay show`
-    prints it (an `effect` given with `at` is checked against that operation).
-    `value` is portable JSON, or an adapter's recipe (`reply(...)`,
-    `edit(...)` of `toolreplay.adapters.openai`) that the fork resolves against
-    the call. The patch is checked against the source trace when a fork opens.
-    """
-    return _output_patch(effect, inputs, occurrence, at, value, "replace_output")
-
-
-def supply_output(
-    *,
-    effect: str,
-    inputs: Mapping[str, object] | None = None,
-    occurrence: int | None = None,
-    value: object,
-) -> OutputPatch:
-    """A patch that answers a call the source trace never recorded: it returns `value`.
-
-        toolreplay.supply_output(
-            effect="review.queue.add",
-            inputs={"order_id": "ord_1042", "reason": "above the limit"},
-            value={"ticket": "RV-1"},
-        )
-        toolreplay.supply_output(effect="review.queue.add", value={"ticket": "RV-1"})
-
-    For the calls a patched run makes that the recording never saw. With
-    `inputs` it answers exactly that call (and `occurrence`); without them it
-    answers the next call of `effect` the source does not hold, in the order the
-    calls are made, and several such patches answer successive calls. A patch
-    naming inputs wins for its own call. A fork refuses it when the source does
-    hold the call (use `replace_output`). `value` may be an adapter's
-    `reply(...)`, built for the request the application makes.
-    """
-    return _output_patch(effect, inputs, occurrence, None, value, "supply_output")
-
-
-def _split(effect: str | None) -> tuple[str, str]:
-    if effect is None:
-        return "", ""
-    if type(cast(object, effect)) is not str:
-        raise PatchError(
-            f"patch effect must be a dotted name like 'crm.customer.get', got {effect!r}"
-        )
-    namespace, _, name = effect.partition(".")
-    if not namespace:
-        raise PatchError(
-            f"patch effect {effect!r}: give the dotted name the trace records, like "
-            "'crm.customer.get'"
-        )
-    return namespace, name
-
-
-def _output_patch(
-    effect: str | None,
-    inputs: Mapping[str, object] | None,
-    occurrence: int | None,
-    at: int | None,
-    value: object,
-    kind: Literal["replace_output", "supply_output"],
-) -> OutputPatch:
-    namespace, name = _split(effect)
-    recipe: RecipeKind | None = None
-    if isinstance(value, OutputRecipe):
-        if namespace and value.namespace != namespace:
-            raise PatchError(
-                f"patch for {effect}: this {value.kind}(...) comes from the adapter of "
-                f"{value.namespace}.* effects and cannot answer a {namespace}.* call; give "
-                "the output value itself"
-            )
-        recipe, value = value.kind, value.spec
-    return OutputPatch(
-        namespace,
-        name,
-        cast(dict[str, JsonValue] | None, inputs),
-        occurrence,
-        cast(JsonValue, value),
-        kind,
-        recipe,
-        at,
-    )
-
-
-def _failure_of(effect: str, error: BaseException) -> Raised:
-    if isinstance(error, ReplayedEffectError):
-        return Raised(error.original_type, error.original_message, None)
-    raised = rebuilt_as_itself(error) if isinstance(error, Exception) else None
-    if raised is None:
-        allowed = ", ".join(name.removeprefix("builtins.") for name in REBUILT_EXCEPTIONS)
-        raise PatchError(
-            f"patch error for {effect}: {type(error).__qualname__} would not be raised again "
-            f"as itself in a fork. Give one of {allowed} (with portable arguments), or "
-            "ReplayedEffectError('myapp.errors.CrmUnavailable', 'message') for any other type"
-        )
-    return raised
-
-
-def replace_error(
-    *,
-    effect: str | None = None,
-    inputs: Mapping[str, object] | None = None,
-    occurrence: int | None = None,
-    at: int | None = None,
-    error: BaseException,
-) -> ErrorPatch:
-    """A patch that makes a recorded call raise `error`.
-
-        patch = toolreplay.replace_error(
-            effect="crm.customer.get",
-            inputs={"customer_id": 42},
-            error=TimeoutError("crm timed out"),
-        )
-
-    "What if the CRM had timed out?": the call fails in the fork whatever the
-    source recorded. The call is named as for `replace_output` (effect, inputs
-    and occurrence, or `at=N`). `error` is an allowlisted built-in
-    (`REBUILT_EXCEPTIONS`, portable args) or `ReplayedEffectError(type_name,
-    message)` for any other type; the application sees exactly what a replayed
-    failure of that type is.
-    """
-    return _error_patch(effect, inputs, occurrence, at, error, "replace_error")
-
-
-def supply_error(
-    *,
-    effect: str,
-    inputs: Mapping[str, object] | None = None,
-    occurrence: int | None = None,
-    error: BaseException,
-) -> ErrorPatch:
-    """A patch that makes a call the source never recorded raise `error`.
-
-    Named as for `supply_output`: exactly, or without inputs the next call of
-    `effect` the source does not hold. See `replace_error` for `error`.
-    """
-    return _error_patch(effect, inputs, occurrence, None, error, "supply_error")
-
-
-def _error_patch(
-    effect: str | None,
-    inputs: Mapping[str, object] | None,
-    occurrence: int | None,
-    at: int | None,
-    error: BaseException,
-    kind: Literal["replace_error", "supply_error"],
-) -> ErrorPatch:
-    namespace, name = _split(effect)
-    raised = _failure_of(effect or f"operation {at}", error)
-    return ErrorPatch(
-        namespace,
-        name,
-        cast(dict[str, JsonValue] | None, inputs),
-        occurrence,
-        raised.error_type,
-        raised.message,
-        raised.args,
-        kind,
-        at,
-    )
-
-
-def _fits_version_2(patch: Patch) -> bool:
-    """Whether a version 2 file can hold `patch`: an exact call, a value or an error."""
-    return patch.target_form == "call" and (isinstance(patch, ErrorPatch) or patch.recipe is None)
-
-
-def write_patches(
-    path: str | os.PathLike[str], patches: Iterable[Patch], *, overwrite: bool = False
-) -> Path:
-    """Save patches to a versioned JSON patch file, atomically; returns its path.
-
-    The file is format version 2 when every patch names an exact call with a value
-    or an error, else version 3 (`at=N`, next-call supply patches, recipes).
-    """
-    target = Path(path)
-    patches = list(patches)
-    # Version 2 when every patch fits it, so such a file stays readable by releases
-    # before version 3.
-    version = 2 if all(map(_fits_version_2, patches)) else PATCH_FILE_FORMAT_VERSION
-    document = {
-        "format": PATCH_FILE_FORMAT,
-        "format_version": version,
-        "patches": [patch.to_dict() for patch in patches],
-    }
-    data = (json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
-    try:
-        write_atomically(target, data, overwrite=overwrite)
-    except FileExistsError:
-        raise PatchFileError(
-            f"{target}: a file already exists here; choose another path or pass overwrite=True",
-            path=target,
-        ) from None
-    except IsADirectoryError:
-        raise PatchFileError(
-            f"{target}: is a directory; give the path of a patch file", path=target
-        ) from None
-    except FileNotFoundError:
-        raise PatchFileError(
-            f"{target}: the folder {target.parent} does not exist; create it first", path=target
-        ) from None
-    except OSError as error:
-        raise PatchFileError(
-            f"{target}: cannot write the patch file: {error.strerror or error}", path=target
-        ) from None
-    return target
-
-
-def read_patches(path: str | os.PathLike[str]) -> list[Patch]:
-    """Load a patch file written by `write_patches` (or by hand, in the same format).
-
-    Raises `PatchFileError` naming the file, and for a malformed entry the JSON path,
-    what was expected and the value found (`toolreplay.documents.patches`).
-    """
-    source = Path(path)
-
-    def fail(message: str) -> PatchFileError:
-        return PatchFileError(message, path=source)
-
-    try:
-        loaded = parse_json_text(read_regular_file(source, "patch"), what="the patch file")
-    except UnreadableFileError as error:
-        raise fail(f"{source}: {error.problem}") from None
-    except JsonTextError as error:
-        raise fail(f"{source}: {error}") from None
-    # The format and its version first: what the entries may hold depends on the version.
-    document = cast(dict[str, Any], loaded) if type(loaded) is dict else {}
-    if document.get("format") != PATCH_FILE_FORMAT:
-        found = shown(document["format"]) if "format" in document else "nothing"
-        raise fail(
-            problem(str(source), "$.format", f'"{PATCH_FILE_FORMAT}" (a patch file)', found)
-            if document
-            else problem(str(source), "$", "an object (a patch file)", shown(loaded))
-        )
-    version = document.get("format_version")
-    if type(version) is not int or version not in _READABLE_VERSIONS:
-        readable = ", ".join(map(str, _READABLE_VERSIONS[:-1])) + f" or {_READABLE_VERSIONS[-1]}"
-        raise fail(
-            problem(
-                str(source),
-                "$.format_version",
-                f"{readable}, the versions this toolreplay reads",
-                shown(version) if "format_version" in document else "nothing",
-            )
-        )
-    # Imported here: pydantic is loaded when a patch file is read, not with the runtime.
-    from toolreplay.documents.patches import OutputEntry, PatchFileModel
-    from toolreplay.documents.validation import validate_document
-
-    model = validate_document(
-        PatchFileModel, document, where=str(source), error=fail, context={"version": version}
-    )
-    patches: list[Patch] = []
-    for index, entry in enumerate(model.patches):
-        where = f"{source}: $.patches[{index}]"
-        namespace, _, name = (entry.effect or "").partition(".")
-        patch: Patch
-        try:
-            if isinstance(entry, OutputEntry):
-                recipe = entry.recipe
-                patch = OutputPatch(
-                    namespace,
-                    name,
-                    entry.inputs,
-                    entry.occurrence,
-                    getattr(entry, recipe or "value"),
-                    entry.kind,
-                    recipe,
-                    entry.at,
-                )
-            else:
-                patch = ErrorPatch(
-                    namespace,
-                    name,
-                    entry.inputs,
-                    entry.occurrence,
-                    entry.error.type,
-                    entry.error.message,
-                    entry.error.args,
-                    entry.kind,
-                    entry.at,
-                )
-        except (ValueError, NonPortableValueError) as error:
-            raise fail(f"{where}: {error}") from None
-        if entry.patch_id is not None and entry.patch_id != patch.patch_id:
-            raise fail(
-                problem(
-                    where.partition(": ")[0],
-                    f"$.patches[{index}].patch_id",
-                    f'"{patch.patch_id}", the id of its content (the patch was edited: delete '
-                    "its patch_id line to accept the edit)",
-                    shown(entry.patch_id),
-                )
-            )
-        patches.append(patch)
-    return patches
