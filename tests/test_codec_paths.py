@@ -14,13 +14,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreplay.trace.codec import (
-    InvalidLine,
+from toolreplay.trace.codec import InvalidLine, decode_operation, encode_operation, parse_line
+from toolreplay.trace.codec.decoding import (
     _decode_checked,  # pyright: ignore[reportPrivateUsage]  # the paths under test
     _decode_fast,  # pyright: ignore[reportPrivateUsage]
-    decode_operation,
-    encode_operation,
-    parse_line,
 )
 from toolreplay.trace.model import Operation
 
