@@ -1,27 +1,11 @@
-"""The run protocol: the JSON documents `toolreplay` commands print with `--format json`.
-
-    document = RunDocument.from_json(completed.stdout)   # ProtocolError if it is not one
-    if document.outcome == "replay_contract_error" and document.error is not None:
-        print(document.error.type, [op.logical_id for op in document.error.candidates])
-
-One typed home for what the commands write and what their readers (the terminal
-UI, CI scripts) read: `record`, `replay` and `fork` print a `RunDocument`
-(RFC 0004 §4.5-4.6), `promote` a `PromoteDocument` and `verify` a `VerifyDocument`
-(RFC 0005 §4.1-4.2). Each document has `to_dict` (exactly what the command prints)
-and `from_dict`/`from_json`, which check the version first (`ProtocolVersionError`
-for one this module does not read) and then every field (`ProtocolError` naming
-it). A change of keys or meanings bumps the document's version constant here and
-in the RFC.
-"""
+"""The run document: what `toolreplay record | replay | fork --format json` prints
+(RFC 0004 §4.5-4.6), with the error it reports and the calls that error names."""
 
 from __future__ import annotations
 
-import importlib
-import json
 import traceback
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from toolreplay.documents import problem, shown
 from toolreplay.errors import (
@@ -29,45 +13,32 @@ from toolreplay.errors import (
     OperationIdentityLike,
     OperationLike,
     ProtocolError,
-    ProtocolVersionError,
     ReplayMiss,
     UnappliedPatchError,
     UnconsumedOperationsError,
 )
 from toolreplay.failures import qualified_name
 from toolreplay.portable import JsonValue
+from toolreplay.protocol.reading import check_version, dumps, load, validated
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import Operation
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from toolreplay.documents.run import (
         CallIdentityModel,
         ErrorReportModel,
-        ErrorSummaryModel,
         ReportedOperationModel,
     )
 
 __all__ = [
-    "PROMOTE_FORMAT_VERSION",
     "RUN_PROTOCOL",
     "RUN_PROTOCOL_VERSION",
-    "VERIFY_FORMAT_VERSION",
     "CallIdentity",
-    "CaseVerification",
     "ErrorReport",
-    "ErrorSummary",
-    "PromoteDocument",
-    "PromoteOutcome",
-    "PublishedCase",
     "ReportedOperation",
     "RunCommand",
     "RunDocument",
     "RunOutcome",
-    "VerifyDocument",
-    "VerifyOutcome",
-    "prepare_reading",
 ]
 
 RUN_PROTOCOL = "toolreplay.run"
@@ -75,10 +46,6 @@ RUN_PROTOCOL = "toolreplay.run"
 RUN_PROTOCOL_VERSION = 2
 """The `protocol_version` this module writes and reads (2: reported operations carry
 their recorded outcome, so a reader can offer the nearest call's output)."""
-PROMOTE_FORMAT_VERSION = 1
-"""The `format_version` of `toolreplay promote --format json`."""
-VERIFY_FORMAT_VERSION = 1
-"""The `format_version` of `toolreplay verify --format json`."""
 
 RunCommand = Literal["record", "replay", "fork"]
 RunOutcome = Literal[
@@ -90,65 +57,6 @@ RunOutcome = Literal[
     "storage_error",
     "invalid_arguments",
 ]
-PromoteOutcome = Literal["ok", "invalid_arguments", "case_failed"]
-VerifyOutcome = Literal["passed", "failed"]
-
-
-def _dumps(data: Mapping[str, Any], *, ascii_only: bool) -> str:
-    return json.dumps(data, ensure_ascii=ascii_only, indent=2)
-
-
-def prepare_reading() -> None:
-    """Import what reading a document needs (pydantic and `toolreplay.documents.run`),
-    now: a reader that must not pause on its first document (the terminal UI, as a run
-    ends) calls it beforehand, in a background thread."""
-    importlib.import_module("toolreplay.documents.run")
-
-
-def _refusal(message: str) -> ProtocolError:
-    return ProtocolError(f"{message}; read it with the toolreplay version that wrote it")
-
-
-def _check_version(data: object, key: str, supported: int, document: str) -> dict[str, Any]:
-    """`data` as an object whose `key` is `supported`; else `ProtocolError` (not an
-    object) or `ProtocolVersionError` (another version)."""
-    if not isinstance(data, dict):
-        raise _refusal(problem(f"{document} document", "$", "an object", shown(data)))
-    fields = cast(dict[str, Any], data)
-    version = fields.get(key)
-    if version == supported and isinstance(version, int) and not isinstance(version, bool):
-        return fields
-    raise ProtocolVersionError(
-        f"{document} document has {key} {shown(version)}; this toolreplay reads "
-        f"version {supported}: use the toolreplay version that wrote it, or upgrade",
-        version=version,
-        supported=supported,
-    )
-
-
-def _load(text: str, document: str) -> object:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as error:
-        shown_text = text.strip()[:80]
-        raise ProtocolError(
-            f"{document} document: not JSON ({error}); the text starts {shown_text!r}"
-        ) from None
-
-
-_Model = TypeVar("_Model", bound="BaseModel")
-
-
-def _validated(model: type[_Model], data: dict[str, Any], document: str) -> _Model:
-    # Imported here: pydantic is loaded when a document is read, not when a command that
-    # writes one starts.
-    from toolreplay.documents.validation import validate_document
-
-    return validate_document(model, data, where=f"{document} document", error=_refusal)
-
-
-def _summary(model: ErrorSummaryModel | None) -> ErrorSummary | None:
-    return None if model is None else ErrorSummary(model.type, model.message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +275,7 @@ class RunDocument:
     def from_dict(cls, data: object) -> RunDocument:
         """Read a document; `ProtocolVersionError` for another version, `ProtocolError`
         for anything else that is not this protocol."""
-        from toolreplay.documents.run import RunDocumentModel  # pydantic: see `_validated`
+        from toolreplay.documents.run import RunDocumentModel  # pydantic: see `validated`
 
         found = cast(dict[str, Any], data).get("protocol") if isinstance(data, dict) else None
         if isinstance(data, dict) and found != RUN_PROTOCOL:
@@ -375,10 +283,10 @@ class RunDocument:
                 problem(f"{cls.DOCUMENT} document", "$.protocol", f'"{RUN_PROTOCOL}"', shown(found))
                 + f" (not a {RUN_PROTOCOL} document)"
             )
-        fields = _check_version(
+        fields = check_version(
             cast(object, data), "protocol_version", RUN_PROTOCOL_VERSION, cls.DOCUMENT
         )
-        model = _validated(RunDocumentModel, fields, cls.DOCUMENT)
+        model = validated(RunDocumentModel, fields, cls.DOCUMENT)
         return cls(
             command=model.command,
             outcome=model.outcome,
@@ -393,7 +301,7 @@ class RunDocument:
 
     @classmethod
     def from_json(cls, text: str) -> RunDocument:
-        return cls.from_dict(_load(text, cls.DOCUMENT))
+        return cls.from_dict(load(text, cls.DOCUMENT))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -412,147 +320,4 @@ class RunDocument:
 
     def to_json(self) -> str:
         """The document as the command prints it (indented, non-ASCII as is)."""
-        return _dumps(self.to_dict(), ascii_only=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorSummary:
-    """`{type, message}`: the error of a promote or verify document."""
-
-    type: str
-    message: str
-
-    @property
-    def short_type(self) -> str:
-        return self.type.rpartition(".")[2]
-
-    @classmethod
-    def from_exception(cls, error: BaseException) -> ErrorSummary:
-        return cls(qualified_name(type(error)), str(error))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class PublishedCase:
-    """The case folder `toolreplay promote` published (paths as the command saw them)."""
-
-    directory: str
-    name: str
-    trace_path: str
-    trace_sha256: str
-    test_path: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class PromoteDocument:
-    """What `toolreplay promote --format json` prints (RFC 0005 §4.1)."""
-
-    outcome: PromoteOutcome
-    case: PublishedCase | None = None
-    error: ErrorSummary | None = None
-
-    DOCUMENT: ClassVar[str] = "toolreplay promote"
-
-    @classmethod
-    def from_dict(cls, data: object) -> PromoteDocument:
-        from toolreplay.documents.run import PromoteDocumentModel  # pydantic: see `_validated`
-
-        fields = _check_version(data, "format_version", PROMOTE_FORMAT_VERSION, cls.DOCUMENT)
-        model = _validated(PromoteDocumentModel, fields, cls.DOCUMENT)
-        case = model.case
-        return cls(
-            outcome=model.outcome,
-            case=None
-            if case is None
-            else PublishedCase(
-                case.directory, case.name, case.trace_path, case.trace_sha256, case.test_path
-            ),
-            error=_summary(model.error),
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> PromoteDocument:
-        return cls.from_dict(_load(text, cls.DOCUMENT))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format_version": PROMOTE_FORMAT_VERSION,
-            "outcome": self.outcome,
-            "case": None if self.case is None else self.case.to_dict(),
-            "error": None if self.error is None else self.error.to_dict(),
-        }
-
-    def to_json(self) -> str:
-        """The document as the command prints it (indented, ASCII)."""
-        return _dumps(self.to_dict(), ascii_only=True)
-
-
-@dataclass(frozen=True, slots=True)
-class CaseVerification:
-    """One case `toolreplay verify` checked: where, its name, and whether it held."""
-
-    path: str
-    name: str
-    outcome: VerifyOutcome
-    error: ErrorSummary | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyDocument:
-    """What `toolreplay verify --format json` prints (RFC 0005 §4.2).
-
-    `error` says why nothing was verified (no case found, a PATH missing); it is
-    then the only thing the document reports.
-    """
-
-    cases: tuple[CaseVerification, ...] = ()
-    error: str | None = None
-
-    DOCUMENT: ClassVar[str] = "toolreplay verify"
-
-    @property
-    def passed(self) -> int:
-        return sum(1 for case in self.cases if case.outcome == "passed")
-
-    @property
-    def failed(self) -> int:
-        return len(self.cases) - self.passed
-
-    @classmethod
-    def from_dict(cls, data: object) -> VerifyDocument:
-        from toolreplay.documents.run import VerifyDocumentModel  # pydantic: see `_validated`
-
-        fields = _check_version(data, "format_version", VERIFY_FORMAT_VERSION, cls.DOCUMENT)
-        model = _validated(VerifyDocumentModel, fields, cls.DOCUMENT)
-        return cls(
-            cases=tuple(
-                CaseVerification(case.path, case.name, case.outcome, _summary(case.error))
-                for case in model.cases
-            ),
-            error=model.error,
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> VerifyDocument:
-        return cls.from_dict(_load(text, cls.DOCUMENT))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format_version": VERIFY_FORMAT_VERSION,
-            "passed": self.passed,
-            "failed": self.failed,
-            "cases": [case.to_dict() for case in self.cases],
-            "error": self.error,
-        }
-
-    def to_json(self) -> str:
-        """The document as the command prints it (indented, ASCII)."""
-        return _dumps(self.to_dict(), ascii_only=True)
+        return dumps(self.to_dict(), ascii_only=False)
