@@ -35,7 +35,7 @@ from typing import Literal
 import toolreplay
 from benchmarks import measure
 from toolreplay import DiffReport, JsonValue
-from toolreplay.diff import DIFFERENCE_TYPES, AlignmentRow, DifferenceType
+from toolreplay.comparison import DIFFERENCE_TYPES, AlignmentRow, DifferenceType
 from toolreplay.trace import (
     Operation,
     OperationIdentity,

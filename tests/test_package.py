@@ -58,31 +58,34 @@ def test_import_loads_none_of_the_package_modules_until_a_name_is_used() -> None
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     before, after = result.stdout.splitlines()
-    assert before == "['toolreplay', 'toolreplay._lazy', 'toolreplay._version']"
-    assert after == "['toolreplay', 'toolreplay._lazy', 'toolreplay._version', 'toolreplay.errors']"
+    assert before == "['toolreplay', 'toolreplay._lazy']"
+    assert after == "['toolreplay', 'toolreplay._lazy', 'toolreplay.errors']"
 
 
-def _type_checking_imports(source: Path) -> dict[str, str]:
-    """name -> module, of the `from M import N` statements under `if TYPE_CHECKING:`."""
-    imported: dict[str, str] = {}
-    for node in ast.parse(source.read_text()).body:
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for statement in node.body:
-                assert isinstance(statement, ast.ImportFrom)
-                assert statement.module
-                for alias in statement.names:
-                    imported[alias.asname or alias.name] = statement.module
-    return imported
+def _stub_exports(stub: Path) -> dict[str, str]:
+    """name -> module, of the stub's `from M import N as N` statements (read with `ast`,
+    not with the package's own pattern), and nothing else in the stub."""
+    exported: dict[str, str] = {}
+    tree = ast.parse(stub.read_text())
+    statements = tree.body[1:] if isinstance(tree.body[0], ast.Expr) else tree.body  # docstring
+    for statement in statements:
+        if isinstance(statement, ast.AnnAssign) and ast.unparse(statement.target) == "__all__":
+            continue  # its type only: the names are the imports
+        assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+        assert statement.module
+        for alias in statement.names:
+            assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"
+            exported[alias.name] = statement.module
+    return exported
 
 
 @pytest.mark.parametrize("package", [toolreplay, toolreplay.capturing])
 def test_what_type_checkers_see_is_what_the_package_gives(package: ModuleType) -> None:
-    # The names for type checkers and editors (imported under TYPE_CHECKING) and the
-    # names resolved on first use are the same, from the same modules.
+    # Type checkers and editors read the stub; the package resolves the same names, from
+    # the same modules, on first use, and lists exactly them in `__all__`.
     assert package.__file__ is not None
-    declared = _type_checking_imports(Path(package.__file__))
-    lazily = {name for name in package.__all__ if name != "__version__"}
-    assert set(declared) == lazily
+    declared = _stub_exports(Path(package.__file__).with_suffix(".pyi"))
+    assert package.__all__ == list(declared)
     for name, module in declared.items():
         assert getattr(package, name) is getattr(importlib.import_module(module), name), name
     listed = dir(package)
@@ -92,11 +95,45 @@ def test_what_type_checkers_see_is_what_the_package_gives(package: ModuleType) -
         package.no_such_name  # noqa: B018
 
 
-def test_the_diff_function_is_not_hidden_by_the_diff_package() -> None:
-    # Importing the subpackage binds it to the parent's attribute of the same name; the
-    # public function `toolreplay.diff` must stay what that name gives.
+def test_a_stub_line_that_is_not_a_re_export_is_refused(tmp_path: Path) -> None:
+    # `from m import a` in a stub does not re-export `a` for type checkers; the loader
+    # refuses it rather than disagree with them.
+    package = tmp_path / "stubbed"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from toolreplay._lazy import lazy_exports\n__getattr__, __dir__ = lazy_exports(__name__)\n"
+    )
+    (package / "__init__.pyi").write_text(
+        "from json import (\n    dumps as dumps,\n    loads,\n)\n"
+    )
+    probe = "import stubbed"
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "__init__.pyi: 'loads' is not a re-export (`NAME as NAME`)" in result.stderr
+
+
+def test_no_public_name_is_also_a_module_of_the_package() -> None:
+    # The import system binds a submodule to its parent's attribute of the same name, so
+    # a public name shared with a module (`toolreplay.diff` the function and a package
+    # `toolreplay/diff/`) would change meaning once that module was imported.
+    assert toolreplay.__file__ is not None
+    root = Path(toolreplay.__file__).parent
+    modules = {path.stem for path in root.glob("*.py")} | {
+        path.parent.name for path in root.glob("*/__init__.py")
+    }
+    assert not modules & set(toolreplay.__all__)
+
+
+def test_the_diff_function_stays_the_function_when_the_comparison_is_imported() -> None:
     probe = (
-        "import toolreplay.diff.report, toolreplay\n"
+        "import toolreplay.comparison.report, toolreplay\n"
         "print(callable(toolreplay.diff), toolreplay.diff.__module__)\n"
         "from toolreplay import diff\n"
         "print(callable(diff))\n"
@@ -104,4 +141,4 @@ def test_the_diff_function_is_not_hidden_by_the_diff_package() -> None:
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    assert result.stdout.split() == ["True", "toolreplay.diff", "True"]
+    assert result.stdout.split() == ["True", "toolreplay.comparison", "True"]

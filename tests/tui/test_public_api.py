@@ -82,7 +82,7 @@ def test_the_check_reports_what_is_not_public() -> None:
     source = (
         "from toolreplay.cases.verification import _prepare, verify_folder\n"
         "from toolreplay.runners import import_from_working_directory\n"
-        "from toolreplay.diff.report import RowStatus\n"
+        "from toolreplay.comparison.report import RowStatus\n"
         "from toolreplay._version import __version__\n"
         "from toolreplay import preview\n"
     )
@@ -90,6 +90,7 @@ def test_the_check_reports_what_is_not_public() -> None:
         "probe.py: imports _prepare from toolreplay.cases.verification",
         "probe.py: toolreplay.cases.verification.verify_folder is not in toolreplay.__all__",
         "probe.py: toolreplay.runners.import_from_working_directory is not in toolreplay.__all__",
-        "probe.py: toolreplay.diff.report.RowStatus is not in toolreplay.diff.report.__all__",
+        "probe.py: toolreplay.comparison.report.RowStatus is not in "
+        "toolreplay.comparison.report.__all__",
         "probe.py: imports the private module toolreplay._version",
     ]

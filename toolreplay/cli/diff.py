@@ -11,7 +11,7 @@ import typer
 
 from toolreplay.cli.command import FormatOption
 from toolreplay.cli.output import Output, OutputFormat, error_fields
-from toolreplay.diff import diff as diff_traces
+from toolreplay.comparison import diff as diff_traces
 from toolreplay.errors import DiffError, TraceError
 
 __all__ = ["diff"]

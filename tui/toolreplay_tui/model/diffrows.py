@@ -19,7 +19,7 @@ from toolreplay import (
     Returned,
     summarize_call,
 )
-from toolreplay.diff import DIFFERENCE_TYPES, DifferenceType, describe_trace
+from toolreplay.comparison import DIFFERENCE_TYPES, DifferenceType, describe_trace
 from toolreplay.portable import JsonValue, preview
 
 __all__ = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from toolreplay.diff.alignment import PairKind
+from toolreplay.comparison.alignment import PairKind
 from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
 from toolreplay.terminal import terminal_safe
 from toolreplay.trace.model import AttemptedCall, Operation, Raised, Returned

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from toolreplay.diff.alignment import AlignedPair, align_operations, order_changes
-from toolreplay.diff.report import (
+from toolreplay.comparison.alignment import AlignedPair, align_operations, order_changes
+from toolreplay.comparison.report import (
     DIFF_FORMAT_VERSION,
     DIFFERENCE_TYPES,
     AlignmentRow,
