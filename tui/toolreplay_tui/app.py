@@ -13,7 +13,6 @@ import gc
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -100,7 +99,7 @@ from toolreplay_tui.model.runs import (
     WarmRunner,
 )
 from toolreplay_tui.model.stops import UnrecordedCall, unrecorded_call
-from toolreplay_tui.model.trace_file import Integrity, LargeLine, LargeOutput, TraceFile
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput, TraceFile
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.command_line import CommandLineScreen
@@ -110,9 +109,10 @@ from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.help import HelpScreen, HelpSection
 from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.patches import PatchesScreen
-from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteScreen
+from toolreplay_tui.screens.promote import ExpectedValueBox, PromoteForm, PromoteScreen
 from toolreplay_tui.screens.reply import ReplyPreviewScreen, ToolPickerScreen
 from toolreplay_tui.screens.run import NextStep, RunScreen
+from toolreplay_tui.state import BackgroundState, ForkRecord
 from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 from toolreplay_tui.widgets.detail import DetailPane, ValueInput, output_of
 from toolreplay_tui.widgets.diff_view import DiffView
@@ -124,8 +124,6 @@ __all__ = [
     "BACKGROUND_POLL",
     "CANNOT_OPEN_EXIT_CODE",
     "CRASH_EXIT_CODE",
-    "BackgroundState",
-    "ForkRecord",
     "ToolReplayApp",
 ]
 
@@ -172,26 +170,6 @@ def _size(large: LargeOutput | LargeLine) -> int:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else noun + 'es' if noun.endswith('h') else noun + 's'}"
-
-
-@dataclass(frozen=True, slots=True)
-class BackgroundState:
-    """What the background work on the trace has done: operations indexed, and the check."""
-
-    count: int = 0
-    indexed: bool = False
-    index_progress: float = 0.0
-    integrity: Integrity = field(default_factory=Integrity)
-
-
-@dataclass(frozen=True, slots=True)
-class ForkRecord:
-    """A fork this session ran: its result, its branch and what it applied."""
-
-    result: RunResult
-    branch: Path
-    patches: tuple[Patch, ...]
-    runner: str
 
 
 class ToolReplayApp(App[None]):
@@ -435,15 +413,8 @@ class ToolReplayApp(App[None]):
             self._after_check = (what, then)
             self._changed(
                 f"{what} waits for the trace's integrity check "
-                f"({self.check_progress_text()}); it starts when the check passes"
+                f"({self.background.progress_text()}); it starts when the check passes"
             )
-
-    def check_progress_text(self) -> str:
-        """`indexing 42%` or `checking 42%`, for the header and what waits."""
-        state = self.background
-        if not state.indexed:
-            return f"indexing {state.index_progress:.0%}"
-        return f"checking {state.integrity.progress:.0%}"
 
     @work(thread=True, exclusive=True, group="warm")
     def _warm_up(self) -> None:
@@ -691,10 +662,6 @@ class ToolReplayApp(App[None]):
                 self._outputs.clear()
             self._outputs[key] = known
         return known
-
-    def child_environment(self) -> Mapping[str, str]:
-        """The environment the children (replays, forks, promotes) run with."""
-        return self.runs.env if self.runs.env is not None else os.environ
 
     # --- supplying the call a fork stopped at -----------------------------------------
 
@@ -1316,7 +1283,9 @@ class ToolReplayApp(App[None]):
         except ToolReplayError:
             findings = []  # an unreadable branch: the promote command says why
         self.push_screen(
-            PromoteScreen(fork.branch, self.path_label(fork.branch), defaults, findings)
+            PromoteScreen(
+                fork.branch, self.path_label(fork.branch), defaults, self.promote_request, findings
+            )
         )
 
     def action_promote_now(self) -> None:
@@ -1337,11 +1306,13 @@ class ToolReplayApp(App[None]):
             self.trace_file, fork.patches, fork.runner, fork.result.return_value
         )
         request = self.promote_request(
-            fork.branch,
-            Path(defaults.folder),
-            defaults.name,
-            defaults.runner,
-            fork.result.return_value,
+            PromoteForm(
+                fork.branch,
+                Path(defaults.folder),
+                defaults.name,
+                defaults.runner,
+                fork.result.return_value,
+            )
         )
         if request is not None:
             self.push_screen(
@@ -1349,31 +1320,22 @@ class ToolReplayApp(App[None]):
                 self._after_run,
             )
 
-    def promote_request(
-        self,
-        branch: Path,
-        folder: Path,
-        name: str,
-        runner: str,
-        expected: JsonValue,
-        *,
-        allow_secret_findings: bool = False,
-    ) -> RunRequest | None:
+    def promote_request(self, form: PromoteForm) -> RunRequest | None:
         """The promote command for the form, its expected value written to a new file."""
         try:
             expect_file = self.workspace.write_text(
-                "expected", ".json", format_json(expected) + "\n"
+                "expected", ".json", format_json(form.expected) + "\n"
             )
         except OSError as error:
             self._changed(f"cannot write the expected value: {error}", error=True)
             return None
         return self.runs.promote(
-            branch,
-            folder,
-            name=name,
-            runner=runner,
+            form.branch,
+            form.folder,
+            name=form.name,
+            runner=form.runner,
             expect_file=expect_file,
-            allow_secret_findings=allow_secret_findings,
+            allow_secret_findings=form.allow_secret_findings,
         )
 
     def on_promote_finished(self, message: PromoteFinished) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import work
@@ -24,7 +24,7 @@ from toolreplay import (
     TraceFormatError,
     terminal_safe_text,
 )
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import DebugSession, session, textual_app
 from toolreplay_tui.messages import (
     LargeValueRequested,
     Notice,
@@ -55,9 +55,6 @@ from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_pages import describe_large
 from toolreplay_tui.widgets.value_view import ValueView
-
-if TYPE_CHECKING:
-    from toolreplay_tui.app import ToolReplayApp
 
 __all__ = ["BrowseScreen"]
 
@@ -179,7 +176,7 @@ class BrowseScreen(Screen[None]):
 
     def current_entry(self) -> Entry | None:
         """What the line under the list's cursor holds (None: no line)."""
-        trace = debugger(self).trace
+        trace = session(self).trace
         index = self.operations.current_index
         if trace is None or index is None:
             return None
@@ -197,13 +194,13 @@ class BrowseScreen(Screen[None]):
     # --- loading and refreshing ------------------------------------------------------
 
     def on_mount(self) -> None:
-        app = debugger(self)
-        self.query_one("#filter", FilterInput).cursor_blink = app.blink_cursors
+        self.query_one("#filter", FilterInput).cursor_blink = session(self).blink_cursors
         self.query_one("#list-pane").border_title = "operations"
         self.detail.border_title = "detail"
         self.operations.focus()
         self.show_header()
         self.show_status()
+        app = textual_app(self)
         self.watch(app, "trace", self._trace_changed)
         self.watch(app, "background", self._background_changed, init=False)
         self.watch(app, "load_error", self.show_header, init=False)
@@ -211,7 +208,7 @@ class BrowseScreen(Screen[None]):
         self.watch(app, "notice", self._notice_changed, init=False)
 
     def show_header(self) -> None:
-        app = debugger(self)
+        app = session(self)
         header = self.query_one("#trace-header", Static)
         problem = app.load_error
         if problem is not None:
@@ -233,7 +230,7 @@ class BrowseScreen(Screen[None]):
     def _background_changed(self) -> None:
         """Indexing went on (more rows) or the integrity check moved on."""
         self.show_header()
-        rows = debugger(self).rows
+        rows = session(self).rows
         listing = self.operations
         if rows is not None and not rows.filtered and listing.row_count() != listing.shown_count:
             listing.rows_changed()
@@ -249,7 +246,7 @@ class BrowseScreen(Screen[None]):
         )
 
     def _trace_changed(self, trace: TraceFile | None) -> None:
-        app = debugger(self)
+        app = session(self)
         if trace is None or app.rows is None:
             return
         self.show_header()
@@ -267,11 +264,11 @@ class BrowseScreen(Screen[None]):
 
     def show_detail(self) -> None:
         entry = self.current_entry()
-        pending = debugger(self).pending
+        pending = session(self).pending
         if isinstance(entry, TraceFormatError):
             self.detail.show(None, None, problem=str(entry))
         elif isinstance(entry, (LargeOutput, LargeLine)):
-            trace = debugger(self).trace
+            trace = session(self).trace
             assert trace is not None
             patch = pending.get(entry.identity) if isinstance(entry, LargeOutput) else None
             first, last = trace.value_pages(entry, DETAIL_PAGE_BYTES)
@@ -282,7 +279,7 @@ class BrowseScreen(Screen[None]):
 
     def show_status(self, activity: str | None = None) -> None:
         """The session's state (patches, last run, filter), and `activity` (`filtering…`)."""
-        app = debugger(self)
+        app = session(self)
         status = app.status_text()
         rows = app.rows
         if activity is not None:
@@ -298,7 +295,7 @@ class BrowseScreen(Screen[None]):
         self.query_one("#status", Static).update(status)
 
     def _problem(self, message: str) -> None:
-        debugger(self).tell(message, error=True)
+        session(self).tell(message, error=True)
 
     # --- list and detail events ------------------------------------------------------
 
@@ -313,7 +310,7 @@ class BrowseScreen(Screen[None]):
     def on_detail_pane_value_edited(self, event: DetailPane.ValueEdited) -> None:
         event.stop()
         operation = event.operation
-        app = debugger(self)
+        app = session(self)
         pending = app.pending.get(operation.identity)
         current, _ = app.patched_output(operation, pending)
         try:
@@ -342,7 +339,7 @@ class BrowseScreen(Screen[None]):
 
     def action_filter(self) -> None:
         """`/`: filter the operation list, from any pane."""
-        rows = debugger(self).rows
+        rows = session(self).rows
         self._query_before = rows.query if rows is not None else ""
         self._open_prompt(
             "list",
@@ -389,7 +386,7 @@ class BrowseScreen(Screen[None]):
                 self._problem(f"nothing in this output matches {query!r}")
             return
         self.operations.focus()
-        rows = debugger(self).rows
+        rows = session(self).rows
         if rows is not None and rows.query != query:
             self._apply_filter(query)
 
@@ -402,7 +399,7 @@ class BrowseScreen(Screen[None]):
             self.detail.values.focus()
             return
         self.operations.focus()
-        rows = debugger(self).rows
+        rows = session(self).rows
         if rows is not None and rows.query != self._query_before:
             self._apply_filter(self._query_before)
 
@@ -410,7 +407,7 @@ class BrowseScreen(Screen[None]):
         """Show what matches `query` as a background scan finds it (the previous scan
         stops), reading from operation `start` (nothing before it matches); the cursor
         goes to the first match from `anchor` (by default, where it is)."""
-        app = debugger(self)
+        app = session(self)
         rows, trace = app.rows, app.trace
         if rows is None or trace is None:
             return
@@ -454,7 +451,7 @@ class BrowseScreen(Screen[None]):
             self.post_message(FilterMatches(query, found, done=True))
 
     def on_filter_matches(self, message: FilterMatches) -> None:
-        app = debugger(self)
+        app = session(self)
         rows = app.rows
         if rows is None or not rows.add_matches(message.query, message.indices):
             return  # a scan for an earlier query
@@ -488,14 +485,16 @@ class BrowseScreen(Screen[None]):
         anything else once the index is complete (every name known), so a partial
         name (`crm.customer`, a namespace `crm`, `customer.get`) finds all it names.
         """
-        app = debugger(self)
+        app = session(self)
         trace = app.trace
         if trace is None:
             return
         self.operations.focus()
         effects = trace.effects
         if name.strip() not in effects and not trace.indexed:
-            self.show_status(f"effect {name!r}: waits for indexing ({app.check_progress_text()})")
+            self.show_status(
+                f"effect {name!r}: waits for indexing ({app.background.progress_text()})"
+            )
             self._effect_when_indexed(trace, name)
             return
         found = resolve_effect(name, effects)
@@ -519,19 +518,19 @@ class BrowseScreen(Screen[None]):
             if trace.closed:
                 return
             time.sleep(JUMP_WAIT_SECONDS)
-        debugger(self).call_from_thread(self.filter_effect, name)
+        textual_app(self).call_from_thread(self.filter_effect, name)
 
     def jump_to(self, logical_id: int) -> None:
         """`:123`: move to the operation numbered `logical_id`, clearing a filter that
         hides it. Before indexing reaches it, the jump waits for the index."""
-        app = debugger(self)
+        app = session(self)
         trace, rows = app.trace, app.rows
         if trace is None or rows is None:
             return
         index = trace_index(trace, logical_id)
         if index is None and not trace.indexed:
             self.show_status(
-                f"jump to #{logical_id}: waits for indexing ({app.check_progress_text()})"
+                f"jump to #{logical_id}: waits for indexing ({app.background.progress_text()})"
             )
             self._jump_when_indexed(trace, logical_id)
             return
@@ -556,10 +555,10 @@ class BrowseScreen(Screen[None]):
             if trace.closed:
                 return
             time.sleep(JUMP_WAIT_SECONDS)
-        debugger(self).call_from_thread(self.jump_to, logical_id)
+        textual_app(self).call_from_thread(self.jump_to, logical_id)
 
     def action_clear_filter(self) -> None:
-        rows = debugger(self).rows
+        rows = session(self).rows
         if rows is not None and rows.filtered:
             self._filter_anchor = None
             self._apply_filter("")
@@ -571,7 +570,7 @@ class BrowseScreen(Screen[None]):
             elif not self.detail.values.search(self._value_query, forward=forward):
                 self._problem(f"nothing in this output matches {self._value_query!r}")
             return
-        rows = debugger(self).rows
+        rows = session(self).rows
         if rows is None:
             return
         found = rows.step(self.operations.cursor, forward=forward)
@@ -659,7 +658,7 @@ class BrowseScreen(Screen[None]):
         values have the focus, else the whole operation (fingerprint, inputs, outcome);
         a value too large for that by its size and first and last pages."""
         entry = self.current_entry()
-        app = debugger(self)
+        app = session(self)
         if isinstance(entry, (LargeOutput, LargeLine)) and app.trace is not None:
             first, last = app.trace.value_pages(entry, PAGE_BYTES)
             title = (
@@ -667,7 +666,7 @@ class BrowseScreen(Screen[None]):
                 if isinstance(entry, LargeOutput)
                 else f"line {entry.index + 2} ({entry.effect or 'effect unknown'}), whole"
             )
-            app.push_screen(
+            textual_app(self).push_screen(
                 LargeValueScreen(entry, describe_large(title, _size(entry), first, last))
             )
             return
@@ -679,8 +678,8 @@ class BrowseScreen(Screen[None]):
         if self.focused is values and path is not None:
             content = describe_value(operation, path, get_at(values.value, path))
         else:
-            content = describe_operation(operation, debugger(self).pending.get(operation.identity))
-        debugger(self).push_screen(FullValueScreen(content))
+            content = describe_operation(operation, session(self).pending.get(operation.identity))
+        textual_app(self).push_screen(FullValueScreen(content))
 
     def action_remove_patch(self) -> None:
         entry = self.current_entry()
@@ -711,7 +710,7 @@ def trace_index(trace: TraceFile, logical_id: int) -> int | None:
     return unreadable  # the row there shows why it has no number
 
 
-def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
+def describe_header(app: DebugSession, trace: TraceFile) -> Text:
     """`refund.trp · format v3 · 3 operations · complete · checked · record · runner m:f`.
 
     While the trace is indexed or checked, says how far; a failed check in red.
@@ -740,7 +739,7 @@ def describe_header(app: ToolReplayApp, trace: TraceFile) -> Text:
     text.append("  ·  ")
     integrity = state.integrity
     if integrity.state == "checking":
-        text.append(f"{app.check_progress_text()}…", style="bold cyan")
+        text.append(f"{state.progress_text()}…", style="bold cyan")
     elif integrity.state == "ok":
         text.append("checked", style="green")
     else:
