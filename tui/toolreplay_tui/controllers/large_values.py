@@ -12,15 +12,10 @@ from toolreplay_tui.controllers.patches import PatchesController
 from toolreplay_tui.external_editor import edit_externally
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.model.rows import megabytes
-from toolreplay_tui.model.trace_file import LargeLine, LargeOutput
+from toolreplay_tui.model.trace_file import LargeLine, LargeOutput, text_size
 from toolreplay_tui.screens.dialogs import PromptScreen
 
-__all__ = ["LargeValues", "large_size"]
-
-
-def large_size(large: LargeOutput | LargeLine) -> int:
-    """The bytes of a large value's text (of the whole line, for a `LargeLine`)."""
-    return large.value_size if isinstance(large, LargeOutput) else large.size
+__all__ = ["LargeValues"]
 
 
 class LargeValues:
@@ -65,7 +60,7 @@ class LargeValues:
                 )
                 return
             host.changed(
-                f"saved the value ({megabytes(large_size(large))}) to {host.path_label(path)}"
+                f"saved the value ({megabytes(text_size(large))}) to {host.path_label(path)}"
             )
 
         suggestion = host.path_label(host.workspace.next_path("value", ".json"))

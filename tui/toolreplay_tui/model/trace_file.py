@@ -58,6 +58,7 @@ __all__ = [
     "LargeOutput",
     "TraceFile",
     "TraceOperations",
+    "text_size",
 ]
 
 Cancelled = Callable[[], bool]
@@ -152,6 +153,19 @@ class LargeLine:
     size: int
     effect: str | None
     """The effect its start names, when it is laid out as the writer writes lines."""
+
+
+def text_span(large: LargeOutput | LargeLine) -> tuple[int, int]:
+    """Where a large value's JSON text lies in the file (the whole line, for a
+    `LargeLine`): its offset and size in bytes."""
+    if isinstance(large, LargeOutput):
+        return large.value_offset, large.value_size
+    return large.offset, large.size
+
+
+def text_size(large: LargeOutput | LargeLine) -> int:
+    """The size in bytes of a large value's JSON text (of the whole line, for a `LargeLine`)."""
+    return text_span(large)[1]
 
 
 Entry = Operation | LargeOutput | LargeLine | TraceFormatError
@@ -605,11 +619,7 @@ class TraceFile:
     def value_pages(self, large: LargeOutput | LargeLine, page: int) -> tuple[bytes, bytes]:
         """The first and the last `page` bytes of a large value's (or line's) text (all of
         it, and nothing, when it is no longer than two pages)."""
-        offset, size = (
-            (large.value_offset, large.value_size)
-            if isinstance(large, LargeOutput)
-            else (large.offset, large.size)
-        )
+        offset, size = text_span(large)
         with self._lock:
             self._handle.seek(offset)
             if size <= 2 * page:
@@ -620,11 +630,7 @@ class TraceFile:
 
     def value_text(self, large: LargeOutput | LargeLine) -> bytes:
         """A large value's (or line's) whole text, read from the file, not decoded."""
-        offset, size = (
-            (large.value_offset, large.value_size)
-            if isinstance(large, LargeOutput)
-            else (large.offset, large.size)
-        )
+        offset, size = text_span(large)
         with self._lock:
             self._handle.seek(offset)
             return self._handle.read(size)
