@@ -13,7 +13,7 @@ from toolreplay import Patch, terminal_safe_text
 from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.runreport import headline
 from toolreplay_tui.model.runs import RunResult
-from toolreplay_tui.model.trace_file import Integrity
+from toolreplay_tui.model.trace_check import Integrity
 
 __all__ = ["BackgroundState", "ForkRecord", "count_of", "describe_status"]
 

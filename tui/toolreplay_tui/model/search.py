@@ -30,13 +30,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from toolreplay import Operation, Returned, TraceFormatError
-from toolreplay_tui.model.trace_file import (
-    LARGE_LINE_BYTES,
-    Cancelled,
-    Entry,
-    LargeOutput,
-    TraceFile,
-)
+from toolreplay_tui.model.line_index import Cancelled
+from toolreplay_tui.model.trace_file import LARGE_LINE_BYTES, Entry, LargeOutput, TraceFile
 
 __all__ = [
     "EFFECT_PREFIX",
