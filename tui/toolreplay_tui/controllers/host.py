@@ -2,7 +2,7 @@
 
 The session's paths and state (the `DebugSession` screens read, and the parts the
 controllers set), a way to report a change (`changed`), and the few Textual
-services controllers use: pushing a screen, workers, timers, suspending for an
+services controllers use: pushing a screen, workers, a timer, suspending for an
 external editor.
 """
 
@@ -30,11 +30,6 @@ R = TypeVar("R")
 
 class Host(DebugSession, Protocol):
     """The app as its controllers see it."""
-
-    @property
-    def cwd(self) -> Path:
-        """The working directory: relative paths the user types start here."""
-        ...
 
     @property
     def trace_file(self) -> Path:
@@ -104,10 +99,6 @@ class Host(DebugSession, Protocol):
 
     def call_from_thread(self, callback: Callable[..., R], *args: Any, **kwargs: Any) -> R: ...
 
-    def call_after_refresh(
-        self, callback: Callable[..., Any], *args: Any, **kwargs: Any
-    ) -> bool: ...
-
     def run_worker(
         self,
         work: Callable[[], None],
@@ -121,8 +112,6 @@ class Host(DebugSession, Protocol):
     ) -> Worker[None]: ...
 
     def set_interval(self, interval: float, callback: Callable[[], object]) -> Timer: ...
-
-    def refresh_bindings(self) -> None: ...
 
     def suspend(self) -> AbstractContextManager[None]: ...
 
