@@ -173,24 +173,24 @@ class BrowseScreen(Screen[None]):
         self.watch(app, "notice", self._notice_changed, init=False)
 
     def show_header(self) -> None:
-        app = session(self)
+        debug = session(self)
         header = self.query_one("#trace-header", Static)
-        problem = app.load_error
+        problem = debug.load_error
         if problem is not None:
             header.update(
                 Text.assemble(
-                    terminal_safe_text(app.trace_label, "bold"),
+                    terminal_safe_text(debug.trace_label, "bold"),
                     ("  cannot be opened: ", "bold red"),
                     terminal_safe_text(problem),
                 )
             )
             return
-        trace = app.trace
+        trace = debug.trace
         if trace is None:
-            label = terminal_safe_text(app.trace_label, "bold")
+            label = terminal_safe_text(debug.trace_label, "bold")
             header.update(Text.assemble(label, ("  loading…", "dim")))
             return
-        header.update(describe_header(app, trace))
+        header.update(describe_header(debug, trace))
 
     def _background_changed(self) -> None:
         """Indexing went on (more rows) or the integrity check moved on."""
@@ -211,12 +211,12 @@ class BrowseScreen(Screen[None]):
         )
 
     def _trace_changed(self, trace: TraceFile | None) -> None:
-        app = session(self)
-        if trace is None or app.rows is None:
+        debug = session(self)
+        if trace is None or debug.rows is None:
             return
         self.show_header()
         listing = self.operations
-        listing.set_rows(app.rows, app.pending, effect_width=app.effect_width)
+        listing.set_rows(debug.rows, debug.pending, effect_width=debug.effect_width)
         self._show_list_header()
         self.show_status()
 
@@ -244,9 +244,9 @@ class BrowseScreen(Screen[None]):
 
     def show_status(self, activity: str | None = None) -> None:
         """The session's state (patches, last run, filter), and `activity` (`filtering…`)."""
-        app = session(self)
-        status = app.status_text()
-        rows = app.rows
+        debug = session(self)
+        status = debug.status_text()
+        rows = debug.rows
         if activity is not None:
             status.append(f"  ·  {activity}", style="bold")
         elif rows is not None and rows.filtered:
@@ -275,9 +275,9 @@ class BrowseScreen(Screen[None]):
     def on_detail_pane_value_edited(self, event: DetailPane.ValueEdited) -> None:
         event.stop()
         operation = event.operation
-        app = session(self)
-        pending = app.pending.get(operation.identity)
-        current, _ = app.patched_output(operation, pending)
+        debug = session(self)
+        pending = debug.pending.get(operation.identity)
+        current, _ = debug.patched_output(operation, pending)
         try:
             # One value of a streamed answer is an edit of the answer it is part of:
             # deltas, done events and the final response are rewritten to agree.
@@ -413,9 +413,9 @@ class BrowseScreen(Screen[None]):
         values have the focus, else the whole operation (fingerprint, inputs, outcome);
         a value too large for that by its size and first and last pages."""
         entry = self.current_entry()
-        app = session(self)
-        if isinstance(entry, (LargeOutput, LargeLine)) and app.trace is not None:
-            first, last = app.trace.value_pages(entry, PAGE_BYTES)
+        debug = session(self)
+        if isinstance(entry, (LargeOutput, LargeLine)) and debug.trace is not None:
+            first, last = debug.trace.value_pages(entry, PAGE_BYTES)
             title = (
                 f"#{entry.logical_id} {entry.effect}  output"
                 if isinstance(entry, LargeOutput)

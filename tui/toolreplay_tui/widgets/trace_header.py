@@ -13,14 +13,14 @@ from toolreplay_tui.model.trace_file import TraceFile
 __all__ = ["describe_header"]
 
 
-def describe_header(app: DebugSession, trace: TraceFile) -> Text:
+def describe_header(debug: DebugSession, trace: TraceFile) -> Text:
     """`refund.trp · format v3 · 3 operations · complete · checked · record · runner m:f`.
 
     While the trace is indexed or checked, says how far; a failed check in red.
     """
-    state = app.background
+    state = debug.background
     text = Text()
-    text.append(terminal_safe_text(app.trace_label, "bold"))
+    text.append(terminal_safe_text(debug.trace_label, "bold"))
     text.append(f"  ·  format v{trace.header.format_version}  ·  ")
     expected = trace.expected_count
     if state.indexed:
@@ -51,6 +51,6 @@ def describe_header(app: DebugSession, trace: TraceFile) -> Text:
     if trace.header.source_trace_id is not None:
         text.append(" (a fork's branch)")
     text.append("  ·  runner ")
-    runner = app.runner_spec()
+    runner = debug.runner_spec()
     text.append(terminal_safe_text(runner or "(none: f will ask)", "bold" if runner else "dim"))
     return text
