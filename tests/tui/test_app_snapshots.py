@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static
 from toolreplay_tui.model.runreport import describe_result
+from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.run import RunScreen
 from toolreplay_tui.widgets.run_panel import render_report
 
@@ -147,6 +148,8 @@ def test_a_new_model_call_and_its_answers(agent: AgentProject, snap_compare: Any
         # keeps its own until they expire, and a snapshot must not depend on when.
         for under in pilot.app.screen_stack:
             await under.query("Toast").remove()
+            if isinstance(under, BrowseScreen):
+                under.show_status()  # the fork's outcome, whenever its refresh would come
 
     app = agent_app(agent)
     assert snap_compare(app, terminal_size=SIZE, run_before=before)

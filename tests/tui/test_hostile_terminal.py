@@ -113,7 +113,9 @@ def test_the_debugger_shows_a_hostile_trace_escaped_and_emits_none_of_it(tmp_pat
         # The failed call: its error in the detail pane, then whole in the full view (v).
         term.keys("j", "j", "j")
         term.wait_for("raised", "<error-type>\\u001b[2J")
-        term.keys("Tab", "v")
+        term.keys("Tab")
+        term.wait_for("(focused)")  # `v` shows the focused pane's value: wait for the focus
+        term.keys("v")
         term.wait_for("#3 billing.refund.create  output")
         term.keys("Escape")
         term.wait_until_gone("#3 billing.refund.create  output")

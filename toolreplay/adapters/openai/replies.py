@@ -33,10 +33,10 @@ from toolreplay.adapters.openai.streams import (
     response_kind,
     responses_events,
 )
-from toolreplay.errors import PatchError, RedactionRuleError
+from toolreplay.errors import PatchError
+from toolreplay.jsonpath import parse_path
 from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
-from toolreplay.redaction.paths import parse_path
 from toolreplay.runtime.recipes import RecipeCall, register_recipe_resolver
 from toolreplay.trace.model import Operation, Returned
 
@@ -237,8 +237,8 @@ def _edit_problem(spec: JsonValue) -> str | None:
         return f"an edit maps JSON paths to values, got {preview(spec)}"
     for path in spec:
         try:
-            parse_path(path, what="edit path")
-        except RedactionRuleError as error:
+            parse_path(path, what="edit path", error=PatchError)
+        except PatchError as error:
             return str(error)
     return None
 

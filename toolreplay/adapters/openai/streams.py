@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Literal, cast
 
-from toolreplay.errors import PatchError, RedactionRuleError
+from toolreplay.errors import PatchError
+from toolreplay.jsonpath import parse_path
 from toolreplay.portable import JsonValue, copy_value, preview
-from toolreplay.redaction.paths import parse_path
 
 __all__ = [
     "ResponseKind",
@@ -358,10 +358,7 @@ def apply_edits(value: JsonValue, edits: Mapping[str, JsonValue]) -> JsonValue:
     `[*]` for every item). A path that selects nothing is a `PatchError`.
     """
     for text, new in edits.items():
-        try:
-            path = parse_path(text, what="edit path")
-        except RedactionRuleError as error:
-            raise PatchError(str(error)) from None
+        path = parse_path(text, what="edit path", error=PatchError)
         hits = 0
 
         def put(_old: JsonValue, new: JsonValue = new) -> JsonValue:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolreplay import DiffReport, Patch, PatchError, ToolReplayError
+from toolreplay.protocol import prepare_reading
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.controllers.host import Host
 from toolreplay_tui.controllers.patches import PatchesController
@@ -59,6 +60,9 @@ class Runs:
         # The last fork's branch compared with the source, made as soon as it ended.
         self._fork_diff: tuple[Path, DiffReport, DiffRows] | None = None
         self._handles: list[RunHandle] = []
+        # The models a run's JSON document is read with (pydantic), imported before the
+        # app runs: imported as the first run ends, they stalled the interface.
+        prepare_reading()
 
     # --- the warm runner ---------------------------------------------------------------
 
