@@ -10,7 +10,7 @@ indexing has not reached yet waits for the index.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Literal
 
 from textual.message import Message
@@ -19,8 +19,8 @@ from textual.screen import Screen
 from toolreplay import Operation, TraceFormatError
 from toolreplay_tui.context import session, textual_app
 from toolreplay_tui.model.search import (
-    EffectMatch,
-    nearest_effects,
+    effect_refusal,
+    effect_resolution,
     resolve_effect,
     scan_matches,
 )
@@ -30,7 +30,6 @@ from toolreplay_tui.widgets.operation_list import OperationList
 from toolreplay_tui.widgets.value_view import ValueView
 
 __all__ = [
-    "EFFECTS_LISTED",
     "FILTER_BATCH_SECONDS",
     "JUMP_WAIT_SECONDS",
     "FilterInput",
@@ -41,8 +40,6 @@ __all__ = [
 
 FILTER_BATCH_SECONDS = 0.05
 """A filter's scan hands its matches to the list at most this often (the first at once)."""
-EFFECTS_LISTED = 12
-"""An unknown `:effect` name with no near one lists the trace's effects when this few."""
 JUMP_WAIT_SECONDS = 0.05
 """How often a jump beyond the index looks whether indexing has reached it."""
 
@@ -279,14 +276,11 @@ class OperationFilter:
         found = resolve_effect(name, effects)
         if found.query is None or found.first is None:
             self._show_status(None)
-            self._problem(_effect_refusal(name, found, effects))
+            self._problem(effect_refusal(name, found, effects))
             return
-        if found.names != (name.strip(),):
-            debug.tell(
-                f"effect {name!r}: {found.names[0]}"
-                if len(found.names) == 1
-                else f"effect {name!r}: {len(found.names)} effects, {', '.join(found.names)}"
-            )
+        resolution = effect_resolution(name, found)
+        if resolution is not None:
+            debug.tell(resolution)
         # Nothing before its first operation matches: the scan starts there.
         self.apply(found.query, start=found.first, anchor=found.first)
 
@@ -385,20 +379,3 @@ def trace_index(trace: TraceFile, logical_id: int) -> int | None:
         if isinstance(entry, (Operation, LargeOutput)) and entry.logical_id == logical_id:
             return index
     return unreadable  # the row there shows why it has no number
-
-
-def _effect_refusal(name: str, found: EffectMatch, effects: Mapping[str, int]) -> str:
-    """Why `:effect NAME` filters nothing: no such effect (with the nearest names), or
-    several that no one filter keeps apart from the others."""
-    if found.names:
-        return (
-            f"effect {name!r} names {len(found.names)} effects: {', '.join(found.names)}; "
-            "give one of them"
-        )
-    refusal = f"no operation of effect {name!r} in this trace"
-    nearest = nearest_effects(name, effects)
-    if nearest:
-        return f"{refusal}; nearest: {', '.join(nearest)}"
-    if 0 < len(effects) <= EFFECTS_LISTED:
-        return f"{refusal}; its effects: {', '.join(effects)}"
-    return refusal
