@@ -3,9 +3,9 @@
 The app holds what screens watch (the trace, how far the background work is, why
 the trace cannot be opened, the runner, the last change) and the session's paths;
 each controller (`toolreplay_tui.controllers`) owns one part of the rest and the
-actions that change it. The app hands every message screens post and every action
-a key names to the controller that owns it, and keeps quitting and crashes to
-itself. Screens and widgets see it as a `toolreplay_tui.context.DebugSession`.
+actions that change it. The app hands every message screens post, every action a
+key names and every `:` command to the controller that owns it, and keeps crashes
+to itself. Screens and widgets see it as a `toolreplay_tui.context.DebugSession`.
 
 Nothing here runs the application or reimplements replay, fork, diff or promote:
 runs go through the command line (`toolreplay_tui.model.runs`), comparisons
@@ -29,7 +29,7 @@ from textual.reactive import var
 from textual.screen import Screen, SystemModalScreen
 from textual.widgets import Input, TextArea
 
-from toolreplay import JsonValue, Operation, Patch, terminal_safe, terminal_safe_text
+from toolreplay import JsonValue, Operation, Patch, terminal_safe
 from toolreplay_tui.commands import BindingCommands
 from toolreplay_tui.controllers.editing import OutputEditing
 from toolreplay_tui.controllers.large_values import LargeValues
@@ -37,6 +37,7 @@ from toolreplay_tui.controllers.loading import TraceLoading, collect_less_until_
 from toolreplay_tui.controllers.new_calls import NewCallAnswers
 from toolreplay_tui.controllers.patches import PatchesController
 from toolreplay_tui.controllers.promote import Promotion
+from toolreplay_tui.controllers.quitting import CANNOT_OPEN_EXIT_CODE, Quitting
 from toolreplay_tui.controllers.runs import Runs
 from toolreplay_tui.crash import crash_message, write_crash_report
 from toolreplay_tui.keys import help_sections
@@ -63,7 +64,6 @@ from toolreplay_tui.model.commandline import (
     ShowHelp,
     ShowMessages,
 )
-from toolreplay_tui.model.new_call import new_model_call
 from toolreplay_tui.model.patches import PendingPatches
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.model.runs import DEFAULT_TIMEOUT, RunClient, RunResult, WarmRunner
@@ -71,7 +71,6 @@ from toolreplay_tui.model.trace_file import TraceFile
 from toolreplay_tui.model.workspace import Workspace, display_path
 from toolreplay_tui.screens.browse import BrowseScreen
 from toolreplay_tui.screens.command_line import CommandLineScreen
-from toolreplay_tui.screens.dialogs import ConfirmScreen
 from toolreplay_tui.screens.help import HelpScreen
 from toolreplay_tui.screens.message_log import LoggedMessage, MessageLogScreen
 from toolreplay_tui.screens.run import NextStep
@@ -80,8 +79,6 @@ from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 
 __all__ = ["CANNOT_OPEN_EXIT_CODE", "CRASH_EXIT_CODE", "ToolReplayApp"]
 
-CANNOT_OPEN_EXIT_CODE = 2
-"""The exit status after the trace could not be opened (the reason was on screen)."""
 CRASH_EXIT_CODE = 1
 """The exit status after the UI crashed (Textual's own; the traceback is saved to a file)."""
 
@@ -196,6 +193,7 @@ class ToolReplayApp(App[None]):
         )
         self.new_calls = NewCallAnswers(self, self.patches, self.runs)
         self.promotion = Promotion(self, self.runs, after_run=self._after_run)
+        self.quitting = Quitting(self, self.loading, self.patches, self.runs)
         self.browse = BrowseScreen()
 
     # --- the session, as screens and tests read it -----------------------------------
@@ -380,20 +378,8 @@ class ToolReplayApp(App[None]):
             self.action_promote()
         elif then == "promote_now":
             self.action_promote_now()
-        elif then == "supply_output" and stop is not None:
-            self.new_calls.supply_output(stop)
-        elif then == "supply_error" and stop is not None:
-            self.new_calls.supply_error(stop)
         elif then is not None and stop is not None:
-            model = new_model_call(stop)
-            steps = {
-                "ask_live": self.new_calls.ask_live,
-                "answer_text": self.new_calls.answer_text,
-                "call_tool": self.new_calls.call_tool,
-                "reuse_answer": self.new_calls.reuse_answer,
-            }
-            if model is not None and then in steps:
-                steps[then](model)
+            self.new_calls.answer(then, stop)
 
     # --- actions (the keys' names: bindings and the palette run them) -----------------
 
@@ -482,9 +468,9 @@ class ToolReplayApp(App[None]):
             self.save_patches_to(command.path)
         elif isinstance(command, Quit):
             if command.force:
-                self.quit_now()
+                self.quitting.now()
             else:
-                self.action_request_quit()
+                self.quitting.request()
         elif isinstance(command, SetTheme):
             self.set_theme(command.name)
         elif isinstance(command, ShowMessages):
@@ -512,50 +498,8 @@ class ToolReplayApp(App[None]):
 
     # --- quitting and crashes ----------------------------------------------------------
 
-    def quit_now(self) -> None:
-        """Quit without asking: status 2 when the trace could not be opened or failed its
-        integrity check (the reason was on screen, and is printed again)."""
-        self.runs.cancel()
-        self.loading.stop()
-        self.patches.forget_unsaved()  # the user decided about them: saved, or quit without
-        integrity = self.background.integrity
-        if self.load_error is not None:
-            self.exit(
-                return_code=CANNOT_OPEN_EXIT_CODE,
-                message=terminal_safe_text(
-                    f"toolreplay tui: cannot open the trace: {self.load_error}", "red"
-                ),
-            )
-        elif integrity.state == "failed":
-            self.exit(
-                return_code=CANNOT_OPEN_EXIT_CODE,
-                message=Text(
-                    f"toolreplay tui: the trace failed its integrity check: {integrity.problem}",
-                    style="red",
-                ),
-            )
-        else:
-            self.exit()
-
     def action_request_quit(self) -> None:
-        if self.pending.dirty and len(self.pending):
-            count = len(self.pending)
-            noun = "patch is" if count == 1 else "patches are"
-
-            def answered(quit_anyway: bool | None) -> None:
-                if quit_anyway:
-                    self.quit_now()
-
-            self.push_screen(
-                ConfirmScreen(
-                    f"{count} pending {noun} not saved (w saves them). Quit anyway?",
-                    yes="quit without saving",
-                    no="stay",
-                ),
-                answered,
-            )
-            return
-        self.quit_now()
+        self.quitting.request()
 
     def _handle_exception(self, error: Exception) -> None:
         """An unhandled exception: the traceback goes to a file, its path is printed

@@ -3,7 +3,7 @@
 The session's paths and state (the `DebugSession` screens read, and the parts the
 controllers set), a way to report a change (`changed`), and the few Textual
 services controllers use: pushing a screen, workers, a timer, suspending for an
-external editor.
+external editor, exiting.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from rich.console import RenderableType
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker
@@ -117,3 +118,7 @@ class Host(DebugSession, Protocol):
 
     @property
     def is_headless(self) -> bool: ...
+
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None: ...

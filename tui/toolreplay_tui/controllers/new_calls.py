@@ -13,6 +13,7 @@ from toolreplay_tui.model.jsontext import format_json
 from toolreplay_tui.model.new_call import (
     NewModelCall,
     ReplyPreview,
+    new_model_call,
     position_in_source,
     preview,
 )
@@ -20,6 +21,7 @@ from toolreplay_tui.model.stops import UnrecordedCall
 from toolreplay_tui.screens.dialogs import PromptScreen
 from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.reply import ReplyPreviewScreen, ToolPickerScreen
+from toolreplay_tui.screens.run import NextStep
 
 __all__ = ["NewCallAnswers", "wants_json"]
 
@@ -46,6 +48,24 @@ class NewCallAnswers:
         self.host = host
         self.patches = patches
         self.runs = runs
+
+    def answer(self, step: NextStep, call: UnrecordedCall) -> None:
+        """Take the `step` chosen on the run screen that stopped at `call` (a step that
+        answers a model call does nothing at another call)."""
+        if step in ("supply_output", "supply_error"):
+            (self.supply_output if step == "supply_output" else self.supply_error)(call)
+            return
+        model = new_model_call(call)
+        if model is None:
+            return
+        if step == "ask_live":
+            self.ask_live(model)
+        elif step == "answer_text":
+            self.answer_text(model)
+        elif step == "call_tool":
+            self.call_tool(model)
+        elif step == "reuse_answer":
+            self.reuse_answer(model)
 
     # --- any call: its output or an error -----------------------------------------------
 
