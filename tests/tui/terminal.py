@@ -37,7 +37,10 @@ class TmuxTerminal:
         assert TMUX is not None, "tmux is not installed"
         self.tmux = TMUX
         self.socket = f"toolreplay-test-{os.getpid()}-{time.monotonic_ns()}"
-        self.env = dict(env)
+        # The pane's size is the terminal's: a COLUMNS or LINES inherited from the test
+        # run (GNU readline exports them when pytest imports it, and xdist's workers start
+        # with them) would make the command lay itself out at that size instead.
+        self.env = {name: value for name, value in env.items() if name not in ("COLUMNS", "LINES")}
         self._run(
             "new-session",
             "-d",

@@ -112,18 +112,6 @@ async def test_the_command_line_jumps_filters_saves_and_quits(project: Project) 
         assert not rows.filtered
         assert listing.current_index == 2
 
-        # A part of a name stands for the one effect it names; a misspelt one is refused
-        # with the nearest names.
-        await pilot.press("colon", *"effect crm.customer", "enter")
-        await wait_for(pilot, lambda: rows.query == "effect:crm.customer.get", what="the filter")
-        assert "effect 'crm.customer': crm.customer.get" in said(app)
-        await pilot.press("colon", *"effect crm.custmer.get", "enter")
-        assert (
-            "no operation of effect 'crm.custmer.get' in this trace; nearest: crm.customer.get"
-            in said(app)
-        )
-        await pilot.press("escape")  # clears the filter
-        assert not rows.filtered
         await pilot.press("colon", *"99", "enter")
         assert "no operation #99: this trace numbers them 0 to 2" in said(app)
 

@@ -12,15 +12,25 @@ import os
 import shlex
 import subprocess
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from textual.app import App, SuspendNotSupported
+from textual.app import SuspendNotSupported
 
 from toolreplay_tui.model.workspace import Workspace
 
-__all__ = ["ExternalEdit", "edit_externally", "editor_command"]
+__all__ = ["ExternalEdit", "Suspendable", "edit_externally", "editor_command"]
+
+
+class Suspendable(Protocol):
+    """What runs an editor in the terminal: a Textual app, which gives it the terminal."""
+
+    def suspend(self) -> AbstractContextManager[None]: ...
+
+    @property
+    def is_headless(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +47,7 @@ def editor_command() -> str:
 
 
 def edit_externally(
-    app: App[Any], workspace: Workspace, start: str, label: Callable[[Path], str]
+    app: Suspendable, workspace: Workspace, start: str, label: Callable[[Path], str]
 ) -> ExternalEdit:
     """Let the user edit `start` in their editor; `label` shows a path in a problem."""
     try:

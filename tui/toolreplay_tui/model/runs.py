@@ -10,20 +10,19 @@ nothing the application started outlives it.
 
 `RunHandle.wait` never raises for a run that failed, was refused, timed out,
 was cancelled or printed no document: each is a `RunResult` with an outcome.
+A request may go through a `WarmRunner` (`toolreplay_tui.model.warm`), which starts
+it without paying the imports again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -38,6 +37,7 @@ from toolreplay.protocol import (
     RunDocument,
     RunOutcome,
 )
+from toolreplay_tui.model.warm import WarmRunner, kill_group, kill_pid_group
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -47,7 +47,7 @@ __all__ = [
     "RunHandle",
     "RunRequest",
     "RunResult",
-    "WarmRunner",
+    "WarmRunner",  # from `warm`: a request names the warm runner it goes through
     "parse_document",
 ]
 
@@ -256,175 +256,6 @@ def parse_document(
 # --- running ------------------------------------------------------------------------
 
 
-class WarmRunner:
-    """The client of one warm runner child (`toolreplay.cli.warm`).
-
-    The child imports the command line once, and the application's modules once a
-    run has imported them (it never imports or calls a runner on its own: opening
-    a trace runs nothing); each run is a fresh process forked from it, in its own
-    process group, so a run is isolated as a cold child is, without paying the
-    imports. Started on first use (or `warm_up`); one run at a time (a second
-    concurrent run goes cold); a child that reports its application's sources
-    changed is replaced by a new one.
-    """
-
-    def __init__(
-        self,
-        *,
-        python: str | None = None,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> None:
-        self.python = python or sys.executable
-        self.cwd = cwd
-        self.env = env
-        self._process: subprocess.Popen[str] | None = None
-        self._busy = threading.Lock()
-        self.starts = 0  # how many warm children were started (for tests and benchmarks)
-
-    @property
-    def pid(self) -> int | None:
-        """The warm child's process id while it runs (each run is a child of it)."""
-        process = self._process
-        return None if process is None or process.poll() is not None else process.pid
-
-    def start(self) -> None:
-        """Start (or restart) the warm child and wait until it has imported everything."""
-        self.close()
-        env = dict(os.environ if self.env is None else self.env)
-        env.setdefault("PYTHONIOENCODING", "utf-8")
-        process = subprocess.Popen(
-            [self.python, "-m", "toolreplay.cli.warm"],
-            cwd=self.cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            start_new_session=True,
-        )
-        self._process = process
-        self.starts += 1
-        if self._read(process) != {"ready": True}:
-            self.close()
-            raise OSError("the warm runner did not start")
-
-    def warm_up(self) -> None:
-        """Start the warm child now unless it runs (a run meanwhile goes cold)."""
-        with self._busy:
-            if self._process is None or self._process.poll() is not None:
-                self.start()
-
-    def prepare(self, trace: Path, effects: Sequence[str]) -> None:
-        """Let the warm child prepare for runs of `trace`, whose effects are `effects`:
-        it imports Tool Replay's adapters for the namespaces among them (the SDKs they
-        wrap included) and lets them parse the recorded answers; nothing of the
-        application. Starts the child if needed (after a run in progress) and waits
-        until it is done; a run meanwhile goes cold, as while the child starts."""
-        with self._busy:
-            try:
-                if self._process is None or self._process.poll() is not None:
-                    self.start()
-                process = self._process
-                assert process is not None
-                assert process.stdin is not None
-                request = {"prepare": str(trace), "effects": list(effects)}
-                process.stdin.write(json.dumps(request) + "\n")
-                process.stdin.flush()
-                self._read(process)
-            except (OSError, ValueError):
-                self.close()
-
-    def interrupt(self) -> None:
-        """Kill the warm child from any thread, leaving it to the run in progress to
-        clean up: a run waiting for it to start (or to answer) gets None at once."""
-        process = self._process
-        if process is not None:
-            _kill_group(process)
-
-    def close(self) -> None:
-        """Stop the warm child (its runs have their own process groups)."""
-        process, self._process = self._process, None
-        if process is not None:
-            _kill_group(process)
-            process.wait()
-
-    @staticmethod
-    def _read(process: subprocess.Popen[str]) -> dict[str, Any]:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line:
-            raise OSError("the warm runner exited")
-        return cast(dict[str, Any], json.loads(line))
-
-    def run(
-        self, arguments: Sequence[str], on_start: Callable[[int], None]
-    ) -> tuple[int, str, str] | None:
-        """Run `toolreplay ARGUMENTS` in a forked process: (exit code, stdout, stderr).
-
-        `on_start` gets the run's pid (its process group) as soon as it exists. None
-        when the warm runner is busy or cannot run it: the caller runs it cold. The
-        warm child then imports what the run imported, for the next runs.
-        """
-        if not self._busy.acquire(blocking=False):
-            return None
-        try:
-            with tempfile.TemporaryDirectory(prefix="toolreplay-warm-") as folder:
-                out, err = Path(folder, "stdout"), Path(folder, "stderr")
-                fields: dict[str, object] = {
-                    "argv": list(arguments),
-                    "stdout": str(out),
-                    "stderr": str(err),
-                    "modules": str(Path(folder, "modules")),
-                }
-                if len(arguments) > 1:  # `replay TRACE ...`, `fork SOURCE ...`
-                    fields["trace"] = arguments[1]
-                request = json.dumps(fields)
-                for _ in range(2):  # a stale child is replaced once
-                    if self._process is None or self._process.poll() is not None:
-                        self.start()
-                    process = self._process
-                    assert process is not None
-                    assert process.stdin is not None
-                    process.stdin.write(request + "\n")
-                    process.stdin.flush()
-                    answer = self._read(process)
-                    if answer.get("stale"):
-                        self.close()
-                        continue
-                    on_start(int(answer["pid"]))
-                    code = int(self._read(process)["exit"])
-                    return code, _text(out), _text(err)
-                return None
-        except (OSError, ValueError, KeyError):
-            self.close()
-            return None
-        finally:
-            self._busy.release()
-
-
-def _text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
-
-
-def _kill_pid_group(pid: int) -> None:
-    """Kill a warm run's process group (its pid leads it)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _kill_group(process: subprocess.Popen[str]) -> None:
-    """Kill the child and everything in its process group."""
-    if process.poll() is not None and os.name != "posix":
-        return
-    if os.name == "posix":
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError, OSError):
-        process.kill()
-
-
 class RunHandle:
     """One run of a `RunRequest`: `start()`, then `wait()` (blocking), `cancel()` from anywhere.
 
@@ -488,9 +319,9 @@ class RunHandle:
             self._cancelled.set()
             process, warm_pid, warming = self._process, self._warm_pid, self._warming
         if process is not None:
-            _kill_group(process)
+            kill_group(process)
         if warm_pid is not None:
-            _kill_pid_group(warm_pid)
+            kill_pid_group(warm_pid)
         elif warming is not None:
             warming.interrupt()  # still starting: do not wait for it
 
@@ -512,14 +343,14 @@ class RunHandle:
                 self._warm_pid = pid
                 stopped = self._cancelled.is_set() or timed_out.is_set()
             if stopped:
-                _kill_pid_group(pid)
+                kill_pid_group(pid)
 
         def expire() -> None:
             with self._lock:
                 timed_out.set()
                 pid = self._warm_pid
             if pid is not None:
-                _kill_pid_group(pid)
+                kill_pid_group(pid)
             else:
                 warm.interrupt()  # the timeout covers the warm child's start too
 
@@ -538,7 +369,7 @@ class RunHandle:
             with self._lock:
                 forked, self._warm_pid = self._warm_pid, None
             if forked is not None:  # its warm parent died mid-run: never two runs at once
-                _kill_pid_group(forked)
+                kill_pid_group(forked)
             if timed_out.is_set() and not self.cancelled:
                 return self._killed(timed_out=True, exit_code=None, stderr="")
             return None
@@ -599,7 +430,7 @@ class RunHandle:
             stdout, stderr = process.communicate(timeout=request.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(process)
+            kill_group(process)
             stdout, stderr = process.communicate()
         exit_code = process.returncode
         if timed_out or self.cancelled:

@@ -30,18 +30,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from toolreplay import Operation, Returned, TraceFormatError
-from toolreplay_tui.model.trace_file import (
-    LARGE_LINE_BYTES,
-    Cancelled,
-    Entry,
-    LargeOutput,
-    TraceFile,
-)
+from toolreplay_tui.model.line_index import Cancelled
+from toolreplay_tui.model.trace_file import LARGE_LINE_BYTES, Entry, LargeOutput, TraceFile
 
 __all__ = [
+    "EFFECTS_LISTED",
     "EFFECT_PREFIX",
     "SEPARATORS",
     "EffectMatch",
+    "effect_refusal",
+    "effect_resolution",
     "first_match",
     "matches",
     "nearest_effects",
@@ -52,6 +50,9 @@ __all__ = [
 
 EFFECT_PREFIX = "effect:"
 """A query starting with this matches effect names only (`effect:crm.`)."""
+
+EFFECTS_LISTED = 12
+"""An unknown `:effect` name with no near one lists the trace's effects when this few."""
 
 SEPARATORS = re.compile(r'[\s,:"{}\[\]\\.]+')
 """What may be written differently between the searched text and a trace line."""
@@ -265,3 +266,32 @@ def nearest_effects(name: str, effects: Mapping[str, int], count: int = 3) -> li
     by_lowered = {effect.lower(): effect for effect in effects}
     close = difflib.get_close_matches(name.strip().lower(), list(by_lowered), n=count, cutoff=0.6)
     return [by_lowered[effect] for effect in close]
+
+
+def effect_resolution(name: str, found: EffectMatch) -> str | None:
+    """What `:effect NAME` stood for, when it named something other than itself
+    (`crm.customer` for `crm.customer.get`, or a namespace's effects); None for an
+    exact name, or when no filter follows (`effect_refusal` says why)."""
+    if found.query is None or found.names == (name.strip(),):
+        return None
+    if len(found.names) == 1:
+        return f"effect {name!r}: {found.names[0]}"
+    return f"effect {name!r}: {len(found.names)} effects, {', '.join(found.names)}"
+
+
+def effect_refusal(name: str, found: EffectMatch, effects: Mapping[str, int]) -> str:
+    """Why `:effect NAME` filters nothing: no such effect (with the nearest names, or
+    every name when the trace has few), or several that no one filter keeps apart
+    from the others."""
+    if found.names:
+        return (
+            f"effect {name!r} names {len(found.names)} effects: {', '.join(found.names)}; "
+            "give one of them"
+        )
+    refusal = f"no operation of effect {name!r} in this trace"
+    nearest = nearest_effects(name, effects)
+    if nearest:
+        return f"{refusal}; nearest: {', '.join(nearest)}"
+    if 0 < len(effects) <= EFFECTS_LISTED:
+        return f"{refusal}; its effects: {', '.join(effects)}"
+    return refusal

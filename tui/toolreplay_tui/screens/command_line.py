@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session
 from toolreplay_tui.model.commandline import Command, CommandLineError, parse_command
 
 __all__ = ["CommandLineScreen"]
@@ -35,7 +35,7 @@ class CommandLineScreen(ModalScreen[Command | None]):
 
     def on_mount(self) -> None:
         field = self.query_one("#command-line-input", Input)
-        field.cursor_blink = debugger(self).blink_cursors
+        field.cursor_blink = session(self).blink_cursors
         field.border_title = ": command (enter runs it, escape cancels)"
         field.focus()
 
@@ -47,7 +47,7 @@ class CommandLineScreen(ModalScreen[Command | None]):
             problem = self.query_one("#command-line-problem", Static)
             problem.update(Text(str(error), style="bold"))
             problem.remove_class("hidden")
-            debugger(self).tell(str(error), error=True, toast=False)
+            session(self).tell(str(error), error=True, toast=False)
             return
         self.dismiss(command)
 

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from toolreplay import terminal_safe_text
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session
 
 __all__ = ["ConfirmScreen", "PromptScreen"]
 
@@ -74,7 +74,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         field = self.query_one("#prompt-input", Input)
-        field.cursor_blink = debugger(self).blink_cursors
+        field.cursor_blink = session(self).blink_cursors
         field.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from toolreplay import DiffReport, ToolReplayError, diff, read_trace, terminal_safe_text
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import textual_app
 from toolreplay_tui.model.diffrows import MARKER_LEGEND, DiffRows, describe_trace
 from toolreplay_tui.screens.full_value import FullValueScreen, describe_aligned
 from toolreplay_tui.widgets.diff_view import DiffView
@@ -91,9 +91,9 @@ class DiffScreen(Screen[None]):
         try:
             report, rows = compare(self.source, self.target)
         except (ToolReplayError, OSError) as error:
-            debugger(self).call_from_thread(self._failed, str(error))
+            textual_app(self).call_from_thread(self._failed, str(error))
             return
-        debugger(self).call_from_thread(self._ready, report, rows)
+        textual_app(self).call_from_thread(self._ready, report, rows)
 
     def _failed(self, message: str) -> None:
         self.query_one("#diff-summary", Static).update(
@@ -186,7 +186,7 @@ class DiffScreen(Screen[None]):
         """`v`: both sides of the row under the cursor, nothing cut off."""
         if self.rows is not None and len(self.rows):
             alignment = self.rows.alignment(self.view.cursor)
-            debugger(self).push_screen(FullValueScreen(describe_aligned(alignment)))
+            textual_app(self).push_screen(FullValueScreen(describe_aligned(alignment)))
 
     def action_close(self) -> None:
         self.dismiss(None)

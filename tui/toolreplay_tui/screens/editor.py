@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
 from toolreplay import JsonValue, Operation, Returned, terminal_safe, terminal_safe_text
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session, textual_app
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.screens.dialogs import ConfirmScreen
 from toolreplay_tui.widgets.key_footer import KeyFooter
@@ -98,7 +98,7 @@ class EditorScreen(Screen[Edited | None]):
 
     def on_mount(self) -> None:
         area = self.text_area
-        area.cursor_blink = debugger(self).blink_cursors
+        area.cursor_blink = session(self).blink_cursors
         area.indent_width = 2
         area.focus()
         if self.select_all:
@@ -131,7 +131,7 @@ class EditorScreen(Screen[Edited | None]):
             if drop:
                 self.dismiss(None)
 
-        debugger(self).push_screen(
+        textual_app(self).push_screen(
             ConfirmScreen("Drop your changes to this output?", yes="drop them", no="keep editing"),
             answered,
         )

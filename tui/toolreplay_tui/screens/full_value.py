@@ -29,7 +29,7 @@ from toolreplay import (
     Raised,
     terminal_safe_text,
 )
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import textual_app
 from toolreplay_tui.messages import LargeValueRequested
 from toolreplay_tui.model.jsonpaths import JsonPath, path_text
 from toolreplay_tui.model.jsontext import format_json
@@ -147,11 +147,11 @@ class LargeValueScreen(ModalScreen[None]):
         self.dismiss(None)
 
     def action_save(self) -> None:
-        debugger(self).post_message(LargeValueRequested(self.large, "save"))
+        textual_app(self).post_message(LargeValueRequested(self.large, "save"))
 
     def action_external_edit(self) -> None:
         self.dismiss(None)
-        debugger(self).post_message(LargeValueRequested(self.large, "edit"))
+        textual_app(self).post_message(LargeValueRequested(self.large, "edit"))
 
 
 class FullValueScreen(ModalScreen[None]):

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 
 from toolreplay import ErrorPatch, JsonValue, Patch, terminal_safe_text
 from toolreplay.portable import preview
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session, textual_app
 from toolreplay_tui.messages import LiveRemovalRequested, Notice, PatchChangeRequested
 from toolreplay_tui.model.patches import PatchKey, describe_target
 from toolreplay_tui.widgets.key_footer import KeyFooter
@@ -112,20 +112,20 @@ class PatchesScreen(ModalScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.watch(debugger(self), "notice", self._notice_changed)
+        self.watch(textual_app(self), "notice", self._notice_changed)
         self.query_one(OptionList).focus()
 
     def _notice_changed(self, notice: Notice) -> None:
-        app = debugger(self)
+        debug = session(self)
         listing = self.query_one(OptionList)
         highlighted = listing.highlighted
         options: list[Option] = []
         self._rows = []
-        for key, patch in app.pending.entries():
-            number = app.pending.next_call_number(key)
+        for key, patch in debug.pending.entries():
+            number = debug.pending.next_call_number(key)
             options.append(Option(describe_patch(patch, number=number)))
             self._rows.append(key)
-        for effect in app.live_effects:
+        for effect in debug.live_effects:
             options.append(
                 Option(
                     Text.assemble(

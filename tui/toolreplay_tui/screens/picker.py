@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -26,6 +26,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from toolreplay import FoundTrace, ToolReplayError, find_traces, terminal_safe_text
+from toolreplay_tui.context import textual_app
 from toolreplay_tui.terminal_filter import TERMINAL_SAFE
 
 __all__ = ["CELL_LIMITS", "PickerRow", "TracePickerApp", "TracePickerScreen", "pick_trace"]
@@ -125,8 +126,7 @@ class TracePickerScreen(Screen[Path | None]):
             problem = f"{len(search.unreadable)} files skipped" if search.unreadable else None
         except ToolReplayError as error:
             rows, problem = [], str(error)
-        app = cast("App[object]", self.app)  # pyright: ignore[reportUnknownMemberType]
-        app.call_from_thread(self._loaded, rows, problem)
+        textual_app(self).call_from_thread(self._loaded, rows, problem)
 
     def _loaded(self, rows: list[PickerRow], problem: str | None) -> None:
         self.rows, self.problem = rows, problem

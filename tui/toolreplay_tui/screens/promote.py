@@ -7,8 +7,8 @@ an unchecked box that promotes anyway (`--allow-secret-findings`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -22,20 +22,35 @@ from textual.widgets import Checkbox, Input, Label, Static, TextArea
 from toolreplay import (
     CASE_NAME_PATTERN,
     RUNNER_PATTERN,
+    JsonValue,
     SecretFinding,
     terminal_safe,
     terminal_safe_text,
 )
 from toolreplay.redaction import describe_findings
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session
 from toolreplay_tui.messages import PromoteFinished
 from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.model.promotion import PromoteDefaults, case_folder
+from toolreplay_tui.model.runs import RunRequest
 from toolreplay_tui.widgets.key_footer import KeyFooter
 from toolreplay_tui.widgets.run_panel import RunPanel
 from toolreplay_tui.widgets.scroll_box import ScrollBox
 
-__all__ = ["ExpectedValueBox", "PromoteScreen"]
+__all__ = ["ExpectedValueBox", "PromoteForm", "PromoteScreen"]
+
+
+@dataclass(frozen=True, slots=True)
+class PromoteForm:
+    """What the form asks promote to do: the branch trace, the case's folder, name and
+    runner, its expected value, and whether to promote despite secret findings."""
+
+    branch: Path
+    folder: Path
+    name: str
+    runner: str
+    expected: JsonValue
+    allow_secret_findings: bool = False
 
 
 class ExpectedValueBox(TextArea):
@@ -71,12 +86,16 @@ class PromoteScreen(Screen[None]):
         branch: Path,
         branch_label: str,
         defaults: PromoteDefaults,
+        promote_request: Callable[[PromoteForm], RunRequest | None],
         findings: Sequence[SecretFinding] = (),
     ) -> None:
+        """`promote_request(form)`: the promote command for the form (None: it cannot be made,
+        and the session has said why)."""
         super().__init__()
         self.branch = branch
         self.branch_label = branch_label
         self.defaults = defaults
+        self.promote_request = promote_request
         self.findings = tuple(findings)
         """What the secret scanner flags in the branch (promote refuses it by default)."""
         self._last_name = defaults.name
@@ -145,7 +164,7 @@ class PromoteScreen(Screen[None]):
         return self.query_one("#promote-run", RunPanel)
 
     def on_mount(self) -> None:
-        blink = debugger(self).blink_cursors
+        blink = session(self).blink_cursors
         for field in self.query(Input):
             field.cursor_blink = blink
         self.query_one("#promote-expected", TextArea).cursor_blink = blink
@@ -203,8 +222,8 @@ class PromoteScreen(Screen[None]):
             return
         self._problem(None)
         allow = self.allow_secret_findings
-        request = debugger(self).promote_request(
-            self.branch, Path(folder), name, runner, parsed.value, allow_secret_findings=allow
+        request = self.promote_request(
+            PromoteForm(self.branch, Path(folder), name, runner, parsed.value, allow)
         )
         if request is None:
             return

@@ -9,6 +9,8 @@ reuse the nearest recorded answer; each reply is shown before the fork runs.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import ClassVar, Literal, cast
 
 from rich.text import Text
@@ -19,7 +21,7 @@ from textual.widgets import Static
 
 from toolreplay import summarize_call, terminal_safe_text
 from toolreplay.portable import preview
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session
 from toolreplay_tui.messages import PromoteFinished, RunFinished
 from toolreplay_tui.model.new_call import NewModelCall, live_status, new_model_call
 from toolreplay_tui.model.new_call import supported as replies_supported
@@ -100,6 +102,11 @@ class RunScreen(ModalScreen[NextStep | None]):
     def panel(self) -> RunPanel:
         return self.query_one("#run-panel", RunPanel)
 
+    @property
+    def child_environment(self) -> Mapping[str, str]:
+        """The environment the run's child runs with."""
+        return self.request.env if self.request.env is not None else os.environ
+
     def on_mount(self) -> None:
         self.query_one("#run-box", ScrollBox).focus()
         self.panel.start(self.request, self.request.command)
@@ -160,7 +167,7 @@ class RunScreen(ModalScreen[NextStep | None]):
         tools = ", ".join(tool.name for tool in model.tools) or "none"
         stream = "streamed" if model.streamed else "not streamed"
         recorded = model.recorded_answer()
-        status = live_status(call.effect, debugger(self).child_environment())
+        status = live_status(call.effect, self.child_environment)
         key = [("  a", "bold"), " asks the model live: ", terminal_safe_text(status.describe())]
         return Text.assemble(
             heading,
@@ -211,10 +218,10 @@ class RunScreen(ModalScreen[NextStep | None]):
                 return None
             return True
         if action == "diff":
-            return True if debugger(self).can_diff() and not self.panel.running else None
+            return True if session(self).can_diff() and not self.panel.running else None
         if action in ("promote", "promote_now"):
             # After a promote, its own result is on screen: promoting again is the form's job.
-            promotable = debugger(self).can_promote() and self.request.command != "promote"
+            promotable = session(self).can_promote() and self.request.command != "promote"
             return True if promotable and not self.panel.running else None
         return True
 

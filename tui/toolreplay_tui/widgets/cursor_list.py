@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import textual_app
 
 __all__ = ["CursorList", "navigation_bindings"]
 
@@ -163,7 +163,7 @@ class CursorList(ScrollView, can_focus=True):
         if position == self.cursor:
             cursor_style: Style = self.get_component_rich_style("cursor-list--cursor")
             text.stylize(cursor_style)
-        segments = list(text.render(debugger(self).console, end=""))
+        segments = list(text.render(textual_app(self).console, end=""))
         return Strip(segments).adjust_cell_length(width, base).apply_style(base)
 
     def on_resize(self, event: events.Resize) -> None:

@@ -33,7 +33,7 @@ from toolreplay import (
     terminal_safe,
     terminal_safe_text,
 )
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session
 from toolreplay_tui.model.jsonpaths import JsonPath, PathError, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.mcp_transcript import mcp_call_of
@@ -163,7 +163,7 @@ class DetailPane(Vertical):
         self.operation, self.patch = operation, patch
         self._stop_editing()
         if operation is not None:
-            self.output, self._output_problem = debugger(self).patched_output(operation, patch)
+            self.output, self._output_problem = session(self).patched_output(operation, patch)
         info = self.query_one("#detail-info", Static)
         if operation is None:
             info.update(

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey  # pyright: ignore[reportPrivateUsage]
 
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import textual_app
 
 __all__ = ["FooterHint", "KeyFooter", "collapse_hints"]
 
@@ -81,19 +81,19 @@ class KeyFooter(Footer):
         self._drawn_width = 0
 
     def _width(self) -> int:
-        return self.size.width or debugger(self).size.width
+        return self.size.width or textual_app(self).size.width
 
     def hints(self) -> list[FooterHint]:
         """Every hint the focused pane and its screen show, one per action."""
         seen: set[str] = set()
         hints: list[FooterHint] = []
-        palette = debugger(self).ENABLE_COMMAND_PALETTE
+        palette = textual_app(self).ENABLE_COMMAND_PALETTE
         for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
             shown = binding.show or (palette and binding.action in _PALETTE)
             if not shown or binding.action in seen:
                 continue
             seen.add(binding.action)
-            hints.append(FooterHint(binding, debugger(self).get_key_display(binding), enabled))
+            hints.append(FooterHint(binding, textual_app(self).get_key_display(binding), enabled))
         return hints
 
     def shown_hints(self) -> list[FooterHint]:

@@ -12,7 +12,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from toolreplay import terminal_safe_text
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import textual_app
 from toolreplay_tui.messages import RunStarted
 from toolreplay_tui.model.runreport import ReportLine, describe_result
 from toolreplay_tui.model.runs import RunHandle, RunRequest, RunResult
@@ -103,7 +103,7 @@ class RunPanel(Vertical):
     @work(thread=True, exclusive=True, group="run")
     def _wait(self, handle: RunHandle) -> None:
         result = handle.wait()
-        debugger(self).call_from_thread(self._finished, handle, result)
+        textual_app(self).call_from_thread(self._finished, handle, result)
 
     def _finished(self, handle: RunHandle, result: RunResult) -> None:
         if handle is not self.handle:

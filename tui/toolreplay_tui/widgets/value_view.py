@@ -16,7 +16,7 @@ from textual.message import Message
 
 from toolreplay import JsonValue, terminal_safe_text
 from toolreplay.redaction import PLACEHOLDER_PATTERN
-from toolreplay_tui.context import debugger
+from toolreplay_tui.context import session, textual_app
 from toolreplay_tui.model.folding import FoldedLines
 from toolreplay_tui.model.jsonpaths import JsonPath, get_at, path_text
 from toolreplay_tui.model.jsontext import format_json
@@ -214,10 +214,9 @@ class ValueView(CursorList):
 
     def _copy(self, text: str, what: str) -> None:
         # OSC 52: the terminal copies it, also over SSH.
-        app = debugger(self)
-        app.copy_to_clipboard(text)
+        textual_app(self).copy_to_clipboard(text)
         size = f"{len(text)} character{'' if len(text) == 1 else 's'}"
-        app.tell(f"copied {what} ({size})")
+        session(self).tell(f"copied {what} ({size})")
 
     def action_copy_value(self) -> None:
         """`y`: copy the selected value."""
