@@ -223,3 +223,14 @@ def test_the_prefilter_stops_clean_text_with_long_digit_runs() -> None:
     # Ids padded with zeros and millisecond timestamps: 13+ digits, no card's shape.
     clean = json.dumps({"id": "resp_" + "0" * 38 + "25", "created_ms": 1733011200000})
     assert not SCANNER.may_hold_secret(clean.encode())
+
+
+def test_a_digit_run_inside_a_hex_digest_is_no_card_number() -> None:
+    # 4111 1111 1111 1111 passes the issuer prefix and the Luhn check; inside a digest
+    # (as in a redacted trace's `redacted_from.sha256`) it is not a card.
+    card = "4111111111111111"
+    scanner = SecretScanner()
+    assert [rule for _, _, rule in scanner.spans(f"card {card}.")] == ["card-number"]
+    assert scanner.spans(f"9f{card}ab{'0' * 30}") == []
+    assert scanner.spans(f"{card}abcdef") == []
+    assert scanner.spans(f"ab{card}") == []
