@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AdapterError",
+    "AdapterOptionError",
     "AmbiguousReplayMatch",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
@@ -508,6 +509,10 @@ class MCPAdapterDependencyError(AdapterError, ImportError):
 
     Raised when `mcp` is missing or outside its range, and when an agent framework's
     release lacks what `instrument` relies on (the message names both versions)."""
+
+
+class AdapterOptionError(AdapterError, ValueError):
+    """An adapter's `instrument(...)` was given an option it cannot use (a name, a route)."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):

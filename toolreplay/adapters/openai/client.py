@@ -2,9 +2,10 @@
 
 The copy is made by the SDK itself (`client.copy()`, so every setting, Azure's
 included, carries over) and differs from it in one thing: its HTTP client sends
-through capturing transports (`transport.py`) that wrap the original HTTP
-client's transports. The SDK builds requests and parses responses exactly as it does
-without Tool Replay; only what crosses the wire is recorded or replayed.
+through the capture core's transports (`toolreplay.adapters.capture`, with the
+OpenAI profile) that wrap the original HTTP client's transports. The SDK builds
+requests and parses responses exactly as it does without Tool Replay; only what
+crosses the wire is recorded or replayed.
 """
 
 from __future__ import annotations
@@ -13,12 +14,8 @@ from typing import Any, TypeVar, cast, overload
 
 import openai
 
-from toolreplay.adapters.openai.transport import (
-    AsyncCaptureTransport,
-    CaptureTransport,
-    http_library,
-    replayed_operation,
-)
+from toolreplay.adapters.capture import capturing_client, replayed_operation
+from toolreplay.adapters.openai.profile import OPENAI
 from toolreplay.errors import ToolReplayError, UnsupportedRequestError, UnsupportedResponseError
 from toolreplay.runtime.session import offline_guard, session_var
 
@@ -34,41 +31,14 @@ _Client = TypeVar("_Client", bound="openai.OpenAI | openai.AsyncOpenAI")
 
 
 def _capture(client: openai.OpenAI | openai.AsyncOpenAI, original_http: Any) -> None:
-    """Give `client` an HTTP client that captures, sending through `original_http`'s transports.
-
-    The new HTTP client is one layer, configured as `original_http` is (auth, event hooks,
-    redirects, timeout, default headers and query, the same cookie jar), whose transport
-    and mounted transports (proxies) are the original's, each wrapped in a capturing
-    transport. So a request crosses one HTTP client, as it does without Tool Replay, and
-    the original's connection pool carries it.
-    """
+    """Give `client` an HTTP client that captures, sending through `original_http`'s
+    transports (`capturing_client`), and remember the original for copies."""
     sdk_client: Any = client  # its private `_client` is what is replaced
-    library = http_library(original_http)
-    base_path = str(client.base_url.path)
-    capture: Any
-    if isinstance(client, openai.AsyncOpenAI):
-        capture, client_class = AsyncCaptureTransport, library.AsyncClient
-    else:
-        capture, client_class = CaptureTransport, library.Client
-    # The HTTP client's transport and mounts have no public accessor; both libraries keep
-    # them here. A mount of None (no proxy for those URLs) stays None.
-    mounts = {
-        pattern.pattern: None if transport is None else capture(transport, library, base_path)
-        for pattern, transport in original_http._mounts.items()
-    }
-    sdk_client._client = client_class(
-        transport=capture(original_http._transport, library, base_path),
-        mounts=mounts,
-        auth=original_http.auth,
-        event_hooks=original_http.event_hooks,
-        headers=original_http.headers,
-        params=original_http.params,
-        cookies=original_http.cookies.jar,  # shared, as the original SDK client shares it
-        timeout=original_http.timeout,
-        follow_redirects=original_http.follow_redirects,
-        max_redirects=original_http.max_redirects,
-        default_encoding=getattr(original_http, "_default_encoding", "utf-8"),
-        trust_env=False,  # the original's environment proxies are among its mounts
+    sdk_client._client = capturing_client(
+        original_http,
+        asynchronous=isinstance(client, openai.AsyncOpenAI),
+        base_path=str(client.base_url.path),
+        profile=OPENAI,
     )
     sdk_client._toolreplay_http = original_http
 

@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Literal, cast
 
-from toolreplay.errors import PatchError, RedactionRuleError
+from toolreplay.adapters.capture.recipes import apply_edits as core_apply_edits
+from toolreplay.errors import PatchError
 from toolreplay.portable import JsonValue, copy_value, preview
-from toolreplay.redaction.paths import parse_path
 
 __all__ = [
     "ResponseKind",
@@ -45,7 +45,11 @@ _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 # Fields of the final response that the opening lifecycle events state for themselves.
 _LIFECYCLE = frozenset({"status", "usage", "completed_at", "error", "incomplete_details", "output"})
 _CHUNK = "chat.completion.chunk"
-_PATH_EXAMPLES = "$.output[1].content[0].text, $.output[0].arguments, $.choices[0].message.content"
+_PATHS = (
+    "Paths run through the final response (for a stream, the response the SDK ends up "
+    "with), like $.output[1].content[0].text, $.output[0].arguments, "
+    "$.choices[0].message.content"
+)
 
 
 def _object(value: JsonValue) -> JsonObject | None:
@@ -352,31 +356,9 @@ def chat_chunks(final: JsonObject, *, include_usage: bool) -> list[JsonValue]:
 
 
 def apply_edits(value: JsonValue, edits: Mapping[str, JsonValue]) -> JsonValue:
-    """`value` with each path of `edits` set to its value (a new value; `value` is kept).
-
-    Paths use the project's JSON path grammar (`$.output[0].content[0].text`,
-    `[*]` for every item). A path that selects nothing is a `PatchError`.
-    """
-    for text, new in edits.items():
-        try:
-            path = parse_path(text, what="edit path")
-        except RedactionRuleError as error:
-            raise PatchError(str(error)) from None
-        hits = 0
-
-        def put(_old: JsonValue, new: JsonValue = new) -> JsonValue:
-            nonlocal hits
-            hits += 1
-            return copy_value(new)
-
-        value = path.replace(value, put)
-        if hits == 0:
-            raise PatchError(
-                f"edit path {text} selects nothing in the recorded answer. Paths run through "
-                "the final response (for a stream, the response the SDK ends up with), like "
-                f"{_PATH_EXAMPLES}"
-            )
-    return value
+    """`value` with each path of `edits` set to its value (a new value; `value` is kept);
+    the capture core's `apply_edits`, whose message names this API's paths."""
+    return core_apply_edits(value, edits, _PATHS)
 
 
 def text_paths(final: Mapping[str, JsonValue]) -> list[str]:
