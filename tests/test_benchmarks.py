@@ -22,3 +22,10 @@ def test_network_guard_benchmark_runs_and_prints_its_table() -> None:
     out = run_benchmark("network_guard", "--rounds", "1", "--repeats", "1")
     assert "replayed effect call" in out
     assert "blocking / no hook" in out
+
+
+def test_cli_startup_benchmark_runs_and_prints_its_table() -> None:
+    out = run_benchmark("cli_startup", "--repeats", "1")
+    assert "toolreplay show TRACE" in out
+    assert "CPU after/before" in out
+    assert "show TRACE, Typer converting (pydantic)" in out

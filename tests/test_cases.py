@@ -309,7 +309,6 @@ def test_messages_during_promotion_name_the_destination_only(
         manifest_path = staged.folder / "case.json"
         manifest = json.loads(manifest_path.read_text())
         manifest["trace"]["path"] = "../" + manifest["trace"]["path"]
-        manifest["expectation"]["kind"] = "close_to"
         manifest_path.write_text(json.dumps(manifest))
         return staged
 
@@ -367,9 +366,26 @@ INTEGRITY_CASES = {
     "malformed manifest": (lambda c: (c / "case.json").write_text("{oops"), "is not valid JSON"),
     "wrong version": (
         lambda c: corrupt(c, lambda m: m.update(format_version=2)),
-        "format_version 2; this toolreplay reads version 1",
+        "case.json: $.format_version: expected 1, the version this toolreplay reads",
     ),
-    "unknown keys": (lambda c: corrupt(c, lambda m: m.update(extra=1)), "unknown extra"),
+    "unknown keys": (
+        lambda c: corrupt(c, lambda m: m.update(extra=1)),
+        "case.json: $: expected only the keys format, format_version, name, trace, runner, "
+        'replay, expectation, scope, found the key "extra"',
+    ),
+    "a count that is text": (
+        lambda c: corrupt(c, lambda m: m["scope"].update(operation_count="12")),
+        'case.json: $.scope.operation_count: expected an integer, found "12"',
+    ),
+    "a missing digest": (
+        lambda c: corrupt(c, lambda m: m["trace"].pop("sha256")),
+        "case.json: $.trace.sha256: expected 64 lowercase hexadecimal digits, found nothing",
+    ),
+    "another document": (
+        lambda c: corrupt(c, lambda m: m.update(format="toolreplay.patches")),
+        'case.json: $.format: expected "toolreplay.case" (a case manifest), found '
+        '"toolreplay.patches"',
+    ),
     "absolute trace path": (
         lambda c: corrupt(c, lambda m: m["trace"].update(path=str(c / trace_name(c)))),
         "is absolute",
@@ -410,7 +426,8 @@ INTEGRITY_CASES = {
     ),
     "bad runner target": (
         lambda c: corrupt(c, lambda m: m["runner"].update(target="not a target")),
-        "is not module:callable",
+        "case.json: $.runner.target: expected module:callable, like myapp.agent:handle, found "
+        '"not a target"',
     ),
 }
 

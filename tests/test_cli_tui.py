@@ -87,7 +87,7 @@ def test_help_describes_the_command() -> None:
     result = run_cli("tui", "--help")
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    assert "usage: toolreplay tui [-h] [--runner MODULE:CALLABLE]" in text
+    assert "Usage: toolreplay tui [OPTIONS] {TRACE}" in text
     assert "TRACE" in text
     assert "--runner" in text
     assert "MODULE:CALLABLE" in text

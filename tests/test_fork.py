@@ -330,20 +330,31 @@ def test_patch_files_round_trip_and_refuse_bad_input(tmp_path: Path) -> None:
         {"format": "toolreplay.patches", "format_version": 1, "patches": list(items)}
     )
     assert "not valid JSON" in bad("{")
-    assert "not a patch file" in bad("[]")
-    assert "format version 4 is not supported; this toolreplay reads versions 1, 2 and 3" in bad(
-        json.dumps({"format": "toolreplay.patches", "format_version": 4, "patches": []})
+    assert "$: expected an object (a patch file), found []" in bad("[]")
+    assert (
+        "$.format_version: expected 1, 2 or 3, the versions this toolreplay reads, found 4"
+        in bad(json.dumps({"format": "toolreplay.patches", "format_version": 4, "patches": []}))
     )
     supplied = {**entry, "kind": "supply_output"}
     del supplied["patch_id"]
-    assert 'kind must be "replace_output" (format version 1), found "supply_output"' in bad(
-        wrap(supplied)
+    assert (
+        '$.patches[0].kind: expected "replace_output" (format version 1), found "supply_output"'
+        in bad(wrap(supplied))
     )
-    assert "patches[0]: unknown colour" in bad(wrap({**entry, "colour": "red"}))
-    assert "patches[0]: missing value" in bad(
+    assert (
+        "$.patches[0]: expected only the keys effect, inputs, occurrence, at, patch_id, kind, "
+        'value, reply, edit, found the key "colour"' in bad(wrap({**entry, "colour": "red"}))
+    )
+    assert "$.patches[0].value: expected the output value, found nothing" in bad(
         wrap({k: v for k, v in entry.items() if k != "value"})
     )
-    assert "does not match its content" in bad(wrap({**entry, "value": {"edited": True}}))
+    assert "the id of its content (the patch was edited" in bad(
+        wrap({**entry, "value": {"edited": True}})
+    )
+    # Strict types: a number in a string is not a number, and the value found is shown.
+    assert '$.patches[0].occurrence: expected an integer, found "0"' in bad(
+        wrap({**entry, "occurrence": "0"})
+    )
     assert "float('nan') is not portable JSON" in bad(
         wrap({k: v for k, v in entry.items() if k != "patch_id"} | {"value": float("nan")})
     )

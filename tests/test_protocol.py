@@ -139,19 +139,34 @@ def test_another_version_is_refused_before_anything_else() -> None:
 @pytest.mark.parametrize(
     ("document", "culprit"),
     [
-        (run_document(protocol="toolreplay.other"), 'its protocol is "toolreplay.other"'),
-        (run_document(outcome="fine"), "$.outcome should be one of ok,"),
-        (run_document(counts={"patches": True}), "$.counts should be an object of integers"),
-        (run_document(paths=[]), "$.paths should be an object of strings or nulls, found a list"),
-        (run_document(runner=3), "$.runner should be a string, found a number"),
+        (
+            run_document(protocol="toolreplay.other"),
+            '$.protocol: expected "toolreplay.run", found "toolreplay.other"',
+        ),
+        (run_document(outcome="fine"), '$.outcome: expected one of "ok", "application_error"'),
+        (
+            run_document(counts={"patches": True}),
+            "$.counts.patches: expected an integer, found true",
+        ),
+        (run_document(paths=[]), "$.paths: expected an object of strings or nulls, found []"),
+        (run_document(runner=3), "$.runner: expected a string or null, found 3"),
+        (run_document(return_value=float("nan")), "$.return_value: expected a finite number"),
         (
             run_document(
                 error={**ErrorReport("t", "m").to_dict(), "candidates": [{"logical_id": 1}]}
             ),
-            "$.error.candidates[0].line should be present, found missing",
+            "$.error.candidates[0].line: expected an integer or null, found nothing",
         ),
-        (run_document(error={"type": "t"}), "$.error.message should be a string, found missing"),
-        ([], "$ is a list, not an object"),
+        (
+            run_document(error={"type": "t"}),
+            "$.error.message: expected a string, found nothing (no such key)",
+        ),
+        (
+            run_document(error={**ErrorReport("t", "m").to_dict(), "exit_code": "3"}),
+            '$.error.exit_code: expected an integer, found "3"',
+        ),
+        (run_document(colour="red"), "$: expected only the keys protocol, protocol_version"),
+        ([], "$: expected an object, found []"),
     ],
 )
 def test_a_malformed_document_names_the_field(document: object, culprit: str) -> None:
@@ -163,7 +178,9 @@ def test_a_malformed_document_names_the_field(document: object, culprit: str) ->
 def test_text_that_is_not_a_document() -> None:
     with pytest.raises(ProtocolError, match="not JSON"):
         RunDocument.from_json("Traceback (most recent call last):")
-    with pytest.raises(ProtocolError, match="should be 1, the number of cases that passed"):
+    with pytest.raises(
+        ProtocolError, match=r"\$\.passed: expected 1, the number of cases that passed, found 0"
+    ):
         VerifyDocument.from_dict(
             {"format_version": 1, "passed": 0, "failed": 0, "cases": [], "error": None}
             | {

@@ -357,13 +357,16 @@ def test_every_target_form_round_trips_through_a_version_3_file(tmp_path: Path) 
             toolreplay.read_patches(target)
         return str(caught.value)
 
-    assert "patches[0]: give one of value, reply and edit, not value and reply" in bad(
-        {"kind": "supply_output", "effect": "openai.responses.create", "value": 1, "reply": {}}
+    assert (
+        "$.patches[0].reply: expected one of value, reply and edit, found value and reply"
+        in bad(
+            {"kind": "supply_output", "effect": "openai.responses.create", "value": 1, "reply": {}}
+        )
     )
-    assert "patches[0]: missing effect, inputs, occurrence; unknown at" in bad(
+    assert "$.patches[0].at: expected no at in format version 2 (it is new in version 3)" in bad(
         {"kind": "replace_output", "at": 1, "value": 1}, version=2
     )
-    assert "patches[0]: unknown inputs, occurrence" in bad(
+    assert "$.patches[0].inputs: expected either at or inputs and occurrence, not both" in bad(
         {
             "kind": "replace_output",
             "at": 1,
@@ -373,7 +376,7 @@ def test_every_target_form_round_trips_through_a_version_3_file(tmp_path: Path) 
             "value": 1,
         }
     )
-    assert "patches[0]: missing occurrence" in bad(
+    assert "$.patches[0].occurrence: expected effect, inputs and occurrence together" in bad(
         {"kind": "supply_output", "effect": "a.b", "inputs": {}, "value": 1}
     )
     assert "supply patch answers a call the source does not hold" in bad(

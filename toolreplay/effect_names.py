@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EFFECT_NAME_RULE", "effect_name_problem"]
+__all__ = ["EFFECT_NAME_PATTERN", "EFFECT_NAME_RULE", "effect_name_problem"]
 
 _NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 # A method in capitals, one space, and a path template: no `*`, no query, no space.
 _ROUTE = re.compile(r"[A-Z]+ /[A-Za-z0-9_.~:{}/-]*")
+EFFECT_NAME_PATTERN = re.compile(rf"{_NAMESPACE.pattern}\.(?:{_NAME.pattern}|{_ROUTE.pattern})")
+"""A whole effect name, `namespace.name` or `namespace.METHOD /route` (what a document
+holds)."""
 EFFECT_NAME_RULE = (
     "use letters, digits, '_' and '-', with dots between the parts of the name "
     "(crm.customer.get: namespace 'crm', name 'customer.get'), or a method and a path "

@@ -15,11 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
+from toolreplay.documents import problem, shown
 from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import (
     JsonTextError,
@@ -83,12 +84,6 @@ TargetForm = Literal["call", "operation", "next_call"]
 """How a patch names its target: an exact call identity (effect, inputs, occurrence),
 a source operation's number (`at=N`), or the next call of its effect that the source
 does not hold (a supply patch without inputs)."""
-
-_TARGET_KEYS = frozenset({"kind", "effect", "inputs", "occurrence"})
-_OUTPUT_KEYS = _TARGET_KEYS | {"value"}
-_ERROR_KEYS = _TARGET_KEYS | {"error"}
-_ERROR_DETAIL_KEYS = frozenset({"type", "message", "args"})
-_OUTPUT_CHANGES = ("value", *RECIPE_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -646,131 +641,90 @@ def write_patches(
 
 
 def read_patches(path: str | os.PathLike[str]) -> list[Patch]:
-    """Load a patch file written by `write_patches` (or by hand, in the same format)."""
+    """Load a patch file written by `write_patches` (or by hand, in the same format).
+
+    Raises `PatchFileError` naming the file, and for a malformed entry the JSON path,
+    what was expected and the value found (`toolreplay.documents.patches`).
+    """
     source = Path(path)
 
     def fail(message: str) -> PatchFileError:
-        return PatchFileError(f"{source}: {message}", path=source)
+        return PatchFileError(message, path=source)
 
     try:
         loaded = parse_json_text(read_regular_file(source, "patch"), what="the patch file")
     except UnreadableFileError as error:
-        raise fail(error.problem) from None
+        raise fail(f"{source}: {error.problem}") from None
     except JsonTextError as error:
-        raise fail(str(error)) from None
+        raise fail(f"{source}: {error}") from None
+    # The format and its version first: what the entries may hold depends on the version.
     document = cast(dict[str, Any], loaded) if type(loaded) is dict else {}
     if document.get("format") != PATCH_FILE_FORMAT:
-        raise fail(f'not a patch file: expected an object with "format": "{PATCH_FILE_FORMAT}"')
+        found = shown(document["format"]) if "format" in document else "nothing"
+        raise fail(
+            problem(str(source), "$.format", f'"{PATCH_FILE_FORMAT}" (a patch file)', found)
+            if document
+            else problem(str(source), "$", "an object (a patch file)", shown(loaded))
+        )
     version = document.get("format_version")
     if type(version) is not int or version not in _READABLE_VERSIONS:
+        readable = ", ".join(map(str, _READABLE_VERSIONS[:-1])) + f" or {_READABLE_VERSIONS[-1]}"
         raise fail(
-            f"patch file format version {json.dumps(version)} is not supported; this "
-            f"toolreplay reads versions {', '.join(map(str, _READABLE_VERSIONS[:-1]))} and "
-            f"{_READABLE_VERSIONS[-1]}"
+            problem(
+                str(source),
+                "$.format_version",
+                f"{readable}, the versions this toolreplay reads",
+                shown(version) if "format_version" in document else "nothing",
+            )
         )
-    unknown = sorted(document.keys() - {"format", "format_version", "patches"})
-    if unknown:
-        raise fail(f"unknown keys {', '.join(unknown)}")
-    entries = document.get("patches")
-    if type(entries) is not list:
-        raise fail('"patches" must be a list')
+    # Imported here: pydantic is loaded when a patch file is read, not with the runtime.
+    from toolreplay.documents.patches import OutputEntry, PatchFileModel
+    from toolreplay.documents.validation import validate_document
+
+    model = validate_document(
+        PatchFileModel, document, where=str(source), error=fail, context={"version": version}
+    )
     patches: list[Patch] = []
-    for index, entry in enumerate(cast(list[Any], entries)):
-
-        def fail_entry(message: str, index: int = index) -> PatchFileError:
-            return fail(f"patches[{index}]: {message}")
-
-        patches.append(_decode_patch(entry, version, fail=fail_entry))
+    for index, entry in enumerate(model.patches):
+        where = f"{source}: $.patches[{index}]"
+        namespace, _, name = (entry.effect or "").partition(".")
+        patch: Patch
+        try:
+            if isinstance(entry, OutputEntry):
+                recipe = entry.recipe
+                patch = OutputPatch(
+                    namespace,
+                    name,
+                    entry.inputs,
+                    entry.occurrence,
+                    getattr(entry, recipe or "value"),
+                    entry.kind,
+                    recipe,
+                    entry.at,
+                )
+            else:
+                patch = ErrorPatch(
+                    namespace,
+                    name,
+                    entry.inputs,
+                    entry.occurrence,
+                    entry.error.type,
+                    entry.error.message,
+                    entry.error.args,
+                    entry.kind,
+                    entry.at,
+                )
+        except (ValueError, NonPortableValueError) as error:
+            raise fail(f"{where}: {error}") from None
+        if entry.patch_id is not None and entry.patch_id != patch.patch_id:
+            raise fail(
+                problem(
+                    where.partition(": ")[0],
+                    f"$.patches[{index}].patch_id",
+                    f'"{patch.patch_id}", the id of its content (the patch was edited: delete '
+                    "its patch_id line to accept the edit)",
+                    shown(entry.patch_id),
+                )
+            )
+        patches.append(patch)
     return patches
-
-
-def _decode_patch(entry: Any, version: int, *, fail: Callable[[str], PatchFileError]) -> Patch:
-    if type(entry) is not dict:
-        raise fail("must be an object")
-    entry = cast(dict[str, Any], entry)
-    given_id = entry.get("patch_id")
-    kinds: tuple[str, ...] = ("replace_output",) if version == 1 else PATCH_KINDS
-    kind = entry.get("kind")
-    if kind not in kinds:
-        expected = " or ".join(f'"{k}"' for k in kinds)
-        found = "missing" if "kind" not in entry else f"found {json.dumps(kind)}"
-        raise fail(f"kind must be {expected} (format version {version}), {found}")
-    outputs = kind in ("replace_output", "supply_output")
-    keys = entry.keys() - {"patch_id"}
-    expected_keys = _expected_keys(keys, outputs, version, fail)
-    if keys != expected_keys:
-        problems: list[str] = []
-        if expected_keys - keys:
-            problems.append(f"missing {', '.join(sorted(expected_keys - keys))}")
-        if keys - expected_keys:
-            problems.append(f"unknown {', '.join(sorted(keys - expected_keys))}")
-        raise fail("; ".join(problems))
-    effect = entry.get("effect")
-    if effect is not None and type(effect) is not str:
-        raise fail("effect must be a string")
-    namespace, _, name = (effect or "").partition(".")
-    if not outputs and (
-        type(entry["error"]) is not dict or entry["error"].keys() != _ERROR_DETAIL_KEYS
-    ):
-        raise fail('error must be an object with exactly "type", "message" and "args"')
-    inputs, occurrence, at = entry.get("inputs"), entry.get("occurrence"), entry.get("at")
-    if "inputs" in entry and inputs is None:
-        raise fail("inputs must be the call's inputs object (leave the key out to name none)")
-    if "occurrence" in entry and occurrence is None:
-        raise fail("occurrence must be a non-negative integer")
-    patch: Patch
-    try:
-        if outputs:
-            recipe: RecipeKind | None = next((key for key in RECIPE_KINDS if key in entry), None)
-            patch = OutputPatch(
-                namespace,
-                name,
-                inputs,
-                occurrence,
-                entry[recipe or "value"],
-                kind,
-                recipe,
-                at,
-            )
-        else:
-            error = cast(dict[str, Any], entry["error"])
-            patch = ErrorPatch(
-                namespace,
-                name,
-                inputs,
-                occurrence,
-                error["type"],
-                error["message"],
-                error["args"],
-                kind,
-                at,
-            )
-    except (ValueError, NonPortableValueError) as error:
-        raise fail(str(error)) from None
-    if given_id is not None and given_id != patch.patch_id:
-        raise fail(
-            f"patch_id {given_id!r} does not match its content ({patch.patch_id}); the patch "
-            "was edited: delete its patch_id line to accept the edit"
-        )
-    return patch
-
-
-def _expected_keys(
-    keys: Iterable[str], outputs: bool, version: int, fail: Callable[[str], PatchFileError]
-) -> frozenset[str]:
-    """The keys an entry of this kind must have, given the keys it has (its form)."""
-    if version < 3:
-        return _OUTPUT_KEYS if outputs else _ERROR_KEYS
-    present = set(keys)
-    if "at" in present:
-        target = {"kind", "at"} | ({"effect"} & present)
-    elif present & {"inputs", "occurrence"}:
-        target = set(_TARGET_KEYS)
-    else:
-        target = {"kind", "effect"}
-    if not outputs:
-        return frozenset(target | {"error"})
-    changes = [key for key in _OUTPUT_CHANGES if key in present]
-    if len(changes) > 1:
-        raise fail(f"give one of value, reply and edit, not {' and '.join(changes)}")
-    return frozenset(target | {changes[0] if changes else "value"})

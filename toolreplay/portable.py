@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TypeAlias, cast
 
 from toolreplay.errors import JsonTextError, NonPortableValueError
+from toolreplay.jsonpath import format_path
 
 __all__ = [
     "JsonValue",
@@ -169,21 +170,6 @@ def _check(value: object, depth: int = 0) -> None:
                 raise
     elif kind is not bool and value is not None:
         raise _not_portable(value)
-
-
-def format_path(segments: list[str | int] | tuple[str | int, ...]) -> str:
-    """Render path segments as a JSON path: `$.items[3].price`, `$["a key"]`."""
-    parts = ["$"]
-    for segment in segments:
-        if isinstance(segment, int):
-            parts.append(f"[{segment}]")
-        elif segment.isidentifier():
-            parts.append(f".{segment}")
-        else:
-            # Escape to ASCII only when needed: a lone surrogate must stay printable.
-            readable = segment.isascii() or not _SURROGATES.search(segment)
-            parts.append(f"[{json.dumps(segment, ensure_ascii=not readable)}]")
-    return "".join(parts)
 
 
 def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_DEPTH) -> JsonValue:

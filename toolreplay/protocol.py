@@ -16,25 +16,14 @@ in the RFC.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
+import importlib
 import json
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from types import UnionType
-from typing import (
-    Any,
-    ClassVar,
-    Literal,
-    TypeVar,
-    Union,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
 
+from toolreplay.documents import problem, shown
 from toolreplay.errors import (
     AmbiguousReplayMatch,
     ProtocolError,
@@ -47,6 +36,16 @@ from toolreplay.portable import JsonValue
 from toolreplay.runtime.failures import qualified_name
 from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import Operation, OperationIdentity
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from toolreplay.documents.run import (
+        CallIdentityModel,
+        ErrorReportModel,
+        ErrorSummaryModel,
+        ReportedOperationModel,
+    )
 
 __all__ = [
     "PROMOTE_FORMAT_VERSION",
@@ -66,6 +65,7 @@ __all__ = [
     "RunOutcome",
     "VerifyDocument",
     "VerifyOutcome",
+    "prepare_reading",
 ]
 
 RUN_PROTOCOL = "toolreplay.run"
@@ -91,133 +91,33 @@ RunOutcome = Literal[
 PromoteOutcome = Literal["ok", "invalid_arguments", "case_failed"]
 VerifyOutcome = Literal["passed", "failed"]
 
-_T = TypeVar("_T")
-
 
 def _dumps(data: Mapping[str, Any], *, ascii_only: bool) -> str:
     return json.dumps(data, ensure_ascii=ascii_only, indent=2)
 
 
-class _Fields:
-    """One JSON object of a document, read field by field; a bad field is a `ProtocolError`."""
-
-    def __init__(self, value: object, where: str, document: str) -> None:
-        if not isinstance(value, dict):
-            raise ProtocolError(
-                f"{document} document: {where} is {_kind(value)}, not an object; "
-                "read it with the toolreplay version that wrote it"
-            )
-        self.data = cast(dict[str, Any], value)
-        self.where = where
-        self.document = document
-
-    def bad(self, key: str, expected: str) -> ProtocolError:
-        found = "missing" if key not in self.data else _kind(self.data[key])
-        return ProtocolError(
-            f"{self.document} document: {self.where}.{key} should be {expected}, found {found}; "
-            "read it with the toolreplay version that wrote it"
-        )
-
-    def _get(self, key: str, kind: type, expected: str) -> Any:
-        value = self.data.get(key)
-        if (
-            key not in self.data
-            or not isinstance(value, kind)
-            or (isinstance(value, bool) and kind is not bool)
-        ):
-            raise self.bad(key, expected)
-        return value
-
-    def _absent_or_null(self, key: str, may_be_absent: bool) -> bool:
-        if key not in self.data:
-            if may_be_absent:
-                return True
-            raise self.bad(key, "present")
-        return self.data[key] is None
-
-    def text(self, key: str) -> str:
-        return cast(str, self._get(key, str, "a string"))
-
-    def optional_text(self, key: str, *, may_be_absent: bool = False) -> str | None:
-        """A string or null (or, with `may_be_absent`, no key at all)."""
-        return None if self._absent_or_null(key, may_be_absent) else self.text(key)
-
-    def integer(self, key: str) -> int:
-        return cast(int, self._get(key, int, "an integer"))
-
-    def optional_integer(self, key: str, *, may_be_absent: bool = False) -> int | None:
-        """An integer or null (or, with `may_be_absent`, no key at all)."""
-        return None if self._absent_or_null(key, may_be_absent) else self.integer(key)
-
-    def flag(self, key: str) -> bool:
-        return cast(bool, self._get(key, bool, "true or false"))
-
-    def value(self, key: str) -> JsonValue:
-        if key not in self.data:
-            raise self.bad(key, "a JSON value")
-        return cast(JsonValue, self.data[key])
-
-    def choice(self, key: str, choices: tuple[str, ...]) -> str:
-        value = self.text(key)
-        if value not in choices:
-            raise self.bad(key, "one of " + ", ".join(choices))
-        return value
-
-    def texts(self, key: str, *, may_be_absent: bool = False) -> tuple[str, ...]:
-        """A list of strings (or, with `may_be_absent`, no key at all: empty)."""
-        if may_be_absent and key not in self.data:
-            return ()
-        items = self._get(key, list, "a list of strings")
-        if not all(isinstance(item, str) for item in items):
-            raise self.bad(key, "a list of strings")
-        return tuple(cast(list[str], items))
-
-    def objects(self, key: str, read: Callable[[_Fields], _T]) -> tuple[_T, ...]:
-        items = cast(list[object], self._get(key, list, "a list of objects"))
-        return tuple(
-            read(_Fields(item, f"{self.where}.{key}[{index}]", self.document))
-            for index, item in enumerate(items)
-        )
-
-    def optional_object(self, key: str, read: Callable[[_Fields], _T]) -> _T | None:
-        if key not in self.data:
-            raise self.bad(key, "an object or null")
-        value = self.data[key]
-        return None if value is None else read(_Fields(value, f"{self.where}.{key}", self.document))
-
-    def mapping(self, key: str, kinds: type, expected: str, *, nullable: bool) -> dict[str, Any]:
-        items = cast(dict[str, Any], self._get(key, dict, f"an object of {expected}"))
-        for item in items.values():
-            if (item is None and not nullable) or (
-                item is not None and (not isinstance(item, kinds) or isinstance(item, bool))
-            ):
-                raise self.bad(key, f"an object of {expected}")
-        return dict(items)
+def prepare_reading() -> None:
+    """Import what reading a document needs (pydantic and `toolreplay.documents.run`),
+    now: a reader that must not pause on its first document (the terminal UI, as a run
+    ends) calls it beforehand, in a background thread."""
+    importlib.import_module("toolreplay.documents.run")
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
+def _refusal(message: str) -> ProtocolError:
+    return ProtocolError(f"{message}; read it with the toolreplay version that wrote it")
 
 
-def _shown(value: object) -> str:
-    """A value as JSON shows it (`null`, `"x"`, `2`), whatever a caller passed."""
-    return json.dumps(value, default=repr)[:80]
-
-
-def _check_version(fields: _Fields, key: str, supported: int, document: str) -> None:
-    version = fields.data.get(key)
+def _check_version(data: object, key: str, supported: int, document: str) -> dict[str, Any]:
+    """`data` as an object whose `key` is `supported`; else `ProtocolError` (not an
+    object) or `ProtocolVersionError` (another version)."""
+    if not isinstance(data, dict):
+        raise _refusal(problem(f"{document} document", "$", "an object", shown(data)))
+    fields = cast(dict[str, Any], data)
+    version = fields.get(key)
     if version == supported and isinstance(version, int) and not isinstance(version, bool):
-        return
+        return fields
     raise ProtocolVersionError(
-        f"{document} document has {key} {_shown(version)}; this toolreplay reads "
+        f"{document} document has {key} {shown(version)}; this toolreplay reads "
         f"version {supported}: use the toolreplay version that wrote it, or upgrade",
         version=version,
         supported=supported,
@@ -228,68 +128,25 @@ def _load(text: str, document: str) -> object:
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:
-        shown = text.strip()[:80]
+        shown_text = text.strip()[:80]
         raise ProtocolError(
-            f"{document} document: not JSON ({error}); the text starts {shown!r}"
+            f"{document} document: not JSON ({error}); the text starts {shown_text!r}"
         ) from None
 
 
-_MAY_BE_ABSENT: Mapping[str, bool] = {"may_be_absent": True}
-"""Field metadata: the document leaves the key out when the value is None."""
-
-_FieldReader = Callable[[_Fields, str], Any]
+_Model = TypeVar("_Model", bound="BaseModel")
 
 
-def _read_object(cls: type[_T], fields: _Fields) -> _T:
-    """An object of a document as the dataclass `cls`, each field read by its declared type.
+def _validated(model: type[_Model], data: dict[str, Any], document: str) -> _Model:
+    # Imported here: pydantic is loaded when a document is read, not when a command that
+    # writes one starts.
+    from toolreplay.documents.validation import validate_document
 
-    One reader for every object, so a field is read the moment it is declared and
-    the checks (and their messages) are the same wherever a type appears.
-    """
-    return cls(**{key: read(fields, key) for key, read in _field_readers(cls).items()})
-
-
-@functools.cache
-def _field_readers(cls: type) -> dict[str, _FieldReader]:
-    hints = get_type_hints(cls)
-    return {
-        item.name: _reader_of(
-            hints[item.name], may_be_absent=bool(item.metadata.get("may_be_absent"))
-        )
-        for item in dataclasses.fields(cls)
-    }
+    return validate_document(model, data, where=f"{document} document", error=_refusal)
 
 
-def _reader_of(hint: Any, *, may_be_absent: bool) -> _FieldReader:
-    """How a field of type `hint` is read; a type no document uses is a programming error."""
-    origin, args = get_origin(hint), get_args(hint)
-    if hint in (str, int, bool):
-        return {str: _Fields.text, int: _Fields.integer, bool: _Fields.flag}[hint]
-    if origin is Literal:
-        return lambda fields, key: fields.choice(key, args)
-    if origin is tuple and args[0] is str:
-        return lambda fields, key: fields.texts(key, may_be_absent=may_be_absent)
-    if origin is tuple:
-        item = cast(type[Any], args[0])
-        return lambda fields, key: fields.objects(key, functools.partial(_read_object, item))
-    if origin is dict:
-        values = set(get_args(args[1]) or (args[1],))
-        nullable = type(None) in values
-        kinds = (values - {type(None)}).pop()
-        expected = {str: "strings", int: "integers"}[kinds] + (" or nulls" if nullable else "")
-        return lambda fields, key: fields.mapping(key, kinds, expected, nullable=nullable)
-    if origin in (Union, UnionType) and set(args) >= {bool, int, float, str, type(None)}:
-        return _Fields.value  # JsonValue: any JSON value, null included
-    if origin in (Union, UnionType) and len(args) == 2 and type(None) in args:
-        inner = args[0] if args[1] is type(None) else args[1]
-        if inner is str:
-            return lambda fields, key: fields.optional_text(key, may_be_absent=may_be_absent)
-        if inner is int:
-            return lambda fields, key: fields.optional_integer(key, may_be_absent=may_be_absent)
-        return lambda fields, key: fields.optional_object(
-            key, functools.partial(_read_object, cast(type[Any], inner))
-        )
-    raise TypeError(f"protocol: no reader for a field of type {hint!r}")
+def _summary(model: ErrorSummaryModel | None) -> ErrorSummary | None:
+    return None if model is None else ErrorSummary(model.type, model.message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +168,11 @@ class CallIdentity:
             identity.fingerprint,
             identity.occurrence,
         )
+
+    @classmethod
+    def from_model(cls, model: CallIdentityModel) -> CallIdentity:
+        """The identity a document read with `CallIdentityModel` holds."""
+        return cls(model.effect, model.namespace, model.name, model.fingerprint, model.occurrence)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -349,6 +211,21 @@ class ReportedOperation:
             cast(JsonValue, operation_to_dict(operation)["outcome"]),
         )
 
+    @classmethod
+    def from_model(cls, model: ReportedOperationModel) -> ReportedOperation:
+        """The operation a document read with `ReportedOperationModel` names."""
+        return cls(
+            model.logical_id,
+            model.line,
+            model.effect,
+            model.namespace,
+            model.name,
+            model.fingerprint,
+            model.occurrence,
+            cast(JsonValue, model.inputs),
+            cast(JsonValue, model.outcome),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "logical_id": self.logical_id,
@@ -379,8 +256,8 @@ class ErrorReport:
     candidates: tuple[ReportedOperation, ...] = ()
     operations: tuple[ReportedOperation, ...] = ()
     patch_ids: tuple[str, ...] = ()
-    exit_code: int | None = field(default=None, metadata=_MAY_BE_ABSENT)
-    traceback: str | None = field(default=None, metadata=_MAY_BE_ABSENT)
+    exit_code: int | None = None
+    traceback: str | None = None
 
     @property
     def short_type(self) -> str:
@@ -426,6 +303,22 @@ class ErrorReport:
             traceback="".join(traceback.format_exception(error)) if with_traceback else None,
         )
 
+    @classmethod
+    def from_model(cls, model: ErrorReportModel) -> ErrorReport:
+        """The error object a document read with `ErrorReportModel` holds."""
+        return cls(
+            type=model.type,
+            message=model.message,
+            notes=tuple(model.notes),
+            identity=None if model.identity is None else CallIdentity.from_model(model.identity),
+            inputs=cast(JsonValue, model.inputs),
+            candidates=tuple(map(ReportedOperation.from_model, model.candidates)),
+            operations=tuple(map(ReportedOperation.from_model, model.operations)),
+            patch_ids=tuple(model.patch_ids),
+            exit_code=model.exit_code,
+            traceback=model.traceback,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "type": self.type,
@@ -460,7 +353,7 @@ class RunDocument:
     error: ErrorReport | None = None
     paths: dict[str, str | None] = field(default_factory=dict[str, str | None])
     counts: dict[str, int] = field(default_factory=dict[str, int])
-    network_refused: tuple[str, ...] = field(default=(), metadata=_MAY_BE_ABSENT)
+    network_refused: tuple[str, ...] = ()
     """Where the blocked network refused connections (`host:port`, each once; RFC 0001 §10)."""
 
     DOCUMENT: ClassVar[str] = "toolreplay.run"
@@ -469,14 +362,29 @@ class RunDocument:
     def from_dict(cls, data: object) -> RunDocument:
         """Read a document; `ProtocolVersionError` for another version, `ProtocolError`
         for anything else that is not this protocol."""
-        fields = _Fields(data, "$", cls.DOCUMENT)
-        if fields.data.get("protocol") != RUN_PROTOCOL:
+        from toolreplay.documents.run import RunDocumentModel
+
+        found = cast(dict[str, Any], data).get("protocol") if isinstance(data, dict) else None
+        if isinstance(data, dict) and found != RUN_PROTOCOL:
             raise ProtocolError(
-                f"not a {RUN_PROTOCOL} document: its protocol is "
-                f"{_shown(fields.data.get('protocol'))}"
+                problem(f"{cls.DOCUMENT} document", "$.protocol", f'"{RUN_PROTOCOL}"', shown(found))
+                + f" (not a {RUN_PROTOCOL} document)"
             )
-        _check_version(fields, "protocol_version", RUN_PROTOCOL_VERSION, cls.DOCUMENT)
-        return _read_object(cls, fields)
+        fields = _check_version(
+            cast(object, data), "protocol_version", RUN_PROTOCOL_VERSION, cls.DOCUMENT
+        )
+        model = _validated(RunDocumentModel, fields, cls.DOCUMENT)
+        return cls(
+            command=model.command,
+            outcome=model.outcome,
+            runner=model.runner,
+            return_value=cast(JsonValue, model.return_value),
+            return_value_portable=model.return_value_portable,
+            error=None if model.error is None else ErrorReport.from_model(model.error),
+            paths=dict(model.paths),
+            counts=dict(model.counts),
+            network_refused=tuple(model.network_refused or ()),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> RunDocument:
@@ -547,9 +455,20 @@ class PromoteDocument:
 
     @classmethod
     def from_dict(cls, data: object) -> PromoteDocument:
-        fields = _Fields(data, "$", cls.DOCUMENT)
-        _check_version(fields, "format_version", PROMOTE_FORMAT_VERSION, cls.DOCUMENT)
-        return _read_object(cls, fields)
+        from toolreplay.documents.run import PromoteDocumentModel
+
+        fields = _check_version(data, "format_version", PROMOTE_FORMAT_VERSION, cls.DOCUMENT)
+        model = _validated(PromoteDocumentModel, fields, cls.DOCUMENT)
+        case = model.case
+        return cls(
+            outcome=model.outcome,
+            case=None
+            if case is None
+            else PublishedCase(
+                case.directory, case.name, case.trace_path, case.trace_sha256, case.test_path
+            ),
+            error=_summary(model.error),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> PromoteDocument:
@@ -604,13 +523,17 @@ class VerifyDocument:
 
     @classmethod
     def from_dict(cls, data: object) -> VerifyDocument:
-        fields = _Fields(data, "$", cls.DOCUMENT)
-        _check_version(fields, "format_version", VERIFY_FORMAT_VERSION, cls.DOCUMENT)
-        document = _read_object(cls, fields)
-        for key, count in (("passed", document.passed), ("failed", document.failed)):
-            if fields.integer(key) != count:
-                raise fields.bad(key, f"{count}, the number of cases that {key}")
-        return document
+        from toolreplay.documents.run import VerifyDocumentModel
+
+        fields = _check_version(data, "format_version", VERIFY_FORMAT_VERSION, cls.DOCUMENT)
+        model = _validated(VerifyDocumentModel, fields, cls.DOCUMENT)
+        return cls(
+            cases=tuple(
+                CaseVerification(case.path, case.name, case.outcome, _summary(case.error))
+                for case in model.cases
+            ),
+            error=model.error,
+        )
 
     @classmethod
     def from_json(cls, text: str) -> VerifyDocument:

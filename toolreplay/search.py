@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
@@ -40,8 +40,10 @@ from toolreplay.capturing.names import (
     time_stamp,
     valid_stamp,
 )
+from toolreplay.durations import AGE_EXAMPLES, parse_age
 from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import TraceSearchError
+from toolreplay.jsonpath import JsonPath, Segment, read_path
 from toolreplay.portable import JsonValue, canonical_json
 
 __all__ = [
@@ -69,17 +71,11 @@ OPERATORS: tuple[Operator, ...] = (
 )
 """What `--where PATH OP VALUE` can test (`exists` takes no VALUE)."""
 
-Segment = str | int | None
-"""A path step: an object key, a list index, or None for `[*]` / `.*` (every member)."""
-
 _Ordered = TypeVar("_Ordered", float, str)
 _BLOCK = 8 * 1024 * 1024  # bytes read at a time: whole typical traces, bounded memory
 _FIRST_READ = 64 * 1024  # larger than most traces of a request (one read suffices)
 _HEADER_START = b'{"kind":"header"'
 _FOOTER_START = b'{"kind":"footer"'
-_KEY = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*|\*)|\[(\*|[0-9]+|\"(?:[^\"\\]|\\.)*\")\]")
-_RELATIVE = re.compile(r"([0-9]+)\s*([smhd])")
-_RELATIVE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def _encode(value: JsonValue) -> bytes:
@@ -108,7 +104,8 @@ class Condition:
 
     text: str
     target: Literal["operation", "metadata", "ending"]
-    segments: tuple[Segment, ...]
+    path: JsonPath
+    """The path into the operation, metadata or ending (`$.inputs.x`, `$.request_id`)."""
     operator: Operator
     value: JsonValue
     needles: tuple[bytes, ...]
@@ -117,7 +114,7 @@ class Condition:
 
     def holds(self, document: JsonValue) -> bool:
         """Whether the condition holds for `document` (an operation, metadata or ending)."""
-        values = _select(document, self.segments)
+        values = self.path.select(document)
         if self.operator == "exists":
             return bool(values)
         if self.operator == "!=":
@@ -172,54 +169,6 @@ def _compare(left: _Ordered, right: _Ordered, operator: str) -> bool:
     return left >= right
 
 
-def _select(document: JsonValue, segments: Sequence[Segment]) -> list[JsonValue]:
-    current: list[JsonValue] = [document]
-    for segment in segments:
-        following: list[JsonValue] = []
-        for value in current:
-            if segment is None:
-                if isinstance(value, dict):
-                    following.extend(value.values())
-                elif isinstance(value, list):
-                    following.extend(value)
-            elif isinstance(segment, str):
-                if isinstance(value, dict) and segment in value:
-                    following.append(value[segment])
-            elif isinstance(value, list) and 0 <= segment < len(value):
-                following.append(value[segment])
-        current = following
-    return current
-
-
-def _parse_path(text: str, where: str) -> tuple[tuple[Segment, ...], int]:
-    """The segments of the JSON path at the start of `text`, and where it ends."""
-    if not text.startswith("$"):
-        raise TraceSearchError(
-            f"{where}: a condition starts with a JSON path such as $.inputs.customer_id, "
-            "$.outcome.status or $.metadata.request_id"
-        )
-    position = 1
-    segments: list[Segment] = []
-    while position < len(text) and not text[position].isspace():
-        match = _KEY.match(text, position)
-        if match is None:
-            raise TraceSearchError(
-                f"{where}: cannot read the JSON path at {text[position:]!r} (character "
-                f'{position + 1}); write .key, ["a key"], [0], [*] or .*'
-            )
-        name, bracket = match.group(1), match.group(2)
-        if name is not None:
-            segments.append(None if name == "*" else name)
-        elif bracket == "*":
-            segments.append(None)
-        elif bracket.startswith('"'):
-            segments.append(cast(str, json.loads(bracket)))
-        else:
-            segments.append(int(bracket))
-        position = match.end()
-    return tuple(segments), position
-
-
 def _value(text: str) -> JsonValue:
     """VALUE as JSON if it reads as JSON (42, true, null, "x"), else as the text itself."""
     try:
@@ -238,7 +187,12 @@ def parse_condition(text: str) -> Condition:
     `TraceSearchError` naming the part that does not read.
     """
     where = f"--where {text!r}"
-    segments, end = _parse_path(text.strip(), where)
+    if not text.strip().startswith("$"):
+        raise TraceSearchError(
+            f"{where}: a condition starts with a JSON path such as $.inputs.customer_id, "
+            "$.outcome.status or $.metadata.request_id"
+        )
+    path, end = read_path(text.strip(), what="--where path", error=TraceSearchError)
     rest = text.strip()[end:].strip()
     operator_text, _, value_text = rest.partition(" ")
     if operator_text not in OPERATORS:
@@ -262,19 +216,22 @@ def parse_condition(text: str) -> Condition:
             raise TraceSearchError(f"{where}: not a regular expression: {error}") from None
         value = value_text
     target: Literal["operation", "metadata", "ending"] = "operation"
-    if segments[:1] in (("metadata",), ("ending",)):
-        target = cast(Literal["metadata", "ending"], segments[0])
-        segments = segments[1:]
-    needles = _needles(segments, operator, value) if target == "operation" else ()
-    return Condition(text.strip(), target, segments, operator, value, needles, pattern)
+    if path.segments[:1] in ((("key", "metadata"),), (("key", "ending"),)):
+        target = cast(Literal["metadata", "ending"], path.segments[0][1])
+        path = JsonPath(path.text, path.segments[1:])
+    needles = _needles(path.segments, operator, value) if target == "operation" else ()
+    return Condition(text.strip(), target, path, operator, value, needles, pattern)
 
 
 def _needles(
     segments: Sequence[Segment], operator: Operator, value: JsonValue
 ) -> tuple[bytes, ...]:
     """Bytes a line must hold to satisfy the condition (a necessary test, never sufficient)."""
-    needles = [_encode(segment) + b":" for segment in segments if isinstance(segment, str)]
-    last = segments[-1] if segments else None
+    # A member's key, at one level or found by descent, is written `"key":` in the line.
+    keys = [name for kind, name in segments if kind in ("key", "descend_key")]
+    needles = [_encode(key) + b":" for key in keys]
+    last_kind, last_name = segments[-1] if segments else ("all", "*")
+    last = last_name if last_kind in ("key", "descend_key") else None
     # A float, 0 (which -0.0 equals) or a huge int may be spelled otherwise in the file.
     exact = not isinstance(value, dict | list | float) and not (
         isinstance(value, int) and not isinstance(value, bool) and not 0 < abs(value) < 10**15
@@ -297,18 +254,17 @@ def _needles(
 
 def parse_time(text: str, *, now: datetime | None = None) -> datetime:
     """An ISO 8601 date or time (UTC unless it says otherwise), or an age ago (`30m`, `2h`,
-    `7d`)."""
+    `7d`: `toolreplay.durations.parse_age`)."""
     now = now or datetime.now(UTC)
-    relative = _RELATIVE.fullmatch(text.strip())
-    if relative is not None:
-        seconds = int(relative[1]) * _RELATIVE_UNITS[relative[2]]
-        return now - timedelta(seconds=seconds)
+    age = parse_age(text)
+    if age is not None:
+        return now - age
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         raise TraceSearchError(
             f"{text!r} is neither a date or time (2026-12-01, 2026-12-01T08:30, "
-            "2026-12-01T08:30:00+02:00) nor an age ago (90s, 30m, 2h, 7d)"
+            f"2026-12-01T08:30:00+02:00) nor an age ago ({AGE_EXAMPLES})"
         ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 

@@ -302,6 +302,8 @@ def test_a_fork_edits_answers_by_json_path_and_replies_to_a_new_call(
             value=reply({"id": 13, "title": "New", "state": "open"}, headers={"etag": '"v9"'}),
         ),
     ]
+    # Through a patch file, as the command line takes them: its document names routes.
+    patches = toolreplay.read_patches(toolreplay.write_patches(tmp_path / "patches.json", patches))
 
     def app(client: Any) -> dict[str, Any]:
         seen = sync_app(client)

@@ -73,7 +73,7 @@ def hook(event, args):
     os.kill(os.getpid(), signal.SIGSTOP)
 
 sys.addaudithook(hook)
-from toolreplay.cli.app import main
+from toolreplay.cli import main
 sys.exit(main(sys.argv[3:]))
 """
 

@@ -111,6 +111,15 @@ class TmuxTerminal:
             time.sleep(0.1)  # poll the pane: tmux has no way to wait for a change
         raise AssertionError(f"the terminal kept showing {text!r}:\n{screen}")
 
+    def wait_until_dead(self, timeout: float = 30.0) -> None:
+        """Wait until the command has exited (the pane stays, `remain-on-exit`)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._run("display-message", "-p", "-t", "main", "#{pane_dead}").strip() == "1":
+                return
+            time.sleep(0.1)  # poll the pane: tmux has no way to wait for an exit
+        raise AssertionError(f"the command did not exit; the terminal shows:\n{self.screen()}")
+
     def close(self) -> None:
         """Kill this terminal's own tmux server (and the command in it), and remove its
         socket file."""
@@ -167,12 +176,3 @@ class LoggedTerminal(TmuxTerminal):
     def clipboard(self) -> str:
         """tmux's paste buffers: what OSC 52 writes reached, one line each."""
         return self._run("list-buffers")
-
-    def wait_until_dead(self, timeout: float = 30.0) -> None:
-        """Wait until the command has exited (the pane stays, `remain-on-exit`)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._run("display-message", "-p", "-t", "main", "#{pane_dead}").strip() == "1":
-                return
-            time.sleep(0.1)  # poll the pane: tmux has no way to wait for an exit
-        raise AssertionError(f"the command did not exit; the terminal shows:\n{self.screen()}")

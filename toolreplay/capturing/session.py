@@ -22,9 +22,9 @@ from collections.abc import Callable
 from types import TracebackType
 
 from toolreplay.errors import SecretInTraceError, ToolReplayError, TraceWriteError
+from toolreplay.jsonpath import JsonPath
 from toolreplay.portable import JsonValue
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
-from toolreplay.redaction.paths import JsonPath
 from toolreplay.runtime.failures import session_ending
 from toolreplay.runtime.session import PendingCall, RecordSession
 from toolreplay.trace.model import OperationIdentity

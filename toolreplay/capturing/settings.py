@@ -29,6 +29,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from toolreplay.documents import problem, shown
+from toolreplay.durations import AGE_EXAMPLES, parse_age
 from toolreplay.errors import CaptureConfigError
 
 __all__ = [
@@ -60,8 +62,6 @@ ENVIRONMENT_VARIABLES = (
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 _SIZE = re.compile(r"(?P<number>[0-9]+)\s*(?P<unit>[KMG]?)(?:i?B)?", re.IGNORECASE)
-_AGE = re.compile(r"(?P<number>[0-9]+)\s*(?P<unit>[smhd])", re.IGNORECASE)
-_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,51 +174,64 @@ def parse_retention(text: str) -> Retention:
         if part.isdigit() and count is None:
             count = int(part)
             continue
-        match = _AGE.fullmatch(part)
-        if match is None or age is not None:
+        part_age = parse_age(part)
+        if part_age is None or age is not None:
             raise ValueError(
-                f"{text!r} is not a retention such as 500 (traces), 7d (an age in s, m, h "
-                "or d) or 500,7d (both)"
+                f"{text!r} is not a retention such as 500 (traces), 7d (an age: "
+                f"{AGE_EXAMPLES}) or 500,7d (both)"
             )
-        age = timedelta(seconds=int(match["number"]) * _AGE_UNITS[match["unit"].lower()])
+        age = part_age
     try:
         return Retention(count, age)
     except CaptureConfigError as error:
         raise ValueError(str(error).removeprefix("retain: ")) from None
 
 
+_EXPECTED = {
+    "TOOLREPLAY_CAPTURE_DISABLED": "1, true, yes or on, or 0, false, no or off",
+    "TOOLREPLAY_CAPTURE_RATE": "a rate from 0 to 1",
+    "TOOLREPLAY_CAPTURE_KEEP": "always or error",
+    "TOOLREPLAY_CAPTURE_MAX_BYTES": "a positive size such as 1048576, 512K or 10M",
+    "TOOLREPLAY_CAPTURE_RETAIN": (
+        f"a retention such as 500 (traces), 7d (an age: {AGE_EXAMPLES}) or 500,7d (both)"
+    ),
+}
+"""What each variable takes, in the words of every document error (`documents.problem`)."""
+
+
 @functools.lru_cache(maxsize=16)
 def _apply(settings: CaptureSettings, values: tuple[str | None, ...]) -> CaptureSettings:
     disabled, directory, rate, keep, max_bytes, retain = values
     changes: dict[str, Any] = {}
-    variable = ""
+    variable, value = "", ""
     try:
-        variable = "TOOLREPLAY_CAPTURE_DISABLED"
+        variable, value = "TOOLREPLAY_CAPTURE_DISABLED", disabled
         if disabled is not None:
             flag = disabled.strip().lower()
             if flag not in _TRUE | _FALSE:
-                raise ValueError(f"{disabled!r} is neither 1/true/yes/on nor 0/false/no/off")
+                raise ValueError(disabled)
             changes["disabled"] = flag in _TRUE
-        variable = "TOOLREPLAY_CAPTURE_DIR"
         if directory:
             changes["directory"] = Path(directory)
-        variable = "TOOLREPLAY_CAPTURE_RATE"
+        variable, value = "TOOLREPLAY_CAPTURE_RATE", rate
         if rate is not None:
             try:
                 changes["sample"] = check_sample(float(rate), variable)
-            except (ValueError, CaptureConfigError):
-                raise ValueError(f"{rate!r} is not a rate from 0 to 1") from None
-        variable = "TOOLREPLAY_CAPTURE_KEEP"
+            except CaptureConfigError:
+                raise ValueError(rate) from None
+        variable, value = "TOOLREPLAY_CAPTURE_KEEP", keep
         if keep is not None:
             if keep.strip() not in ("always", "error"):
-                raise ValueError(f"{keep!r} is neither 'always' nor 'error'")
+                raise ValueError(keep)
             changes["keep"] = keep.strip()
-        variable = "TOOLREPLAY_CAPTURE_MAX_BYTES"
+        variable, value = "TOOLREPLAY_CAPTURE_MAX_BYTES", max_bytes
         if max_bytes is not None:
             changes["max_bytes"] = parse_size(max_bytes)
-        variable = "TOOLREPLAY_CAPTURE_RETAIN"
+        variable, value = "TOOLREPLAY_CAPTURE_RETAIN", retain
         if retain is not None:
             changes["retention"] = parse_retention(retain)
-    except ValueError as error:
-        raise CaptureConfigError(f"the environment variable {variable}: {error}") from None
+    except ValueError:
+        raise CaptureConfigError(
+            problem("the environment", variable, _EXPECTED[variable], shown(value))
+        ) from None
     return replace(settings, **changes)

@@ -6,13 +6,13 @@ names is a symbolic link): no trace is read and no application module imported.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, cast
 
+from toolreplay.documents import problem, shown
 from toolreplay.errors import CaseIntegrityError, JsonTextError
 from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import JsonValue, canonical_json, load_json_text, portable_document
@@ -94,27 +94,6 @@ def integrity_error(display: Path, message: str) -> CaseIntegrityError:
     return CaseIntegrityError(f"case {display}: {message}")
 
 
-def _expect_object(
-    directory: Path, value: object, where: str, keys: frozenset[str]
-) -> dict[str, Any]:
-    if type(value) is not dict:
-        raise integrity_error(directory, f"{where} must be a JSON object")
-    obj = cast(dict[str, Any], value)
-    if obj.keys() != keys:
-        problems: list[str] = []
-        if keys - obj.keys():
-            problems.append(f"missing {', '.join(sorted(keys - obj.keys()))}")
-        if obj.keys() - keys:
-            problems.append(f"unknown {', '.join(sorted(obj.keys() - keys))}")
-        raise integrity_error(directory, f"{where}: {'; '.join(problems)}")
-    return obj
-
-
-_MANIFEST_KEYS = frozenset(
-    {"format", "format_version", "name", "trace", "runner", "replay", "expectation", "scope"}
-)
-
-
 def read_case_manifest(directory: str | os.PathLike[str]) -> CaseManifest:
     """Read and check `case.json` of a case folder (no trace or application is touched)."""
     return read_manifest(Path(directory), Path(directory))
@@ -165,76 +144,120 @@ def manifest_from_document(folder: Path, display: Path, document: object) -> Cas
     """Check what `load_manifest_document` parsed from `folder` and make it a manifest.
 
     Every rule but reading and parsing: portable values, the format and its
-    version, the fields and their types, the trace path (RFC 0005 §3.3).
+    version, the fields and their types (`toolreplay.documents.case`, whose errors
+    name the JSON path, what was expected and the value found), the trace path
+    (RFC 0005 §3.3).
     """
     try:
         checked = portable_document(document, what="the manifest")
     except JsonTextError as error:
         raise integrity_error(display, f"{MANIFEST_NAME} is not valid JSON: {error}") from None
+    # The format and its version first: another version is named as such, not as the
+    # fields it may have changed.
     raw = cast(dict[str, Any], checked) if type(checked) is dict else {}
     if raw.get("format") != CASE_FORMAT:
+        found = shown(raw["format"]) if "format" in raw else "nothing (no such key)"
         raise integrity_error(
-            display, f'{MANIFEST_NAME} is not a case manifest ("format" must be "{CASE_FORMAT}")'
+            display,
+            problem(MANIFEST_NAME, "$.format", f'"{CASE_FORMAT}" (a case manifest)', found)
+            if raw
+            else problem(MANIFEST_NAME, "$", "an object (a case manifest)", shown(checked)),
         )
     if raw.get("format_version") != CASE_FORMAT_VERSION:
         raise integrity_error(
             display,
-            f"{MANIFEST_NAME} has format_version {json.dumps(raw.get('format_version'))}; this "
-            f"toolreplay reads version {CASE_FORMAT_VERSION}. Promote the case again, or use "
-            "the toolreplay release that wrote it",
+            problem(
+                MANIFEST_NAME,
+                "$.format_version",
+                f"{CASE_FORMAT_VERSION}, the version this toolreplay reads (promote the case "
+                "again, or use the toolreplay release that wrote it)",
+                shown(raw["format_version"]) if "format_version" in raw else "nothing",
+            ),
         )
-    raw = _expect_object(display, raw, MANIFEST_NAME, _MANIFEST_KEYS)
-    name = raw["name"]
-    if type(name) is not str or not CASE_NAME_PATTERN.fullmatch(name):
-        raise integrity_error(display, f"name {json.dumps(name)} is not a valid case name")
-    trace = _expect_object(
-        display, raw["trace"], "trace", frozenset({"path", "sha256", "size_bytes"})
-    )
-    runner = _expect_object(display, raw["runner"], "runner", frozenset({"target", "kind"}))
-    replay = _expect_object(display, raw["replay"], "replay", frozenset({"mode"}))
-    expectation = _expect_object(
-        display, raw["expectation"], "expectation", frozenset({"kind", "value"})
-    )
-    scope = _expect_object(
-        display, raw["scope"], "scope", frozenset({"effects", "operation_count", "covers"})
-    )
+    manifest = _well_formed(raw)
+    if manifest is None:
+        # Imported here: pydantic is loaded to word what is wrong (or to accept what the
+        # plain checks were unsure of), never for a well-formed manifest.
+        from toolreplay.documents.case import CaseManifestModel
+        from toolreplay.documents.validation import validate_document
+
+        def refuse(message: str) -> CaseIntegrityError:
+            return integrity_error(display, message)
+
+        model = validate_document(CaseManifestModel, raw, where=MANIFEST_NAME, error=refuse)
+        manifest = model.to_manifest()
+    _check_trace_path(folder, display, manifest.trace_path, manifest.trace_sha256)
+    return manifest
+
+
+_KEYS = frozenset(
+    {"format", "format_version", "name", "trace", "runner", "replay", "expectation", "scope"}
+)
+_TRACE_KEYS = frozenset({"path", "sha256", "size_bytes"})
+_SCOPE_KEYS = frozenset({"effects", "operation_count", "covers"})
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _well_formed(raw: dict[str, Any]) -> CaseManifest | None:
+    """The manifest if every field is plainly well-formed, else None (then the model,
+    `documents.case.CaseManifestModel`, decides and words the error).
+
+    The hot path of `verify` and of every case a pytest run collects: a manifest is read
+    per case, in every worker, and the model costs an import of pydantic. It accepts
+    nothing the model refuses and builds what the model would
+    (`tests/test_documents.py` proves it over well-formed and corrupted manifests).
+    """
+    if raw.keys() != _KEYS:
+        return None
+    name, trace, runner = raw["name"], raw["trace"], raw["runner"]
+    expectation, scope = raw["expectation"], raw["scope"]
+    if not (
+        type(name) is str
+        and CASE_NAME_PATTERN.fullmatch(name)
+        and type(trace) is dict
+        and trace.keys() == _TRACE_KEYS
+        and type(runner) is dict
+        and runner.keys() == {"target", "kind"}
+        and type(raw["replay"]) is dict
+        and raw["replay"] == {"mode": "strict"}
+        and type(expectation) is dict
+        and expectation.keys() == {"kind", "value"}
+        and expectation["kind"] == "return_equals"
+        and type(scope) is dict
+        and scope.keys() == _SCOPE_KEYS
+    ):
+        return None
+    trace, runner = cast(dict[str, Any], trace), cast(dict[str, Any], runner)
+    scope = cast(dict[str, Any], scope)
     path, digest, size = trace["path"], trace["sha256"], trace["size_bytes"]
-    if type(path) is not str or type(digest) is not str or type(size) is not int:
-        raise integrity_error(
-            display, "trace must have a string path and sha256 and an int size_bytes"
-        )
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise integrity_error(display, f"trace sha256 {digest!r} is not 64 lowercase hex digits")
-    _check_trace_path(folder, display, path, digest)
-    if type(runner["target"]) is not str or not RUNNER_PATTERN.fullmatch(runner["target"]):
-        raise integrity_error(
-            display, f"runner target {json.dumps(runner['target'])} is not module:callable"
-        )
-    if runner["kind"] not in ("sync", "async"):
-        raise integrity_error(
-            display, f'runner kind must be "sync" or "async", not {runner["kind"]!r}'
-        )
-    if replay["mode"] != "strict":
-        raise integrity_error(display, f'replay mode must be "strict", not {replay["mode"]!r}')
-    if expectation["kind"] != "return_equals":
-        raise integrity_error(
-            display, f'expectation kind must be "return_equals", not {expectation["kind"]!r}'
-        )
-    effects = scope["effects"]
-    if type(effects) is not list or not all(type(e) is str for e in cast(list[Any], effects)):
-        raise integrity_error(display, "scope effects must be a list of effect names")
-    if type(scope["operation_count"]) is not int:
-        raise integrity_error(display, "scope operation_count must be an int")
+    target, kind = runner["target"], runner["kind"]
+    effects, count = scope["effects"], scope["operation_count"]
+    if not (
+        type(path) is str
+        and type(digest) is str
+        and _SHA256.fullmatch(digest)
+        and type(size) is int
+        and size >= 0
+        and type(target) is str
+        and RUNNER_PATTERN.fullmatch(target)
+        and (kind == "sync" or kind == "async")
+        and type(effects) is list
+        and all(type(effect) is str for effect in cast(list[object], effects))
+        and type(count) is int
+        and count >= 0
+        and type(scope["covers"]) is str
+    ):
+        return None
     return CaseManifest(
         name=name,
         trace_path=path,
         trace_sha256=digest,
         trace_size_bytes=size,
-        runner=runner["target"],
-        runner_kind=runner["kind"],
-        expected=cast(JsonValue, expectation["value"]),  # portable: the whole document is
+        runner=target,
+        runner_kind=kind,
+        expected=cast(JsonValue, cast(dict[str, Any], expectation)["value"]),
         effects=tuple(cast(list[str], effects)),
-        operation_count=scope["operation_count"],
+        operation_count=count,
     )
 
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
-from argparse import ArgumentParser
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from toolreplay.cases import MANIFEST_NAME, CaseResult, PromotedCase, verify_cases
 from toolreplay.cases.publishing import promote_any_runner
-from toolreplay.cli.command import Command, UsageError
+from toolreplay.cli.command import FormatOption
 from toolreplay.cli.output import (
     Output,
     OutputFormat,
-    add_format_option,
     application_output_to_stderr,
     error_fields,
     one_line_fields,
@@ -37,7 +38,7 @@ from toolreplay.protocol import (
 )
 from toolreplay.runners import import_from_working_directory
 
-__all__ = ["COMMANDS", "PROMOTE", "VERIFY", "promote", "verify"]
+__all__ = ["promote", "verify"]
 
 _DETAIL_LINES = 20  # lines of a failure's message shown under its FAIL line
 _TRACEBACK_LINES = 40  # last lines of a runner import's traceback shown under it
@@ -63,56 +64,48 @@ def _expected_value(expect_json: str | None, expect_file: Path | None) -> JsonVa
         raise PromotionError(f"{source}: {error}") from None
 
 
-def _add_promote_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "trace",
-        type=Path,
-        metavar="TRACE",
-        help="The trace to promote (often a fork's branch).",
-    )
-    parser.add_argument(
-        "--output",
-        "-o",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="The case folder to create (must not exist).",
-    )
-    parser.add_argument("--name", "-n", required=True, metavar="NAME", help="The case's name.")
-    parser.add_argument(
-        "--runner",
-        "-r",
-        required=True,
-        metavar="MODULE:CALLABLE",
-        help="The no-argument entry point.",
-    )
-    parser.add_argument("--expect-json", metavar="JSON", help="The expected return value.")
-    parser.add_argument(
-        "--expect-file",
-        type=Path,
-        metavar="FILE",
-        help="A file holding the expected return value.",
-    )
-    parser.add_argument(
-        "--allow-secret-findings",
-        action="store_true",
-        help="Promote even though the secret scanner flags the trace (they are not real "
-        "secrets). Without it such a trace is refused.",
-    )
-    add_format_option(parser)
-
-
 def promote(
-    trace: Path,
-    output: Path,
-    name: str,
-    runner: str,
-    expect_json: str | None,
-    expect_file: Path | None,
-    allow_secret_findings: bool,
-    output_format: OutputFormat,
+    trace: Annotated[
+        Path,
+        typer.Argument(metavar="TRACE", help="The trace to promote (often a fork's branch)."),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", metavar="DIR", help="The case folder to create (must not exist)."
+        ),
+    ],
+    name: Annotated[str, typer.Option("--name", "-n", metavar="NAME", help="The case's name.")],
+    runner: Annotated[
+        str,
+        typer.Option(
+            "--runner", "-r", metavar="MODULE:CALLABLE", help="The no-argument entry point."
+        ),
+    ],
+    expect_json: Annotated[
+        str | None,
+        typer.Option("--expect-json", metavar="JSON", help="The expected return value."),
+    ] = None,
+    expect_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--expect-file", metavar="FILE", help="A file holding the expected return value."
+        ),
+    ] = None,
+    allow_secret_findings: Annotated[
+        bool,
+        typer.Option(
+            "--allow-secret-findings",
+            help="Promote even though the secret scanner flags the trace (they are not real "
+            "secrets). Without it such a trace is refused.",
+        ),
+    ] = False,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay promote` (`PROMOTE`); return the exit status."""
+    """Give the expected return value with exactly one of --expect-json and
+    --expect-file. Exit 0 on success, 1 when the case does not hold (nothing is
+    written), 2 when the arguments are refused (nothing is written).
+    """
     status = 0
     case: PromotedCase | None = None
     error: BaseException | None = None
@@ -172,26 +165,13 @@ def promote(
     return status
 
 
-PROMOTE = Command(
-    name="promote",
-    summary="Turn a trace into a self-contained pytest case, verified before publishing.",
-    description="""
-        Give the expected return value with exactly one of --expect-json and
-        --expect-file. Exit 0 on success, 1 when the case does not hold (nothing is
-        written), 2 when the arguments are refused (nothing is written).
-    """,
-    add_arguments=_add_promote_arguments,
-    run=promote,
-)
-
-
 def _nothing_to_verify(message: str, output_format: OutputFormat, *, missing: bool = False) -> int:
     """Report that no case could be verified; return the exit status, 2."""
     if output_format is OutputFormat.json:
         sys.stdout.write(VerifyDocument(error=message).to_json() + "\n")
         return 2
-    if missing:
-        raise UsageError(f"argument PATH: {message}")
+    if missing:  # a usage error: the usage line, then the message
+        raise typer.BadParameter(message, param_hint="'PATH'")
     Output.error(message)
     return 2
 
@@ -219,19 +199,16 @@ def _print_result(out: Output, result: CaseResult) -> None:
                 out.line(f"      {line}")
 
 
-def _add_verify_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        type=Path,
-        nargs="+",
-        metavar="PATH",
-        help="Case folders, or folders to search.",
-    )
-    add_format_option(parser)
-
-
-def verify(paths: list[Path], output_format: OutputFormat) -> int:
-    """Run `toolreplay verify` (`VERIFY`); return the exit status."""
+def verify(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(metavar="PATH", help="Case folders, or folders to search."),
+    ],
+    output_format: FormatOption = OutputFormat.text,
+) -> int:
+    """Exit 0 when every case holds, 1 when any fails, 2 when no case is found or a
+    PATH is missing or cannot be searched.
+    """
     import_from_working_directory()
     try:
         with application_output_to_stderr():
@@ -268,16 +245,3 @@ def verify(paths: list[Path], output_format: OutputFormat) -> int:
         held = len(results) - failed
         out.line(f"{held} {'case' if held == 1 else 'cases'} held, {failed} failed")
     return 1 if failed else 0
-
-
-VERIFY = Command(
-    name="verify",
-    summary="Find promoted cases under PATH (recursively) and verify each one.",
-    description="""
-        Exit 0 when every case holds, 1 when any fails, 2 when no case is found or a
-        PATH is missing or cannot be searched.
-    """,
-    add_arguments=_add_verify_arguments,
-    run=verify,
-)
-COMMANDS = (PROMOTE, VERIFY)

@@ -4,30 +4,31 @@ from __future__ import annotations
 
 import json
 import sys
-from argparse import ArgumentParser
 from pathlib import Path
+from typing import Annotated
 
-from toolreplay.cli.command import Command
-from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
+import typer
+
+from toolreplay.cli.command import FormatOption
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.diff import diff as diff_traces
 from toolreplay.errors import DiffError, TraceError
 
-__all__ = ["COMMANDS", "DIFF", "diff"]
+__all__ = ["diff"]
 
 
-def _add_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("source", type=Path, metavar="SOURCE", help="The reference trace.")
-    parser.add_argument("target", type=Path, metavar="TARGET", help="The trace to compare.")
-    add_format_option(parser)
-    parser.add_argument(
-        "--fail-on-difference",
-        action="store_true",
-        help="Exit 1 when the traces differ at all.",
-    )
-
-
-def diff(source: Path, target: Path, output_format: OutputFormat, fail_on_difference: bool) -> int:
-    """Run `toolreplay diff` (`DIFF`); return the exit status."""
+def diff(
+    source: Annotated[Path, typer.Argument(metavar="SOURCE", help="The reference trace.")],
+    target: Annotated[Path, typer.Argument(metavar="TARGET", help="The trace to compare.")],
+    output_format: FormatOption = OutputFormat.text,
+    fail_on_difference: Annotated[
+        bool,
+        typer.Option("--fail-on-difference", help="Exit 1 when the traces differ at all."),
+    ] = False,
+) -> int:
+    """Exit 0 whether or not they differ (1 with --fail-on-difference), 2 when
+    they cannot be compared.
+    """
     try:
         report = diff_traces(source, target)
     except (TraceError, DiffError) as error:
@@ -38,16 +39,3 @@ def diff(source: Path, target: Path, output_format: OutputFormat, fail_on_differ
     else:
         sys.stdout.write(report.render_text())
     return 1 if fail_on_difference and not report.identical else 0
-
-
-DIFF = Command(
-    name="diff",
-    summary="Compare two traces and show where they first differ, observably.",
-    description="""
-        Exit 0 whether or not they differ (1 with --fail-on-difference), 2 when
-        they cannot be compared.
-    """,
-    add_arguments=_add_arguments,
-    run=diff,
-)
-COMMANDS = (DIFF,)

@@ -14,19 +14,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from argparse import ArgumentParser
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from toolreplay.cli.command import SKIPPED_EXIT_CODE, Command, whole_number
-from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
+import typer
+
+from toolreplay.cli.command import SKIPPED_EXIT_CODE, FormatOption
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import TraceSearchError
 from toolreplay.search import FoundTrace, TraceSearch, find_traces
 
 __all__ = [
-    "COMMANDS",
-    "FIND",
     "FIND_FORMAT_VERSION",
     "FORK_AT",
     "find",
@@ -71,45 +70,6 @@ def _line(match: FoundTrace, root: Path) -> str:
         match.metadata_text(),
     ]
     return "  ".join(cell for cell in cells if cell)
-
-
-def _add_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "directory",
-        type=Path,
-        metavar="DIRECTORY",
-        help="The folder of the traces (searched below).",
-    )
-    parser.add_argument(
-        "--effect", "-e", metavar="NAME", help="Only traces that called this effect."
-    )
-    parser.add_argument(
-        "--where",
-        "-w",
-        action="append",
-        metavar="'PATH OP VALUE'",
-        help=(
-            "A condition, repeatable: PATH is a JSON path into an operation "
-            "($.inputs.customer_id, $.outcome.status, $.outcome.error.type), the header "
-            "($.metadata.request_id) or the footer ($.ending.status); OP is ==, !=, <, <=, "
-            ">, >=, contains, matches (a regular expression) or exists (no VALUE); VALUE "
-            'is JSON (42, true, "text") or plain text. Operation conditions must hold '
-            "for one operation."
-        ),
-    )
-    parser.add_argument(
-        "--since",
-        metavar="WHEN",
-        help="Only requests that started at or after WHEN: 2026-12-01, 2026-12-01T08:30, "
-        "or an age ago (90s, 30m, 2h, 7d).",
-    )
-    parser.add_argument(
-        "--until", metavar="WHEN", help="Only requests that started before WHEN (as --since)."
-    )
-    parser.add_argument(
-        "--limit", type=whole_number(1), metavar="N", help="Stop after this many matches."
-    )
-    add_format_option(parser)
 
 
 def usable_cpus() -> int:
@@ -176,15 +136,55 @@ def matches(search: TraceSearch, *, fork_at: int = FORK_AT) -> Iterator[FoundTra
 
 
 def find(
-    directory: Path,
-    effect: str | None,
-    where: list[str] | None,
-    since: str | None,
-    until: str | None,
-    limit: int | None,
-    output_format: OutputFormat,
+    directory: Annotated[
+        Path,
+        typer.Argument(metavar="DIRECTORY", help="The folder of the traces (searched below)."),
+    ],
+    effect: Annotated[
+        str | None,
+        typer.Option("--effect", "-e", metavar="NAME", help="Only traces that called this effect."),
+    ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            "-w",
+            metavar="'PATH OP VALUE'",
+            help="A condition, repeatable: PATH is a JSON path into an operation "
+            "($.inputs.customer_id, $.outcome.status, $.outcome.error.type), the header "
+            "($.metadata.request_id) or the footer ($.ending.status); OP is ==, !=, <, <=, "
+            ">, >=, contains, matches (a regular expression) or exists (no VALUE); VALUE "
+            'is JSON (42, true, "text") or plain text. Operation conditions must hold '
+            "for one operation.",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            metavar="WHEN",
+            help="Only requests that started at or after WHEN: 2026-12-01, 2026-12-01T08:30, "
+            "or an age ago (90s, 30m, 2h, 7d).",
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until", metavar="WHEN", help="Only requests that started before WHEN (as --since)."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, metavar="N", help="Stop after this many matches."),
+    ] = None,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay find` (`FIND`); return the exit status."""
+    """Newest first: by the start time a captured trace's name holds, else by the
+    file's modification time. A file that cannot be read is skipped (a
+    "skipped: PATH: reason" line on stderr) and the others are still searched.
+    Exit 0 when something matched, 1 when nothing did, 2 when the query or the
+    folder is refused, 3 when nothing matched but some files were skipped.
+    """
     out = Output()
     try:
         search = find_traces(directory, effect=effect, where=where or (), since=since, until=until)
@@ -222,19 +222,3 @@ def find(
     if found:
         return 0
     return SKIPPED_EXIT_CODE if search.unreadable else 1
-
-
-FIND = Command(
-    name="find",
-    summary="List the traces in DIRECTORY that match, newest first.",
-    description="""
-        Newest first: by the start time a captured trace's name holds, else by the
-        file's modification time. A file that cannot be read is skipped (a
-        "skipped: PATH: reason" line on stderr) and the others are still searched.
-        Exit 0 when something matched, 1 when nothing did, 2 when the query or the
-        folder is refused, 3 when nothing matched but some files were skipped.
-    """,
-    add_arguments=_add_arguments,
-    run=find,
-)
-COMMANDS = (FIND,)

@@ -4,35 +4,34 @@ from __future__ import annotations
 
 import json
 import sys
-from argparse import ArgumentParser
 from pathlib import Path
+from typing import Annotated
 
-from toolreplay.cli.command import Command
-from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
+import typer
+
+from toolreplay.cli.command import FormatOption
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import TraceError
 from toolreplay.migrate import migrate_trace
 
-__all__ = ["COMMANDS", "MIGRATE", "migrate"]
+__all__ = ["migrate"]
 
 
-def _add_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("source", type=Path, metavar="TRACE", help="The trace to convert.")
-    parser.add_argument(
-        "--output",
-        "-o",
-        type=Path,
-        required=True,
-        metavar="PATH",
-        help="Where to write the converted trace.",
-    )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace an existing file at --output."
-    )
-    add_format_option(parser)
-
-
-def migrate(source: Path, output: Path, overwrite: bool, output_format: OutputFormat) -> int:
-    """Run `toolreplay migrate` (`MIGRATE`); return the exit status."""
+def migrate(
+    source: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to convert.")],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", metavar="PATH", help="Where to write the converted trace."),
+    ],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing file at --output.")
+    ] = False,
+    output_format: FormatOption = OutputFormat.text,
+) -> int:
+    """Converts the operations of the first OpenAI adapter (`openai.responses.create`)
+    into a new trace. The source is never changed. Exit 0 when the new trace was
+    written, 2 when nothing could be converted or written.
+    """
     try:
         migrated = migrate_trace(source, output, overwrite=overwrite)
     except TraceError as error:
@@ -51,17 +50,3 @@ def migrate(source: Path, output: Path, overwrite: bool, output_format: OutputFo
             f"wrote {migrated.path}\n"
         )
     return 0
-
-
-MIGRATE = Command(
-    name="migrate",
-    summary="Convert a trace an earlier adapter recorded into what today's adapter records.",
-    description="""
-        Converts the operations of the first OpenAI adapter (`openai.responses.create`)
-        into a new trace. The source is never changed. Exit 0 when the new trace was
-        written, 2 when nothing could be converted or written.
-    """,
-    add_arguments=_add_arguments,
-    run=migrate,
-)
-COMMANDS = (MIGRATE,)

@@ -28,24 +28,21 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from toolreplay.cli.command import choice_of
 from toolreplay.terminal import is_terminal_safe, terminal_safe, terminal_safe_text
 
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
-
     from rich.console import Console
 
 __all__ = [
     "Output",
     "OutputFormat",
     "TerminalSafeStream",
-    "add_format_option",
     "application_output_to_stderr",
     "drawn_by_the_ui",
     "error_fields",
     "one_line_fields",
     "raw_stream",
+    "rich_terminal",
     "terminal_safe_streams",
 ]
 
@@ -59,17 +56,9 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-def add_format_option(parser: ArgumentParser) -> None:
-    """The `--format/-f` option (keyword `output_format`), declared once for every command."""
-    parser.add_argument(
-        "--format",
-        "-f",
-        dest="output_format",
-        type=choice_of(OutputFormat),
-        default=OutputFormat.text,
-        metavar="{" + ",".join(OutputFormat) + "}",
-        help="text for people and logs, json for programs (default: %(default)s).",
-    )
+def rich_terminal() -> bool:
+    """Whether stdout is a terminal, where the command line prints with Rich."""
+    return sys.stdout.isatty()
 
 
 def one_line_fields(message: str, fields: Iterable[object]) -> str:
@@ -157,7 +146,7 @@ class Output:
     (`toolreplay.terminal`): a field is one line, so its newlines are escaped too."""
 
     def __init__(self) -> None:
-        self.rich = sys.stdout.isatty()
+        self.rich = rich_terminal()
         self._console: Console | None = None
         if self.rich:  # Rich only for a terminal: piped output starts faster without it
             from rich.console import Console

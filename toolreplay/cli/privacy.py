@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from argparse import ArgumentParser
 from pathlib import Path
+from typing import Annotated, Any, NamedTuple
 
-from toolreplay.cli.command import SKIPPED_EXIT_CODE, Command
-from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
+import typer
+
+from toolreplay.cli.command import SKIPPED_EXIT_CODE, FormatOption
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import ToolReplayError
 from toolreplay.redaction.files import ScannedFiles, redact_trace, scan_paths
 from toolreplay.redaction.policy import RedactionPolicy
@@ -21,39 +22,38 @@ from toolreplay.redaction.scanner import (
 from toolreplay.terminal import terminal_safe
 
 __all__ = [
-    "COMMANDS",
-    "REDACT",
-    "SCAN",
-    "add_secret_pattern_option",
+    "RedactionRule",
+    "SecretRule",
     "redact",
     "scan",
+    "secret_pattern_option",
     "secret_scanner",
 ]
 
 
-def _secret_rule(text: str) -> tuple[str, str]:
-    """A `--pattern NAME=REGEX` value as (name, regex)."""
-    name, equals, regex = text.partition("=")
-    if not equals or not name or not regex:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: write NAME=REGEX, such as national-id='\\d{{3}}-\\d{{2}}-\\d{{4}}'"
-        )
-    return name, regex
+class SecretRule(NamedTuple):
+    """A `--pattern NAME=REGEX` value: an extra rule of the secret scanner."""
+
+    name: str
+    regex: str
+
+    @classmethod
+    def parse(cls, text: str) -> SecretRule:
+        name, equals, regex = text.partition("=")
+        if not equals or not name or not regex:
+            raise ValueError(
+                f"{text!r}: write NAME=REGEX, such as national-id='\\d{{3}}-\\d{{2}}-\\d{{4}}'"
+            )
+        return cls(name, regex)
 
 
-def add_secret_pattern_option(parser: ArgumentParser, *, help_text: str) -> None:
-    """`--pattern NAME=REGEX` (keyword `patterns`): extra secret rules, repeatable."""
-    parser.add_argument(
-        "--pattern",
-        dest="patterns",
-        action="append",
-        type=_secret_rule,
-        metavar="NAME=REGEX",
-        help=help_text,
-    )
+def secret_pattern_option(help_text: str) -> Any:
+    """`--pattern NAME=REGEX` (parameter `patterns: list[SecretRule] | None`): extra
+    secret rules, repeatable."""
+    return typer.Option("--pattern", metavar="NAME=REGEX", parser=SecretRule.parse, help=help_text)
 
 
-def secret_scanner(patterns: list[tuple[str, str]] | None) -> SecretScanner | None:
+def secret_scanner(patterns: list[SecretRule] | None) -> SecretScanner | None:
     """The built-in rules plus the `--pattern NAME=REGEX` rules (None when there are none)."""
     return SecretScanner(dict(patterns)) if patterns else None
 
@@ -72,26 +72,26 @@ def _findings_document(scanned: ScannedFiles) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _add_scan_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        type=Path,
-        nargs="+",
-        metavar="PATH",
-        help="Traces, patch files, case folders, folders.",
-    )
-    add_secret_pattern_option(
-        parser,
-        help_text="An extra secret rule, such as national-id='\\b\\d{3}-\\d{2}-\\d{4}\\b' "
-        "(repeatable).",
-    )
-    add_format_option(parser)
-
-
 def scan(
-    paths: list[Path], patterns: list[tuple[str, str]] | None, output_format: OutputFormat
+    paths: Annotated[
+        list[Path],
+        typer.Argument(metavar="PATH", help="Traces, patch files, case folders, folders."),
+    ],
+    patterns: Annotated[
+        list[SecretRule] | None,
+        secret_pattern_option(
+            "An extra secret rule, such as national-id='\\b\\d{3}-\\d{2}-\\d{4}\\b' (repeatable)."
+        ),
+    ] = None,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay scan` (`SCAN`); return the exit status."""
+    """Folders are scanned recursively (*.trp, *.json, *.jsonl). Each finding names
+    the file, line, effect, part (inputs, output, error, ...), JSON path and
+    rule, never the value. A file that cannot be read is skipped (a "skipped:
+    PATH: reason" line on stderr) and the others are still scanned. Exit 0 when
+    nothing was found, 1 with findings, 2 when a PATH does not exist or an
+    option is malformed, 3 when nothing was found but some files were skipped.
+    """
     try:
         scanned = scan_paths(paths, secret_scanner(patterns) or DEFAULT_SCANNER)
     except ToolReplayError as error:
@@ -118,37 +118,28 @@ def scan(
     return SKIPPED_EXIT_CODE if scanned.skipped else 0
 
 
-SCAN = Command(
-    name="scan",
-    summary="Scan files for secrets: API keys, tokens, private keys, JWTs, card numbers.",
-    description="""
-        Folders are scanned recursively (*.trp, *.json, *.jsonl). Each finding names
-        the file, line, effect, part (inputs, output, error, ...), JSON path and
-        rule, never the value. A file that cannot be read is skipped (a "skipped:
-        PATH: reason" line on stderr) and the others are still scanned. Exit 0 when
-        nothing was found, 1 with findings, 2 when a PATH does not exist or an
-        option is malformed, 3 when nothing was found but some files were skipped.
-    """,
-    add_arguments=_add_scan_arguments,
-    run=scan,
-)
+class RedactionRule(NamedTuple):
+    """A `--rule [EFFECT:]PATH` value: a JSON path, in the effects matching a glob or
+    (`effects` None) in every effect."""
 
+    effects: str | None
+    path: str
 
-def _redaction_rule(text: str) -> tuple[str | None, str]:
-    """A `--rule [EFFECT:]PATH` value as (effect glob or None for every effect, JSON path)."""
-    if text.startswith("$"):
-        return None, text
-    glob, separator, path = text.partition(":$")
-    if not separator or not glob:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: write a JSON path ('$..email') or EFFECT:PATH "
-            "('crm.customer.get:$.card.number')"
-        )
-    return glob, "$" + path
+    @classmethod
+    def parse(cls, text: str) -> RedactionRule:
+        if text.startswith("$"):
+            return cls(None, text)
+        glob, separator, path = text.partition(":$")
+        if not separator or not glob:
+            raise ValueError(
+                f"{text!r}: write a JSON path ('$..email') or EFFECT:PATH "
+                "('crm.customer.get:$.card.number')"
+            )
+        return cls(glob, "$" + path)
 
 
 def _policy(
-    rules: list[tuple[str | None, str]], patterns: list[str], redact_secrets: bool
+    rules: list[RedactionRule], patterns: list[str], redact_secrets: bool
 ) -> RedactionPolicy:
     paths: list[str] = []
     effects: dict[str, list[str]] = {}
@@ -162,44 +153,44 @@ def _policy(
     )
 
 
-def _add_redact_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("source", type=Path, metavar="IN", help="The trace to redact (only read).")
-    parser.add_argument("output", type=Path, metavar="OUT", help="The new, redacted trace.")
-    parser.add_argument(
-        "--rule",
-        dest="rules",
-        action="append",
-        type=_redaction_rule,
-        metavar="[EFFECT:]PATH",
-        help="A JSON path to redact in every effect ('$..email') or in effects matching a "
-        "glob ('crm.*:$.card.number'); repeatable.",
-    )
-    parser.add_argument(
-        "--pattern",
-        dest="patterns",
-        action="append",
-        metavar="REGEX",
-        help="Redact every match inside every string (group 1 if it has groups); repeatable.",
-    )
-    parser.add_argument(
-        "--redact-secrets",
-        action="store_true",
-        help="Also redact whatever the secret scanner's rules match.",
-    )
-    parser.add_argument("--overwrite", action="store_true", help="Replace an existing file at OUT.")
-    add_format_option(parser)
-
-
 def redact(
-    source: Path,
-    output: Path,
-    rules: list[tuple[str | None, str]] | None,
-    patterns: list[str] | None,
-    redact_secrets: bool,
-    overwrite: bool,
-    output_format: OutputFormat,
+    source: Annotated[Path, typer.Argument(metavar="IN", help="The trace to redact (only read).")],
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="The new, redacted trace.")],
+    rules: Annotated[
+        list[RedactionRule] | None,
+        typer.Option(
+            "--rule",
+            metavar="[EFFECT:]PATH",
+            parser=RedactionRule.parse,
+            help="A JSON path to redact in every effect ('$..email') or in effects matching "
+            "a glob ('crm.*:$.card.number'); repeatable.",
+        ),
+    ] = None,
+    patterns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pattern",
+            metavar="REGEX",
+            help="Redact every match inside every string (group 1 if it has groups); repeatable.",
+        ),
+    ] = None,
+    redact_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--redact-secrets", help="Also redact whatever the secret scanner's rules match."
+        ),
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing file at OUT.")
+    ] = False,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay redact` (`REDACT`); return the exit status."""
+    """The key comes from TOOLREPLAY_REDACTION_KEY (never from a flag); replaying
+    the new trace needs the same key. IN is never changed; OUT is written
+    atomically and private (0600). Exit 0 when OUT was written and holds no
+    secret finding, 1 when it still has findings (listed, values not shown), 2
+    when nothing was written.
+    """
     try:
         policy = _policy(rules or [], patterns or [], redact_secrets)
         result = redact_trace(source, output, policy, overwrite=overwrite)
@@ -226,19 +217,3 @@ def redact(
                 f"{describe_findings(result.findings)}\n"
             )
     return 1 if result.findings else 0
-
-
-REDACT = Command(
-    name="redact",
-    summary="Write a redacted copy of a trace: placeholders instead of the selected values.",
-    description="""
-        The key comes from TOOLREPLAY_REDACTION_KEY (never from a flag); replaying
-        the new trace needs the same key. IN is never changed; OUT is written
-        atomically and private (0600). Exit 0 when OUT was written and holds no
-        secret finding, 1 when it still has findings (listed, values not shown), 2
-        when nothing was written.
-    """,
-    add_arguments=_add_redact_arguments,
-    run=redact,
-)
-COMMANDS = (SCAN, REDACT)

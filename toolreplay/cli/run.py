@@ -17,20 +17,17 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from argparse import ArgumentParser
 from collections.abc import Generator
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
-from toolreplay.cli.command import Command, choice_of, whole_number
-from toolreplay.cli.output import (
-    OutputFormat,
-    add_format_option,
-    application_output_to_stderr,
-    one_line_fields,
-)
-from toolreplay.cli.privacy import add_secret_pattern_option, secret_scanner
+import typer
+
+from toolreplay.cli.command import FormatOption
+from toolreplay.cli.output import OutputFormat, application_output_to_stderr, one_line_fields
+from toolreplay.cli.privacy import SecretRule, secret_pattern_option, secret_scanner
 from toolreplay.errors import (
     ForkOptionError,
     NetworkOptionError,
@@ -58,7 +55,7 @@ from toolreplay.runtime.session import RecordSession, ReplaySession
 from toolreplay.terminal import terminal_safe
 from toolreplay.trace.reader import Trace, read_trace
 
-__all__ = ["COMMANDS", "FORK", "RECORD", "REPLAY", "fork", "record", "replay"]
+__all__ = ["fork", "record", "replay"]
 
 
 class SecretModeChoice(StrEnum):
@@ -270,24 +267,38 @@ def _refused_line(session: ReplaySession) -> list[str]:
     ]
 
 
-def _add_network_options(parser: ArgumentParser) -> None:
-    parser.add_argument(
+NetworkChoiceOption = Annotated[
+    NetworkChoice,
+    typer.Option(
         "--network",
-        type=choice_of(NetworkChoice),
-        default=NetworkChoice.block,
-        metavar="{" + ",".join(NetworkChoice) + "}",
         help="block (the default) refuses every outbound connection the application makes "
         "while it runs, from any thread (a fork's --live calls excepted); allow lets them "
         "through.",
-    )
-    parser.add_argument(
+    ),
+]
+"""`replay --network`, `fork --network` (parameter `network`)."""
+
+AllowHostOption = Annotated[
+    list[str] | None,
+    typer.Option(
         "--allow-host",
-        action="append",
-        dest="allow_hosts",
         metavar="HOST[:PORT]",
         help="With the network blocked, let connections to this host (any port, or PORT) "
         "through; repeatable.",
-    )
+    ),
+]
+"""`replay --allow-host`, `fork --allow-host` (parameter `allow_hosts`)."""
+
+RunnerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--runner",
+        "-r",
+        metavar="MODULE:CALLABLE",
+        help="The application entry point, called with no arguments (default: the trace's).",
+    ),
+]
+"""`replay --runner`, `fork --runner`: optional, as the trace records one."""
 
 
 def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
@@ -301,60 +312,43 @@ def _resolve_runner(given: str | None, trace: Trace | None) -> Runner:
     return load_runner(spec)
 
 
-def _add_runner_option(parser: ArgumentParser) -> None:
-    """`--runner/-r`, optional: the trace records one."""
-    parser.add_argument(
-        "--runner",
-        "-r",
-        metavar="MODULE:CALLABLE",
-        help="The application entry point, called with no arguments (default: the trace's).",
-    )
-
-
-def _add_record_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "--runner",
-        "-r",
-        required=True,
-        metavar="MODULE:CALLABLE",
-        help="The application entry point.",
-    )
-    parser.add_argument(
-        "--output",
-        "-o",
-        type=Path,
-        required=True,
-        metavar="PATH",
-        help="The trace file to create.",
-    )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace an existing trace at --output."
-    )
-    parser.add_argument(
-        "--secrets",
-        type=choice_of(SecretModeChoice),
-        metavar="{" + ",".join(SecretModeChoice) + "}",
-        help="What a value matching a secret rule does: error (the default, or "
-        "TOOLREPLAY_SECRETS) fails the effect call, warn writes it with a warning, "
-        "abandon removes the trace, off does not scan.",
-    )
-    add_secret_pattern_option(
-        parser,
-        help_text="An extra secret rule for the scan, such as national-id='NID-\\d{9}' "
-        "(repeatable).",
-    )
-    add_format_option(parser)
-
-
 def record(
-    runner: str,
-    output: Path,
-    overwrite: bool,
-    secrets: SecretModeChoice | None,
-    patterns: list[tuple[str, str]] | None,
-    output_format: OutputFormat,
+    runner: Annotated[
+        str,
+        typer.Option(
+            "--runner", "-r", metavar="MODULE:CALLABLE", help="The application entry point."
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", metavar="PATH", help="The trace file to create."),
+    ],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing trace at --output.")
+    ] = False,
+    secrets: Annotated[
+        SecretModeChoice | None,
+        typer.Option(
+            "--secrets",
+            help="What a value matching a secret rule does: error (the default, or "
+            "TOOLREPLAY_SECRETS) fails the effect call, warn writes it with a warning, "
+            "abandon removes the trace, off does not scan.",
+        ),
+    ] = None,
+    patterns: Annotated[
+        list[SecretRule] | None,
+        secret_pattern_option(
+            "An extra secret rule for the scan, such as national-id='NID-\\d{9}' (repeatable)."
+        ),
+    ] = None,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay record` (`RECORD`); return the exit status."""
+    """Exit 0 when the run succeeded; 1 when the application ran and failed (its
+    error or exit, a session error) or the trace could not be written (a full
+    disk: storage_error), the trace recorded up to the failure being kept; 2
+    when the command was refused before the application ran (bad runner or
+    output path), nothing being written.
+    """
     report = RunDocument("record", runner=runner, paths={"trace": str(output)})
     try:
         session = RecordSession(
@@ -380,36 +374,22 @@ def record(
     )
 
 
-RECORD = Command(
-    name="record",
-    summary="Run an application and record every effect it calls to a new trace.",
-    description="""
-        Exit 0 when the run succeeded; 1 when the application ran and failed (its
-        error or exit, a session error) or the trace could not be written (a full
-        disk: storage_error), the trace recorded up to the failure being kept; 2
-        when the command was refused before the application ran (bad runner or
-        output path), nothing being written.
-    """,
-    add_arguments=_add_record_arguments,
-    run=record,
-)
-
-
-def _add_replay_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("trace_path", type=Path, metavar="TRACE", help="The trace to replay.")
-    _add_runner_option(parser)
-    _add_network_options(parser)
-    add_format_option(parser)
-
-
 def replay(
-    trace_path: Path,
-    runner: str | None,
-    network: NetworkChoice,
-    allow_hosts: list[str] | None,
-    output_format: OutputFormat,
+    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to replay.")],
+    runner: RunnerOption = None,
+    network: NetworkChoiceOption = NetworkChoice.block,
+    allow_hosts: AllowHostOption = None,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay replay` (`REPLAY`); return the exit status."""
+    """Exit 0 when the run succeeded; 1 when the application ran and failed (a
+    replay miss or other contract error, its own error or exit, a session
+    error); 2 when the command was refused before the application ran (bad
+    trace, runner or --allow-host). Replay never writes a file.
+
+    The network is blocked while the application runs (--network): every
+    outbound connection it makes, from any thread, is refused, and the refused
+    destinations are reported (network_refused in the JSON document).
+    """
     report = RunDocument("replay", runner=runner, paths={"trace": str(trace_path)})
     try:
         trace = read_trace(trace_path)
@@ -439,82 +419,62 @@ def replay(
     )
 
 
-REPLAY = Command(
-    name="replay",
-    summary="Run an application against a trace, strictly: no effect body runs.",
-    description="""
-        Exit 0 when the run succeeded; 1 when the application ran and failed (a
-        replay miss or other contract error, its own error or exit, a session
-        error); 2 when the command was refused before the application ran (bad
-        trace, runner or --allow-host). Replay never writes a file.
-
-        The network is blocked while the application runs (--network): every
-        outbound connection it makes, from any thread, is refused, and the refused
-        destinations are reported (network_refused in the JSON document).
-    """,
-    add_arguments=_add_replay_arguments,
-    run=replay,
-)
-
-
-def _add_fork_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("source_path", type=Path, metavar="SOURCE", help="The trace to fork.")
-    parser.add_argument(
-        "--patches",
-        "-p",
-        dest="patches_path",
-        type=Path,
-        required=True,
-        metavar="PATH",
-        help="A patch file (toolreplay.patches).",
-    )
-    parser.add_argument(
-        "--output",
-        "-o",
-        type=Path,
-        required=True,
-        metavar="PATH",
-        help="The branch trace to create.",
-    )
-    _add_runner_option(parser)
-    parser.add_argument(
-        "--live",
-        action="append",
-        metavar="EFFECT",
-        help="Let this effect (or namespace.*) run its real body for calls the source "
-        "does not hold (an instrumented OpenAI client's effect, such as "
-        "openai.responses.create, sends its request); repeatable. Off by default.",
-    )
-    parser.add_argument(
-        "--live-limit",
-        type=whole_number(0),
-        default=DEFAULT_LIVE_LIMIT,
-        metavar="N",
-        help=f"Stop the fork when a live call would be the N+1th (default {DEFAULT_LIVE_LIMIT}).",
-    )
-    parser.add_argument(
-        "--allow-unobserved",
-        action="store_true",
-        help="Complete even if the application no longer calls some source operations; "
-        "the branch footer lists them.",
-    )
-    _add_network_options(parser)
-    add_format_option(parser)
-
-
 def fork(
-    source_path: Path,
-    patches_path: Path,
-    output: Path,
-    runner: str | None,
-    live: list[str] | None,
-    live_limit: int,
-    allow_unobserved: bool,
-    network: NetworkChoice,
-    allow_hosts: list[str] | None,
-    output_format: OutputFormat,
+    source_path: Annotated[Path, typer.Argument(metavar="SOURCE", help="The trace to fork.")],
+    patches_path: Annotated[
+        Path,
+        typer.Option("--patches", "-p", metavar="PATH", help="A patch file (toolreplay.patches)."),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", metavar="PATH", help="The branch trace to create."),
+    ],
+    runner: RunnerOption = None,
+    live: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--live",
+            metavar="EFFECT",
+            help="Let this effect (or namespace.*) run its real body for calls the source "
+            "does not hold (an instrumented OpenAI client's effect, such as "
+            "openai.responses.create, sends its request); repeatable. Off by default.",
+        ),
+    ] = None,
+    live_limit: Annotated[
+        int,
+        typer.Option(
+            "--live-limit",
+            min=0,
+            metavar="N",
+            help="Stop the fork when a live call would be the N+1th.",
+        ),
+    ] = DEFAULT_LIVE_LIMIT,
+    allow_unobserved: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unobserved",
+            help="Complete even if the application no longer calls some source operations; "
+            "the branch footer lists them.",
+        ),
+    ] = False,
+    network: NetworkChoiceOption = NetworkChoice.block,
+    allow_hosts: AllowHostOption = None,
+    output_format: FormatOption = OutputFormat.text,
 ) -> int:
-    """Run `toolreplay fork` (`FORK`); return the exit status."""
+    """A patch replaces an outcome the trace recorded or supplies one it lacks.
+
+    Exit 0 when the run succeeded and every patch was applied; 1 when the
+    application ran and failed (a call nothing answers, an unapplied patch, its
+    own error or exit, a session error) or the branch could not be written (a
+    full disk: storage_error), the branch holding what it observed up to the
+    failure being kept; 2 when the command was refused before the application
+    ran (bad trace, patch file, runner, --live, --allow-host or output path, or a
+    supply patch for an effect the application does not declare), nothing being
+    written.
+
+    The network is blocked while the application runs (--network), except for
+    the --live calls; a fork stops when a live call would exceed --live-limit.
+    """
     report = RunDocument(
         "fork",
         runner=runner,
@@ -571,27 +531,3 @@ def fork(
             f"compare: toolreplay diff {source_path} {output}",
         ],
     )
-
-
-FORK = Command(
-    name="fork",
-    summary="Replay a trace with patches applied, writing a branch.",
-    description="""
-        A patch replaces an outcome the trace recorded or supplies one it lacks.
-
-        Exit 0 when the run succeeded and every patch was applied; 1 when the
-        application ran and failed (a call nothing answers, an unapplied patch, its
-        own error or exit, a session error) or the branch could not be written (a
-        full disk: storage_error), the branch holding what it observed up to the
-        failure being kept; 2 when the command was refused before the application
-        ran (bad trace, patch file, runner, --live, --allow-host or output path, or a
-        supply patch for an effect the application does not declare), nothing being
-        written.
-
-        The network is blocked while the application runs (--network), except for
-        the --live calls; a fork stops when a live call would exceed --live-limit.
-    """,
-    add_arguments=_add_fork_arguments,
-    run=fork,
-)
-COMMANDS = (RECORD, REPLAY, FORK)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from argparse import ArgumentParser
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from toolreplay.cli.command import Command, whole_number
-from toolreplay.cli.output import Output, OutputFormat, add_format_option, error_fields
+import typer
+
+from toolreplay.cli.command import FormatOption
+from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import TraceError
 from toolreplay.portable import preview
 from toolreplay.summaries import fit_to_width, summarize_call
@@ -16,7 +17,7 @@ from toolreplay.trace.codec import operation_to_dict
 from toolreplay.trace.model import TRACE_FORMAT, Operation, Raised
 from toolreplay.trace.reader import Trace, read_trace
 
-__all__ = ["COMMANDS", "SHOW", "SHOW_FORMAT_VERSION", "show", "trace_summary"]
+__all__ = ["SHOW_FORMAT_VERSION", "show", "trace_summary"]
 
 SHOW_FORMAT_VERSION = 1
 _DEFAULT_TEXT_LIMIT = 50
@@ -80,19 +81,23 @@ def _state(trace: Trace) -> str:
     return f"{trace.describe_state()}; the session raised {ending.error_type}: {ending.message}"
 
 
-def _add_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument("trace_path", type=Path, metavar="TRACE", help="A .trp trace file.")
-    add_format_option(parser)
-    parser.add_argument(
-        "--limit",
-        type=whole_number(0),
-        metavar="N",
-        help=f"Operations to list (text default {_DEFAULT_TEXT_LIMIT}, json default all; 0 = all).",
-    )
-
-
-def show(trace_path: Path, output_format: OutputFormat, limit: int | None) -> int:
-    """Run `toolreplay show` (`SHOW`); return the exit status."""
+def show(
+    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="A .trp trace file.")],
+    output_format: FormatOption = OutputFormat.text,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=0,
+            metavar="N",
+            help=f"Operations to list (text default {_DEFAULT_TEXT_LIMIT}, json default all; "
+            "0 = all).",
+        ),
+    ] = None,
+) -> int:
+    """Exit 0 when the trace was read (complete or not), 2 when it cannot be read
+    (missing, malformed, or of an unsupported format version), as every command.
+    """
     out = Output()
     try:
         trace = read_trace(trace_path)
@@ -145,16 +150,3 @@ def show(trace_path: Path, output_format: OutputFormat, limit: int | None) -> in
     if hidden:
         out.line(f"... {hidden} more operations (--limit 0 lists all)")
     return 0
-
-
-SHOW = Command(
-    name="show",
-    summary="Summarise a trace: its header, whether it is complete, and its operations.",
-    description="""
-        Exit 0 when the trace was read (complete or not), 2 when it cannot be read
-        (missing, malformed, or of an unsupported format version), as every command.
-    """,
-    add_arguments=_add_arguments,
-    run=show,
-)
-COMMANDS = (SHOW,)

@@ -15,14 +15,14 @@ a normal quit.
 from __future__ import annotations
 
 import importlib
-from argparse import ArgumentParser
 from pathlib import Path
-from typing import Protocol
+from typing import Annotated, Protocol
 
-from toolreplay.cli.command import Command
+import typer
+
 from toolreplay.cli.output import Output, drawn_by_the_ui
 
-__all__ = ["COMMANDS", "INSTALL_HINT", "TUI", "tui"]
+__all__ = ["INSTALL_HINT", "tui"]
 
 INSTALL_HINT = (
     'install it with: uv sync --all-extras (from a clone), or: pip install "toolreplay[tui]"'
@@ -55,36 +55,46 @@ def _trace_file_problem(path: Path, label: str = "", *, folder_ok: bool = False)
     return f"{shown}: no such trace file"
 
 
-def _add_arguments(parser: ArgumentParser) -> None:
-    parser.add_argument(
-        "trace",
-        type=Path,
-        metavar="TRACE",
-        help="The trace to open, or a folder of traces to pick one from (newest first).",
-    )
-    parser.add_argument(
-        "--runner",
-        "-r",
-        metavar="MODULE:CALLABLE",
-        help="The application entry point, called with no arguments, for replays and forks "
-        "(default: the trace's; asked for when neither is given).",
-    )
-    parser.add_argument(
-        "--against",
-        type=Path,
-        metavar="OTHER.trp",
-        help="A second trace to compare TRACE with: the diff view opens on it.",
-    )
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        metavar="FOLDER",
-        help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
-    )
-
-
-def tui(trace: Path, runner: str | None, against: Path | None, workdir: Path | None) -> int:
-    """Run `toolreplay tui` (`TUI`); return the exit status."""
+def tui(
+    trace: Annotated[
+        Path,
+        typer.Argument(
+            metavar="TRACE",
+            help="The trace to open, or a folder of traces to pick one from (newest first).",
+        ),
+    ],
+    runner: Annotated[
+        str | None,
+        typer.Option(
+            "--runner",
+            "-r",
+            metavar="MODULE:CALLABLE",
+            help="The application entry point, called with no arguments, for replays and "
+            "forks (default: the trace's; asked for when neither is given).",
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            metavar="OTHER.trp",
+            help="A second trace to compare TRACE with: the diff view opens on it.",
+        ),
+    ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option(
+            "--workdir",
+            metavar="FOLDER",
+            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
+        ),
+    ] = None,
+) -> int:
+    """Given a folder (a capture folder), a picker lists its traces first. Needs the
+    tui extra, which `uv sync --all-extras` installs. Exit 2 when the trace is
+    neither a file nor a folder, a trace (or --against) cannot be opened, or the
+    UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
+    """
     problem = _trace_file_problem(trace, folder_ok=True)
     if problem is None and against is not None:
         problem = _trace_file_problem(against, "--against ")
@@ -107,18 +117,3 @@ def tui(trace: Path, runner: str | None, against: Path | None, workdir: Path | N
     run: _Run = ui.run
     with drawn_by_the_ui():  # it escapes every trace's text itself (toolreplay.terminal)
         return run(trace, runner, against, workdir=workdir)
-
-
-TUI = Command(
-    name="tui",
-    summary="Browse, fork, diff and promote a trace in the terminal UI.",
-    description="""
-        Given a folder (a capture folder), a picker lists its traces first. Needs the
-        tui extra, which `uv sync --all-extras` installs. Exit 2 when the trace is
-        neither a file nor a folder, a trace (or --against) cannot be opened, or the
-        UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
-    """,
-    add_arguments=_add_arguments,
-    run=tui,
-)
-COMMANDS = (TUI,)

@@ -7,6 +7,7 @@ used names are also exported by `toolreplay`).
 """
 
 from toolreplay.files import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, PUBLIC_FILE_MODE
+from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.redaction.edits import check_redacted_edit, redacted_paths
 from toolreplay.redaction.keys import (
     KEY_ENVIRONMENT_VARIABLE,
@@ -14,7 +15,6 @@ from toolreplay.redaction.keys import (
     RedactionKey,
     is_placeholder,
 )
-from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.redaction.policy import (
     SECRETS_ENVIRONMENT_VARIABLE,
     RedactionPolicy,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Literal, cast, get_args
 
 from toolreplay.errors import RedactionKeyError, RedactionRuleError, SecretScanError
+from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.portable import JsonValue
 from toolreplay.redaction.keys import (
     KEY_ENVIRONMENT_VARIABLE,
@@ -24,7 +25,6 @@ from toolreplay.redaction.keys import (
     RedactionKey,
     key_from_environment,
 )
-from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.redaction.scanner import SecretScanner
 from toolreplay.trace.model import Raised
 

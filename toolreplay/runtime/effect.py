@@ -9,8 +9,8 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from toolreplay.effect_names import effect_name_problem
 from toolreplay.errors import EffectDefinitionError, NonPortableValueError, RedactionRuleError
+from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.portable import JsonValue, ensure_portable
-from toolreplay.redaction.paths import JsonPath, parse_path
 from toolreplay.runtime.session import (
     PendingCall,
     RecordSession,

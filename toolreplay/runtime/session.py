@@ -46,8 +46,8 @@ from toolreplay.errors import (
     ToolReplayError,
     TraceWriteError,
 )
+from toolreplay.jsonpath import JsonPath
 from toolreplay.portable import JsonValue, canonical_json, copy_value, ensure_portable, fingerprint
-from toolreplay.redaction.paths import JsonPath
 from toolreplay.redaction.policy import (
     METADATA_KEY,
     EffectRedaction,

@@ -48,6 +48,7 @@ from toolreplay import (
     terminal_safe_text,
 )
 from toolreplay.files import source_conflict, write_atomically
+from toolreplay.protocol import prepare_reading
 from toolreplay.redaction.files import scan_file
 from toolreplay.runners import RUNNER_PATTERN
 from toolreplay_tui.commands import BindingCommands
@@ -279,6 +280,9 @@ class ToolReplayApp(App[None]):
             python=python, cwd=self.cwd, env=env, timeout=run_timeout, warm=self.warm
         )
         self.blink_cursors = blink_cursors
+        # The models a run's JSON document is read with (pydantic), imported before the
+        # app runs: imported as the first run ends, they stalled the interface.
+        prepare_reading()
         self.pending = PendingPatches()
         self.rows: OperationRows | None = None
         self.effect_width = 6

@@ -3,7 +3,7 @@
 A profile's `recipes` (a `RecipeResolver`, `toolreplay.runtime.recipes`) builds the
 output a fork serves for a patch's recipe; `register_profile` registers it for the
 profile's namespace. What is the same for every HTTP API lives here: an edit is a
-mapping of JSON paths (RFC 0007 §2.1's grammar) to values, made into a recipe by
+mapping of JSON paths (`toolreplay.jsonpath`) to values, made into a recipe by
 `edit_recipe`, checked by `edit_problem`, and applied by `apply_edits`; it changes a
 recorded answer, never a recorded failure (`replaced_output`); and a reply takes the
 shape of the recorded answer of the same endpoint nearest the call (`nearest_recorded`).
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from toolreplay.errors import PatchError, RedactionRuleError
+from toolreplay.errors import PatchError
+from toolreplay.jsonpath import parse_path
 from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
-from toolreplay.redaction.paths import parse_path
 from toolreplay.runtime.recipes import RecipeCall
 from toolreplay.trace.model import Operation, Returned
 
@@ -83,8 +83,8 @@ def edit_problem(spec: JsonValue) -> str | None:
         return f"an edit maps JSON paths to values, got {preview(spec)}"
     for path in spec:
         try:
-            parse_path(path, what="edit path")
-        except RedactionRuleError as error:
+            parse_path(path, what="edit path", error=PatchError)
+        except PatchError as error:
             return str(error)
     return None
 
@@ -97,10 +97,7 @@ def apply_edits(value: JsonValue, edits: Mapping[str, JsonValue], where: str) ->
     message ends with `where` (what the paths run through, with examples).
     """
     for text, new in edits.items():
-        try:
-            path = parse_path(text, what="edit path")
-        except RedactionRuleError as error:
-            raise PatchError(str(error)) from None
+        path = parse_path(text, what="edit path", error=PatchError)
         hits = 0
 
         def put(_old: JsonValue, new: JsonValue = new) -> JsonValue:
