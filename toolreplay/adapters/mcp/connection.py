@@ -29,7 +29,6 @@ import itertools
 import math
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self, cast
 
@@ -38,12 +37,12 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from toolreplay.adapters.mcp.failures import RecordedFailure, explain_tool_miss
 from toolreplay.adapters.mcp.messages import (
     EFFECT_NAMESPACE,
     effect_name,
     error_message,
     incoming,
-    listed_tools,
     negotiated_version,
     notification_message,
     renumbered,
@@ -52,14 +51,22 @@ from toolreplay.adapters.mcp.messages import (
     server_request_message,
     validate_result,
 )
+from toolreplay.adapters.mcp.pending import (
+    Awaited,
+    Recording,
+    Waiting,
+    message_value,
+    messages_of,
+    portable_or_none,
+    progress_token,
+)
 from toolreplay.errors import (
     ReplayMiss,
     SessionError,
     ToolReplayError,
     UnsupportedResponseError,
 )
-from toolreplay.portable import JsonValue, ensure_portable, preview
-from toolreplay.runtime.failures import register_failure_codec
+from toolreplay.portable import JsonValue, preview
 from toolreplay.runtime.network import allowing_network
 from toolreplay.runtime.session import (
     PendingCall,
@@ -68,163 +75,12 @@ from toolreplay.runtime.session import (
     offline_guard,
     session_var,
 )
-from toolreplay.trace.model import Returned
 
 __all__ = ["InstrumentedTransport", "RecordedFailure"]
 
-_ERROR = "mcp.JSONRPCError"
-_CLOSED = "mcp.ConnectionClosed"
-_UNANSWERED = "mcp.Unanswered"
-_ENVELOPE = "mcp.failure"
-_VERSION = 1
 _INTERNAL_ERROR = -32603
 _LIVE_CLOSE_SECONDS = 10
 _HANDSHAKES = ("initialize", "server/discover")
-
-
-class RecordedFailure(Exception):
-    """A request that got no result: a JSON-RPC error, a connection that closed, or none.
-
-    `kind` is `error` (the server answered with a JSON-RPC error: `code`,
-    `message`, `data`), `closed` (the connection closed while it was in flight)
-    or `unanswered` (the client gave up on it: a timeout, a cancellation).
-    `messages` are the notifications and server requests that came for it first.
-    Replay turns it back into what the client saw on the wire; applications
-    see the SDK's own exception (`MCPError`), never this one.
-    """
-
-    def __init__(
-        self,
-        kind: str,
-        *,
-        code: int = 0,
-        message: str = "",
-        data: JsonValue = None,
-        messages: list[JsonValue] | None = None,
-    ) -> None:
-        shown = {
-            "error": f"JSON-RPC error {code}: {message}",
-            "closed": "the connection closed while the request was in flight",
-            "unanswered": "the client stopped waiting for an answer",
-        }.get(kind, kind)
-        super().__init__(shown)
-        self.kind = kind
-        self.code = code
-        self.message = message
-        self.data = data
-        self.messages: list[JsonValue] = messages or []
-
-
-class _FailureCodec:
-    """Records `RecordedFailure` and the SDK's own `MCPError` (a `replace_error` patch)."""
-
-    def error_type(self, error: Exception) -> str | None:
-        if isinstance(error, RecordedFailure):
-            return {"error": _ERROR, "closed": _CLOSED}.get(error.kind, _UNANSWERED)
-        if _is_sdk_error(error):
-            return _ERROR
-        return None
-
-    def capture(self, error: Exception) -> JsonValue:
-        if isinstance(error, RecordedFailure):
-            envelope: dict[str, JsonValue] = {"envelope": _ENVELOPE, "version": _VERSION}
-            if error.kind == "error":
-                envelope.update({"code": error.code, "message": error.message, "data": error.data})
-            envelope["messages"] = error.messages
-            return envelope
-        sdk_error: Any = error
-        data = ensure_portable(sdk_error.error.data, what="the MCPError's data")
-        return {
-            "envelope": _ENVELOPE,
-            "version": _VERSION,
-            "code": sdk_error.error.code,
-            "message": sdk_error.error.message,
-            "data": data,
-            "messages": [],
-        }
-
-    def rebuild(self, error_type: str, envelope: JsonValue) -> Exception:
-        if (
-            not isinstance(envelope, dict)
-            or envelope.get("envelope") != _ENVELOPE
-            or envelope.get("version") != _VERSION
-            or not isinstance(envelope.get("messages", []), list)
-        ):
-            raise UnsupportedResponseError(
-                f"{error_type}: the recorded failure is not an {_ENVELOPE} envelope of version "
-                f"{_VERSION}; restore it, or re-record the call"
-            )
-        messages = cast(list[JsonValue], envelope.get("messages", []))
-        if error_type == _ERROR:
-            code, message = envelope.get("code"), envelope.get("message")
-            if type(code) is not int or not isinstance(message, str):
-                raise UnsupportedResponseError(
-                    f"{error_type}: the recorded JSON-RPC error needs an int code and a string "
-                    f"message, not {preview(envelope, 80)}; restore it, or re-record the call"
-                )
-            return RecordedFailure(
-                "error", code=code, message=message, data=envelope.get("data"), messages=messages
-            )
-        return RecordedFailure(
-            "closed" if error_type == _CLOSED else "unanswered", messages=messages
-        )
-
-
-def _is_sdk_error(error: Exception) -> bool:
-    from mcp.shared import exceptions
-
-    sdk_class = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError", None)
-    return sdk_class is not None and isinstance(error, sdk_class)
-
-
-register_failure_codec(_FailureCodec(), (_ERROR, _CLOSED, _UNANSWERED))
-
-
-@dataclass(slots=True, eq=False)
-class _Recording:
-    """A request in flight that is being recorded: its answer completes `call`."""
-
-    progress_token: object
-    call: PendingCall
-    session: RecordSession
-    messages: list[JsonValue] = field(default_factory=list[JsonValue])
-
-
-@dataclass(slots=True, eq=False)
-class _Awaited:
-    """A request a fork sent live (or the live handshake): its answer goes to the writer."""
-
-    progress_token: object
-    messages: list[JsonValue] = field(default_factory=list[JsonValue])
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    result: dict[str, Any] | None = None
-    failure: RecordedFailure | None = None
-
-    async def outcome(self) -> dict[str, Any]:
-        """The result once the answer came; its failure is raised."""
-        await self.answered.wait()
-        if self.failure is not None:
-            raise self.failure
-        assert self.result is not None
-        return self.result
-
-
-_Waiting = _Recording | _Awaited
-
-
-def _message_value(kind: str, method: str, params: dict[str, Any] | None) -> JsonValue:
-    value: dict[str, JsonValue] = {kind: method}
-    if params is not None:
-        value["params"] = cast(JsonValue, params)
-    return value
-
-
-def _progress_token(params: object) -> object:
-    if isinstance(params, dict):
-        meta = cast(dict[str, Any], params).get("_meta")
-        if isinstance(meta, dict):
-            return cast(dict[str, Any], meta).get("progressToken")
-    return None
 
 
 class InstrumentedTransport:
@@ -250,7 +106,7 @@ class InstrumentedTransport:
         self._upstream: Any = None  # the original transport's write stream, once entered
         self._replayed = False
         self._entered = False
-        self._waiting: dict[object, _Waiting] = {}
+        self._waiting: dict[object, Waiting] = {}
         # The client's first handshake request, repeated on a fork's live connection.
         self._handshake: SessionMessage | None = None
         self._protocol: str | None = None  # the replayed connection's protocol version
@@ -341,7 +197,7 @@ class InstrumentedTransport:
             return
         if message.kind == "notification" and message.method == "notifications/cancelled":
             cancelled = (message.params or {}).get("requestId")
-            if isinstance(self._waiting.get(cancelled), _Recording):
+            if isinstance(self._waiting.get(cancelled), Recording):
                 self._end(cancelled, RecordedFailure("unanswered"))
         if self._replayed:
             if (
@@ -393,7 +249,7 @@ class InstrumentedTransport:
                 "open the connection inside the record block"
             )
         call = session.begin(EFFECT_NAMESPACE, name, inputs, owned=True)
-        self._waiting[request_id] = _Recording(_progress_token(params), call, session)
+        self._waiting[request_id] = Recording(progress_token(params), call, session)
 
         def end_unanswered() -> None:
             self._end(request_id, RecordedFailure("unanswered"))
@@ -424,7 +280,7 @@ class InstrumentedTransport:
         try:
             answer = session.answer(EFFECT_NAMESPACE, name, inputs, read_only=True)
         except ReplayMiss as miss:
-            _explain_miss(session, miss, self.server, method, inputs)
+            explain_tool_miss(session, miss, self.server, method, inputs)
             raise
         except RecordedFailure as failure:
             self._deliver_failure(request_id, failure, params)
@@ -476,7 +332,7 @@ class InstrumentedTransport:
             raise UnsupportedResponseError(
                 f"{operation}: $.output.messages must be a list of notifications; restore it"
             )
-        token = _progress_token(params)
+        token = progress_token(params)
         for index, entry in enumerate(messages):
             if not isinstance(entry, dict) or not (
                 isinstance(entry.get("notification"), str) or isinstance(entry.get("request"), str)
@@ -527,7 +383,7 @@ class InstrumentedTransport:
         except BaseException:
             session.abort(call)
             raise
-        waiting = _Awaited(_progress_token(params))
+        waiting = Awaited(progress_token(params))
         self._waiting[request_id] = waiting
         try:
             with session.running_live(call) as running:
@@ -537,7 +393,7 @@ class InstrumentedTransport:
                     result = await waiting.outcome()
                 finally:
                     self._waiting.pop(request_id, None)
-                running.result = {"result": result, **_messages_of(waiting)}
+                running.result = {"result": result, **messages_of(waiting)}
         except RecordedFailure as failure:
             return failure
         return cast(JsonValue, running.result)
@@ -580,7 +436,7 @@ class InstrumentedTransport:
         if self._handshake is None:
             return
         handshake_id = "toolreplay-live-handshake"  # the client's own id was answered already
-        waiting = _Awaited(None)
+        waiting = Awaited(None)
         self._waiting[handshake_id] = waiting
         # Some transports (the SDK's streamable HTTP) send in the sender's context.
         with allowing_network():
@@ -627,7 +483,7 @@ class InstrumentedTransport:
                     "error",
                     code=int(error.get("code", 0)),
                     message=str(error.get("message", "")),
-                    data=_portable_or_none(error.get("data")),
+                    data=portable_or_none(error.get("data")),
                     messages=list(waiting.messages),
                 ),
                 item,
@@ -637,12 +493,12 @@ class InstrumentedTransport:
             owner = self._owner(message.params)
             if owner is not None:
                 kind = "notification" if message.kind == "notification" else "request"
-                owner.messages.append(_message_value(kind, message.method, message.params))
-                if isinstance(owner, _Awaited) and message.kind == "notification":
+                owner.messages.append(message_value(kind, message.method, message.params))
+                if isinstance(owner, Awaited) and message.kind == "notification":
                     return False  # a live call's notifications are served with its answer
         return True
 
-    def _owner(self, params: dict[str, Any] | None) -> _Waiting | None:
+    def _owner(self, params: dict[str, Any] | None) -> Waiting | None:
         """The request a notification belongs to: by its progress token, else the oldest."""
         token = (params or {}).get("progressToken")
         if token is not None:
@@ -661,7 +517,7 @@ class InstrumentedTransport:
         waiting = self._waiting.pop(request_id, None)
         if waiting is None:
             return True
-        if isinstance(waiting, _Awaited):  # a fork's live request, or the live handshake
+        if isinstance(waiting, Awaited):  # a fork's live request, or the live handshake
             if isinstance(outcome, RecordedFailure):
                 waiting.failure = outcome
             else:
@@ -675,7 +531,7 @@ class InstrumentedTransport:
                 outcome.messages = list(waiting.messages)
                 session.fail(call, outcome)
             else:
-                output: JsonValue = {"result": cast(JsonValue, outcome), **_messages_of(waiting)}
+                output: JsonValue = {"result": cast(JsonValue, outcome), **messages_of(waiting)}
                 session.complete(call, output)
         except ToolReplayError as refused:
             # Refused (a secret in the answer): the session fails on exit, and the caller
@@ -689,58 +545,13 @@ class InstrumentedTransport:
             waiting = self._waiting.get(request_id)
             if waiting is None:
                 continue
-            if isinstance(waiting, _Awaited):
+            if isinstance(waiting, Awaited):
                 waiting.failure = RecordedFailure(kind, messages=list(waiting.messages))
                 self._waiting.pop(request_id, None)
                 waiting.answered.set()
                 continue
             with contextlib.suppress(ToolReplayError):
                 self._end(request_id, RecordedFailure(kind))
-
-
-def _messages_of(waiting: _Waiting) -> dict[str, JsonValue]:
-    return {"messages": list(waiting.messages)} if waiting.messages else {}
-
-
-def _portable_or_none(value: object) -> JsonValue:
-    try:
-        return ensure_portable(value)
-    except ToolReplayError:
-        return None
-
-
-def _explain_miss(
-    session: ReplaySession,
-    miss: ReplayMiss,
-    server: str,
-    method: str,
-    inputs: dict[str, JsonValue],
-) -> None:
-    """Say which tool a missed `tools/call` asked for, and which tools the recording lists."""
-    if method != "tools/call":
-        return
-    tool = inputs.get("name")
-    listed: list[str] = []
-    for operation in session.trace.operations_of(
-        EFFECT_NAMESPACE, effect_name(server, "tools/list")
-    ):
-        if isinstance(operation.outcome, Returned):
-            for name in listed_tools(operation.outcome.value):
-                if name not in listed:
-                    listed.append(name)
-    recorded = ", ".join(listed) if listed else "none (no tools/list was recorded)"
-    known = tool in listed
-    miss.add_note(
-        f"MCP server {server!r}: the application called the tool {preview(tool)}"
-        + (
-            ", which the recorded tool list has, with other arguments"
-            if known
-            else ", which is not in the tool list recorded from the server"
-        )
-        + f". Recorded tools: {recorded}. If the server's tools changed since the recording, "
-        "record again; a fork can answer the call with supply_output(..., "
-        "value=tool_result(...)) or send it live with live=['mcp.*']."
-    )
 
 
 class _WriteStream:

@@ -30,15 +30,11 @@ from toolreplay.adapters.capture.recipes import (
     nearest_recorded,
     replaced_output,
 )
+from toolreplay.adapters.openai.chat_stream import chat_chunks
+from toolreplay.adapters.openai.events import JsonObject
 from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
-from toolreplay.adapters.openai.streams import (
-    JsonObject,
-    chat_chunks,
-    edited_output,
-    final_response,
-    response_kind,
-    responses_events,
-)
+from toolreplay.adapters.openai.responses_stream import responses_events
+from toolreplay.adapters.openai.streams import edited_output, final_response, response_kind
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
