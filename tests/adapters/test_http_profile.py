@@ -421,17 +421,51 @@ def test_a_client_is_instrumented_once() -> None:
         instrument(object(), name="a")
 
 
-def test_the_capture_core_and_the_http_profile_need_no_openai_sdk() -> None:
-    code = (
-        "import sys; sys.modules['openai'] = None\n"
-        "import toolreplay.adapters.http, toolreplay.adapters.capture\n"
-        "assert 'toolreplay.adapters.openai' not in sys.modules\n"
-        "print('ok')\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
-    )
-    assert result.stdout == "ok\n", result.stderr
+# Run in a child process, with `import openai` made to fail ("blocked") or with the SDK
+# installed and importable ("installed", so that even an optional import would show): the
+# core and this profile record and replay a request there, and no module of the openai SDK
+# or of the OpenAI adapter is loaded.
+_WITHOUT_OPENAI = """
+import sys
+if sys.argv[3] == "blocked":
+    sys.modules["openai"] = None  # `import openai` now raises ImportError
+import {library}
+import toolreplay
+from toolreplay.adapters.http import instrument
+import toolreplay.adapters.capture
+
+url, trace = sys.argv[1], sys.argv[2]
+with toolreplay.record(trace):
+    with instrument({library}.Client(base_url=url), name="issues") as client:
+        recorded = client.get("/repos/octo/hello/issues/12").json()
+with toolreplay.replay(trace):
+    with instrument({library}.Client(base_url="http://127.0.0.1:9/v1"), name="issues") as client:
+        assert client.get("/repos/octo/hello/issues/12").json() == recorded
+loaded = sorted(
+    name for name in sys.modules
+    if name.split(".")[0] == "openai" and sys.modules[name] is not None
+    or name.startswith("toolreplay.adapters.openai")
+)
+print(loaded[:5])  # the first few are enough to say what went wrong
+"""
+
+
+@pytest.mark.parametrize("openai", ["blocked", "installed"])
+def test_the_capture_core_and_the_http_profile_need_no_openai_sdk(
+    openai: str, tmp_path: Path
+) -> None:
+    library = LIBRARIES[0]
+    code = _WITHOUT_OPENAI.format(library=library.__name__)
+    with served(IssuesAPI(library)) as url:
+        result = subprocess.run(
+            [sys.executable, "-c", code, url, str(tmp_path / "no-openai.trp"), openai],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[]\n", result.stdout
 
 
 @pytest.mark.parametrize("library", LIBRARIES, ids=[lib.__name__ for lib in LIBRARIES])
