@@ -32,6 +32,7 @@ __all__ = [
     "AdapterError",
     "AlignmentRow",
     "AmbiguousReplayMatch",
+    "AnthropicAdapterDependencyError",
     "ApplicationExecutionError",
     "AttemptedCall",
     "BehavioralRegressionError",
@@ -214,6 +215,7 @@ __getattr__, __dir__ = lazy_exports(
         "toolreplay.errors": (
             "AdapterError",
             "AmbiguousReplayMatch",
+            "AnthropicAdapterDependencyError",
             "ApplicationExecutionError",
             "BehavioralRegressionError",
             "CaptureConfigError",
@@ -394,6 +396,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from toolreplay.errors import (
         AdapterError,
         AmbiguousReplayMatch,
+        AnthropicAdapterDependencyError,
         ApplicationExecutionError,
         BehavioralRegressionError,
         CaptureConfigError,

@@ -21,6 +21,7 @@ __all__ = [
     "AdapterError",
     "AdapterOptionError",
     "AmbiguousReplayMatch",
+    "AnthropicAdapterDependencyError",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
     "CaptureConfigError",
@@ -502,6 +503,10 @@ class AdapterError(ToolReplayError):
 
 class OpenAIAdapterDependencyError(AdapterError, ImportError):
     """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
+
+
+class AnthropicAdapterDependencyError(AdapterError, ImportError):
+    """The Anthropic adapter needs an `anthropic` SDK version in its range, and it is missing."""
 
 
 class MCPAdapterDependencyError(AdapterError, ImportError):
