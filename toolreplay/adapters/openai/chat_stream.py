@@ -8,16 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from toolreplay.adapters.openai.events import (
+from toolreplay.adapters.capture.streamed import (
     JsonObject,
     as_object,
-    copied,
-    event_data,
     objects,
     redistribute,
-    refuse_edit,
     text_pieces,
 )
+from toolreplay.adapters.openai.events import copied, event_data, refuse_edit
 from toolreplay.portable import JsonValue, copy_value, preview
 
 __all__ = ["CHUNK_OBJECT", "accumulate_chat", "chat_chunks", "edit_chat_stream"]

@@ -14,9 +14,10 @@ from typing import Any, TypeVar, cast, overload
 
 import openai
 
-from toolreplay.adapters.capture import capturing_client, replayed_operation
+from toolreplay.adapters.capture import replayed_operation
+from toolreplay.adapters.capture.sdk_clients import capture, copy_instrumented, surfaced
 from toolreplay.adapters.openai.profile import OPENAI
-from toolreplay.errors import ToolReplayError, UnsupportedRequestError, UnsupportedResponseError
+from toolreplay.errors import UnsupportedRequestError
 from toolreplay.runtime.session import offline_guard, session_var
 
 __all__ = [
@@ -32,27 +33,25 @@ _Client = TypeVar("_Client", bound="openai.OpenAI | openai.AsyncOpenAI")
 
 def _capture(client: openai.OpenAI | openai.AsyncOpenAI, original_http: Any) -> None:
     """Give `client` an HTTP client that captures, sending through `original_http`'s
-    transports (`capturing_client`), and remember the original for copies."""
-    sdk_client: Any = client  # its private `_client` is what is replaced
-    sdk_client._client = capturing_client(
-        original_http,
-        asynchronous=isinstance(client, openai.AsyncOpenAI),
-        base_path=str(client.base_url.path),
-        profile=OPENAI,
+    transports, and remember the original for copies."""
+    capture(
+        client, original_http, asynchronous=isinstance(client, openai.AsyncOpenAI), profile=OPENAI
     )
-    sdk_client._toolreplay_http = original_http
+
+
+def _copying(client: Any, copying: bool) -> None:
+    client._toolreplay_copying = copying  # the SDK's copy reads websocket_base_url
 
 
 def _copy(instrumented: Any, base: Any, kwargs: dict[str, Any]) -> Any:
-    http_client = kwargs.pop("http_client", None) or instrumented._toolreplay_http
-    instrumented._toolreplay_copying = True  # the SDK's copy reads websocket_base_url
-    try:
-        twin = base.copy(instrumented, http_client=http_client, **kwargs)
-    finally:
-        instrumented._toolreplay_copying = False
-    _capture(twin, http_client)
-    twin.original_client = instrumented.original_client
-    return twin
+    return copy_instrumented(
+        instrumented,
+        base,
+        kwargs,
+        asynchronous=issubclass(base, openai.AsyncOpenAI),
+        profile=OPENAI,
+        before=_copying,
+    )
 
 
 def _refuse_websocket() -> None:
@@ -67,27 +66,14 @@ def _refuse_websocket() -> None:
 
 
 def _surfaced(error: Exception) -> Exception | None:
-    """What a request's exception should surface as, if not itself.
-
-    openai 2.x wraps any exception from the transport as `APIConnectionError`: a
-    Tool Replay refusal or miss surfaces as itself instead. An exception from
-    parsing a replayed response (an edited body the SDK cannot read) surfaces as
-    `UnsupportedResponseError` naming the recorded operation.
-    """
-    if isinstance(error, openai.APIConnectionError) and isinstance(
-        error.__cause__, ToolReplayError
-    ):
-        return error.__cause__
-    operation = replayed_operation.get()
-    if operation is None or isinstance(error, openai.OpenAIError | ToolReplayError):
-        return None
-    unparsed = UnsupportedResponseError(
-        f"{operation}: openai {openai.__version__} cannot parse the recorded response "
-        f"({type(error).__name__}: {error}). The trace was edited, or the body is not what "
-        "this endpoint returns; restore the recorded body, or re-record the call"
+    """What a request's exception should surface as, if not itself (`surfaced`): openai
+    2.x wraps any exception from the transport as `APIConnectionError`."""
+    return surfaced(
+        error,
+        connection_error=openai.APIConnectionError,
+        sdk_error=openai.OpenAIError,
+        sdk=f"openai {openai.__version__}",
     )
-    unparsed.__cause__ = error
-    return unparsed
 
 
 def _websocket_base_url() -> Any:
@@ -128,10 +114,10 @@ class InstrumentedOpenAI(openai.OpenAI):
         try:
             return cast(Any, super()).request(*args, **kwargs)
         except Exception as error:
-            surfaced = _surfaced(error)
-            if surfaced is None:
+            found = _surfaced(error)
+            if found is None:
                 raise
-            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+            raise found from error.__cause__ if found is error.__cause__ else error
         finally:
             replayed_operation.reset(token)
 
@@ -154,10 +140,10 @@ class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
         try:
             return await cast(Any, super()).request(*args, **kwargs)
         except Exception as error:
-            surfaced = _surfaced(error)
-            if surfaced is None:
+            found = _surfaced(error)
+            if found is None:
                 raise
-            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+            raise found from error.__cause__ if found is error.__cause__ else error
         finally:
             replayed_operation.reset(token)
 

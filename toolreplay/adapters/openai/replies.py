@@ -30,8 +30,8 @@ from toolreplay.adapters.capture.recipes import (
     nearest_recorded,
     replaced_output,
 )
+from toolreplay.adapters.capture.streamed import JsonObject
 from toolreplay.adapters.openai.chat_stream import chat_chunks
-from toolreplay.adapters.openai.events import JsonObject
 from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.openai.responses_stream import responses_events
 from toolreplay.adapters.openai.streams import edited_output, final_response, response_kind

@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from toolreplay.adapters.openai.events import (
+from toolreplay.adapters.capture.streamed import (
     JsonObject,
     as_object,
-    event_data,
     objects,
     redistribute,
-    refuse_edit,
     text_pieces,
 )
+from toolreplay.adapters.openai.events import event_data, refuse_edit
 from toolreplay.portable import JsonValue, copy_value
 
 __all__ = ["TERMINAL_EVENTS", "edit_responses_stream", "responses_events", "terminal_index"]

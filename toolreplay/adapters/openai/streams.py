@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from typing import Literal, cast
 
 from toolreplay.adapters.capture.recipes import apply_edits as core_apply_edits
+from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
 from toolreplay.adapters.openai.chat_stream import CHUNK_OBJECT, accumulate_chat, edit_chat_stream
-from toolreplay.adapters.openai.events import JsonObject, as_object, event_data, objects
+from toolreplay.adapters.openai.events import event_data
 from toolreplay.adapters.openai.responses_stream import edit_responses_stream, terminal_index
 from toolreplay.errors import PatchError
 from toolreplay.portable import JsonValue, copy_value, preview
