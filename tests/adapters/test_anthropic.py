@@ -445,3 +445,43 @@ def test_a_missing_sdk_is_named_with_its_supported_range() -> None:
     )
     assert result.stdout.startswith("AnthropicAdapterDependencyError"), result.stderr
     assert ">=2.10.0,<3" in result.stdout
+
+
+def test_show_and_find_read_claude_turns_without_the_sdk(tmp_path: Path) -> None:
+    path = tmp_path / "turns.trp"
+    with served(LocalAnthropic()) as url, toolreplay.record(path):
+        client = client_for("sync", url)
+        first = client.messages.create(
+            model=MODEL, max_tokens=2048, messages=ASK, tools=TOOLS, thinking=THINKING
+        )
+        client.messages.create(
+            model=MODEL,
+            max_tokens=512,
+            messages=_answered(first.content[-1].to_dict()),
+            tools=TOOLS,
+        )
+        _stream_app(client)
+        client.messages.count_tokens(model=MODEL, messages=ASK)
+    # The command line reads the trace where the SDK cannot be imported.
+    blocked = "import sys; sys.modules['anthropic'] = None\nfrom toolreplay.cli import main\n"
+
+    def command(*arguments: str) -> str:
+        code = blocked + f"raise SystemExit(main({list(arguments)!r}))"
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    rows = [row for row in command("show", str(path)).splitlines() if "anthropic." in row]
+    assert len(rows) == 4
+    # Asked, then answered: the text and the tool use (the thinking block left out).
+    assert "user: Refund order 8812, it was lost." in rows[0]
+    assert 'Let me check that order., issue_refund({"order_id": 8812' in rows[0]
+    assert "tool issue_refund: refunded" in rows[1]
+    assert "Order 8812 was refunded in full." in rows[1]
+    # The stream, read back from its events.
+    assert 'Let me check that order., issue_refund({"order_id": 8812' in rows[2]
+    assert "anthropic.messages.count_tokens" in rows[3]
+    found = command("find", str(tmp_path), "--effect", "anthropic.messages.create")
+    assert "turns.trp" in found
