@@ -485,3 +485,81 @@ def test_show_and_find_read_claude_turns_without_the_sdk(tmp_path: Path) -> None
     assert "anthropic.messages.count_tokens" in rows[3]
     found = command("find", str(tmp_path), "--effect", "anthropic.messages.create")
     assert "turns.trp" in found
+
+
+CANARIES = {
+    "header": "CANARY-anthropic-header-81c2",
+    "cookie": "CANARY-anthropic-cookie-5e07",
+    "query": "CANARY-anthropic-query-2b9f",
+}
+
+
+def canary_app(base_url: str) -> str:
+    """A Claude call carrying a credential in every place a client can put one: the key,
+    an `Authorization` and an `anthropic-*` credential header of its own, a cookie, and a
+    query parameter named like a key. Also the promoted case's runner (`case_runner`)."""
+    client = client_for(
+        "sync",
+        base_url,
+        default_headers={
+            "anthropic-admin-api-key": CANARIES["header"],
+            "cookie": f"session={CANARIES['cookie']}",
+        },
+        default_query={"api_key": CANARIES["query"]},
+    )
+    message = client.messages.create(model=MODEL, max_tokens=64, messages=ASK)
+    return message.content[0].text
+
+
+def case_runner() -> str:
+    """The promoted case's runner: the call, against an address nothing listens on."""
+    return canary_app("http://127.0.0.1:9")
+
+
+def test_no_credential_reaches_a_trace_a_branch_a_case_or_the_output(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = tmp_path / "canaries.trp"
+    api = LocalAnthropic()
+    with served(api) as url, toolreplay.record(path):
+        answer = canary_app(url)
+    sent = b"".join(
+        b"".join(name + b": " + value for name, value in request.headers.raw)
+        + str(request.url).encode()
+        for request in api.requests
+    )
+    for secret in (API_KEY, *CANARIES.values()):  # each was really sent
+        assert secret.encode() in sent, secret
+
+    branch = tmp_path / "branch.trp"
+    with toolreplay.fork(
+        path,
+        branch,
+        patches=[toolreplay.replace_output(at=0, value=edit({"$.content[0].text": "Held."}))],
+    ):
+        assert case_runner() == "Held."
+    case = toolreplay.promote(
+        path,
+        tmp_path / "cases" / "claude",
+        name="claude",
+        runner="tests.adapters.test_anthropic:case_runner",
+        expected=answer,
+    )
+    toolreplay.verify_case(case.directory)
+    for arguments in (["show", str(path), "--format", "json"], ["show", str(branch)]):
+        shown = subprocess.run(
+            [sys.executable, "-m", "toolreplay", *arguments],
+            capture_output=True,
+            cwd=ROOT,
+            check=True,
+        )
+        sys.stdout.buffer.write(shown.stdout)
+        sys.stderr.buffer.write(shown.stderr)
+    captured = capfdbinary.readouterr()
+    written = {"stdout": captured.out, "stderr": captured.err}
+    written.update({str(p): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()})
+    assert len(written) >= 5
+    for where, content in written.items():
+        for secret in (API_KEY, *CANARIES.values()):
+            assert secret.encode() not in content, (where, secret)
+    assert b"anthropic-admin-api-key" not in path.read_bytes()
