@@ -1,7 +1,7 @@
 """The Anthropic adapter: `toolreplay.adapters.anthropic.instrument(client)` (RFC 0006 Part IV).
 
 Real `Anthropic` and `AsyncAnthropic` clients against a local fake of the API served
-over loopback (`anthropic_api.LocalAnthropic`): Messages with tool use and extended
+over loopback (`examples/local_anthropic`): Messages with tool use and extended
 thinking, `messages.stream` with its named events, a raw event stream, token counting,
 message batches and their JSON-lines results, models, a beta resource, errors of every
 status, a retry. Replay points the clients at a server that counts connections, with the
@@ -20,7 +20,7 @@ import anthropic
 import pytest
 
 import toolreplay
-from tests.adapters.anthropic_api import (
+from examples.local_anthropic import (
     API_KEY,
     BATCH_ID,
     DATED_MODEL,

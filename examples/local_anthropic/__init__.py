@@ -1,7 +1,8 @@
-"""A local fake of the Anthropic API, served over loopback with `served` for real SDK
-clients: Messages (JSON and streamed, with text, tool use and extended thinking),
-token counting, message batches (create, retrieve, list, cancel, results as JSON
-lines), models, and an error of any status on request.
+"""A local stand-in for the Anthropic API, for real SDK clients: the handler of an
+`httpx2.MockTransport` (the examples), or served over loopback by
+`tests/adapters/http_api.served` (the tests). Messages (JSON and streamed, with text,
+tool use and extended thinking), token counting, message batches (create, retrieve,
+list, cancel, results as JSON lines), models, and an error of any status on request.
 
 It answers as the API does (named server-sent events for a stream, `request-id` and
 `anthropic-ratelimit-*` headers, an `anthropic-organization-id` that must not be
