@@ -56,8 +56,8 @@ from examples.local_openai import (
     response_body,
     response_events,
 )
+from toolreplay.adapters.capture.transport import _Capture  # pyright: ignore[reportPrivateUsage]
 from toolreplay.adapters.openai import instrument
-from toolreplay.adapters.openai.transport import _Capture  # pyright: ignore[reportPrivateUsage]
 from toolreplay.runtime.recording import RecordSession
 
 __all__ = ["main"]

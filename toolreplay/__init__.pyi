@@ -37,6 +37,7 @@ from toolreplay.comparison import (
 from toolreplay.errors import (
     AdapterError as AdapterError,
     AmbiguousReplayMatch as AmbiguousReplayMatch,
+    AnthropicAdapterDependencyError as AnthropicAdapterDependencyError,
     ApplicationExecutionError as ApplicationExecutionError,
     BehavioralRegressionError as BehavioralRegressionError,
     CaptureConfigError as CaptureConfigError,

@@ -21,7 +21,9 @@ from typing import Protocol
 
 __all__ = [
     "AdapterError",
+    "AdapterOptionError",
     "AmbiguousReplayMatch",
+    "AnthropicAdapterDependencyError",
     "ApplicationExecutionError",
     "BehavioralRegressionError",
     "CaptureConfigError",
@@ -594,11 +596,19 @@ class OpenAIAdapterDependencyError(AdapterError, ImportError):
     """The OpenAI adapter needs an SDK version in its supported range, and it is missing."""
 
 
+class AnthropicAdapterDependencyError(AdapterError, ImportError):
+    """The Anthropic adapter needs an `anthropic` SDK version in its range, and it is missing."""
+
+
 class MCPAdapterDependencyError(AdapterError, ImportError):
     """The MCP adapter needs an `mcp` SDK (or an agent framework) version it supports.
 
     Raised when `mcp` is missing or outside its range, and when an agent framework's
     release lacks what `instrument` relies on (the message names both versions)."""
+
+
+class AdapterOptionError(AdapterError, ValueError):
+    """An adapter's `instrument(...)` was given an option it cannot use (a name, a route)."""
 
 
 class UnsupportedRequestError(AdapterError, ValueError):

@@ -127,6 +127,7 @@ at), or None for a call it does not summarize. It must not raise on any portable
 value: traces are untrusted input."""
 
 _BUILT_IN = {
+    "anthropic": "toolreplay.adapters.anthropic_summary",
     "openai": "toolreplay.adapters.openai_summary",
     "mcp": "toolreplay.adapters.mcp_summary",
 }

@@ -150,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             super().handle()
 
-    do_GET = do_POST = do_DELETE = _answer
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
 
     def log_message(self, format: str, *args: Any) -> None:  # the base signature
         pass

@@ -98,7 +98,8 @@ def _output_patch(
     namespace, name = _split(effect)
     recipe: RecipeKind | None = None
     if isinstance(value, OutputRecipe):
-        if namespace and value.namespace != namespace:
+        # "*": an adapter whose namespace is each client's own name (the plain HTTP one).
+        if namespace and value.namespace not in (namespace, "*"):
             raise PatchError(
                 f"patch for {effect}: this {value.kind}(...) comes from the adapter of "
                 f"{value.namespace}.* effects and cannot answer a {namespace}.* call; give "

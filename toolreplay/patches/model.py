@@ -65,9 +65,10 @@ class OutputRecipe:
     the adapter builds the provider's full response, streamed or not, for the
     request the application makes) or `edit` (changes to the recorded output a
     `replace_output` patch replaces), `namespace` the adapter's effect namespace
-    (`openai`), and `spec` the recipe as portable JSON, which a patch file stores
-    and the patch id is computed from. The resolved output is what the branch
-    keeps. See `toolreplay.runtime.recipes` for how an adapter resolves it.
+    (`openai`; `*` for the plain HTTP adapter, whose namespace is the name each
+    instrumented client is given), and `spec` the recipe as portable JSON, which a
+    patch file stores and the patch id is computed from. The resolved output is what
+    the branch keeps. See `toolreplay.runtime.recipes` for how an adapter resolves it.
     """
 
     kind: RecipeKind

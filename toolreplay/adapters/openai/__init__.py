@@ -73,7 +73,7 @@ from toolreplay.adapters.openai.exchange import (  # noqa: E402
     effect_name,
 )
 from toolreplay.adapters.openai.prepare import prepare_replay  # noqa: E402
-from toolreplay.adapters.openai.replies import edit, reply  # noqa: E402  # registers the resolver
+from toolreplay.adapters.openai.replies import edit, reply  # noqa: E402
 from toolreplay.adapters.openai.streams import (  # noqa: E402
     edited_output,
     final_response,

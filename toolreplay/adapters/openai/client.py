@@ -2,9 +2,10 @@
 
 The copy is made by the SDK itself (`client.copy()`, so every setting, Azure's
 included, carries over) and differs from it in one thing: its HTTP client sends
-through capturing transports (`transport.py`) that wrap the original HTTP
-client's transports. The SDK builds requests and parses responses exactly as it does
-without Tool Replay; only what crosses the wire is recorded or replayed.
+through the capture core's transports (`toolreplay.adapters.capture`, with the
+OpenAI profile) that wrap the original HTTP client's transports. The SDK builds
+requests and parses responses exactly as it does without Tool Replay; only what
+crosses the wire is recorded or replayed.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from typing import Any, TypeVar, cast, overload
 
 import openai
 
-from toolreplay.adapters.openai.transport import (
-    AsyncCaptureTransport,
-    CaptureTransport,
-    http_library,
-    replayed_operation,
-)
-from toolreplay.errors import ToolReplayError, UnsupportedRequestError, UnsupportedResponseError
+from toolreplay.adapters.capture import replayed_operation
+from toolreplay.adapters.capture.sdk_clients import capture, copy_instrumented, surfaced
+from toolreplay.adapters.openai.profile import OPENAI
+from toolreplay.errors import UnsupportedRequestError
 from toolreplay.runtime.session import offline_guard, session_var
 
 __all__ = [
@@ -34,55 +32,26 @@ _Client = TypeVar("_Client", bound="openai.OpenAI | openai.AsyncOpenAI")
 
 
 def _capture(client: openai.OpenAI | openai.AsyncOpenAI, original_http: Any) -> None:
-    """Give `client` an HTTP client that captures, sending through `original_http`'s transports.
-
-    The new HTTP client is one layer, configured as `original_http` is (auth, event hooks,
-    redirects, timeout, default headers and query, the same cookie jar), whose transport
-    and mounted transports (proxies) are the original's, each wrapped in a capturing
-    transport. So a request crosses one HTTP client, as it does without Tool Replay, and
-    the original's connection pool carries it.
-    """
-    sdk_client: Any = client  # its private `_client` is what is replaced
-    library = http_library(original_http)
-    base_path = str(client.base_url.path)
-    capture: Any
-    if isinstance(client, openai.AsyncOpenAI):
-        capture, client_class = AsyncCaptureTransport, library.AsyncClient
-    else:
-        capture, client_class = CaptureTransport, library.Client
-    # The HTTP client's transport and mounts have no public accessor; both libraries keep
-    # them here. A mount of None (no proxy for those URLs) stays None.
-    mounts = {
-        pattern.pattern: None if transport is None else capture(transport, library, base_path)
-        for pattern, transport in original_http._mounts.items()
-    }
-    sdk_client._client = client_class(
-        transport=capture(original_http._transport, library, base_path),
-        mounts=mounts,
-        auth=original_http.auth,
-        event_hooks=original_http.event_hooks,
-        headers=original_http.headers,
-        params=original_http.params,
-        cookies=original_http.cookies.jar,  # shared, as the original SDK client shares it
-        timeout=original_http.timeout,
-        follow_redirects=original_http.follow_redirects,
-        max_redirects=original_http.max_redirects,
-        default_encoding=getattr(original_http, "_default_encoding", "utf-8"),
-        trust_env=False,  # the original's environment proxies are among its mounts
+    """Give `client` an HTTP client that captures, sending through `original_http`'s
+    transports, and remember the original for copies."""
+    capture(
+        client, original_http, asynchronous=isinstance(client, openai.AsyncOpenAI), profile=OPENAI
     )
-    sdk_client._toolreplay_http = original_http
+
+
+def _copying(client: Any, copying: bool) -> None:
+    client._toolreplay_copying = copying  # the SDK's copy reads websocket_base_url
 
 
 def _copy(instrumented: Any, base: Any, kwargs: dict[str, Any]) -> Any:
-    http_client = kwargs.pop("http_client", None) or instrumented._toolreplay_http
-    instrumented._toolreplay_copying = True  # the SDK's copy reads websocket_base_url
-    try:
-        twin = base.copy(instrumented, http_client=http_client, **kwargs)
-    finally:
-        instrumented._toolreplay_copying = False
-    _capture(twin, http_client)
-    twin.original_client = instrumented.original_client
-    return twin
+    return copy_instrumented(
+        instrumented,
+        base,
+        kwargs,
+        asynchronous=issubclass(base, openai.AsyncOpenAI),
+        profile=OPENAI,
+        before=_copying,
+    )
 
 
 def _refuse_websocket() -> None:
@@ -97,27 +66,14 @@ def _refuse_websocket() -> None:
 
 
 def _surfaced(error: Exception) -> Exception | None:
-    """What a request's exception should surface as, if not itself.
-
-    openai 2.x wraps any exception from the transport as `APIConnectionError`: a
-    Tool Replay refusal or miss surfaces as itself instead. An exception from
-    parsing a replayed response (an edited body the SDK cannot read) surfaces as
-    `UnsupportedResponseError` naming the recorded operation.
-    """
-    if isinstance(error, openai.APIConnectionError) and isinstance(
-        error.__cause__, ToolReplayError
-    ):
-        return error.__cause__
-    operation = replayed_operation.get()
-    if operation is None or isinstance(error, openai.OpenAIError | ToolReplayError):
-        return None
-    unparsed = UnsupportedResponseError(
-        f"{operation}: openai {openai.__version__} cannot parse the recorded response "
-        f"({type(error).__name__}: {error}). The trace was edited, or the body is not what "
-        "this endpoint returns; restore the recorded body, or re-record the call"
+    """What a request's exception should surface as, if not itself (`surfaced`): openai
+    2.x wraps any exception from the transport as `APIConnectionError`."""
+    return surfaced(
+        error,
+        connection_error=openai.APIConnectionError,
+        sdk_error=openai.OpenAIError,
+        sdk=f"openai {openai.__version__}",
     )
-    unparsed.__cause__ = error
-    return unparsed
 
 
 def _websocket_base_url() -> Any:
@@ -158,10 +114,10 @@ class InstrumentedOpenAI(openai.OpenAI):
         try:
             return cast(Any, super()).request(*args, **kwargs)
         except Exception as error:
-            surfaced = _surfaced(error)
-            if surfaced is None:
+            found = _surfaced(error)
+            if found is None:
                 raise
-            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+            raise found from error.__cause__ if found is error.__cause__ else error
         finally:
             replayed_operation.reset(token)
 
@@ -184,10 +140,10 @@ class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
         try:
             return await cast(Any, super()).request(*args, **kwargs)
         except Exception as error:
-            surfaced = _surfaced(error)
-            if surfaced is None:
+            found = _surfaced(error)
+            if found is None:
                 raise
-            raise surfaced from error.__cause__ if surfaced is error.__cause__ else error
+            raise found from error.__cause__ if found is error.__cause__ else error
         finally:
             replayed_operation.reset(token)
 

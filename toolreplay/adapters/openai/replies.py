@@ -8,8 +8,8 @@
 
 Both are `OutputRecipe`s: a patch stores them as written (and its id is computed
 from them), and a fork resolves them against the call they answer, through the
-resolver this module registers for the `openai` namespace
-(`toolreplay.runtime.recipes`). A reply becomes the complete response the API
+OpenAI profile's resolver (`OpenAIRecipes`, registered for the `openai` namespace
+with the profile, `toolreplay.runtime.recipes`). A reply becomes the complete response the API
 would send for that request: Responses or Chat Completions, a JSON body or the
 exact event stream the SDK reads (deltas, `*.done` events, the final response),
 with the ids, model and usage shape of the nearest recorded answer of the same
@@ -24,23 +24,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
-from toolreplay.adapters.openai.streams import (
-    JsonObject,
-    chat_chunks,
-    edited_output,
-    final_response,
-    response_kind,
-    responses_events,
+from toolreplay.adapters.capture.recipes import (
+    edit_problem,
+    edit_recipe,
+    nearest_recorded,
+    replaced_output,
 )
+from toolreplay.adapters.capture.streamed import JsonObject
+from toolreplay.adapters.openai.chat_stream import chat_chunks
+from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
+from toolreplay.adapters.openai.responses_stream import responses_events
+from toolreplay.adapters.openai.streams import edited_output, final_response, response_kind
 from toolreplay.errors import PatchError
-from toolreplay.jsonpath import parse_path
 from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
-from toolreplay.runtime.recipes import RecipeCall, register_recipe_resolver
-from toolreplay.trace.model import Operation, Returned
+from toolreplay.runtime.recipes import RecipeCall
 
-__all__ = ["REPLY_EFFECTS", "ToolCallSpec", "edit", "reply"]
+__all__ = ["REPLY_EFFECTS", "OpenAIRecipes", "ToolCallSpec", "edit", "reply"]
 
 REPLY_EFFECTS = {
     f"{EFFECT_NAMESPACE}.responses.create": "responses",
@@ -220,38 +220,18 @@ def edit(edits: Mapping[str, object]) -> OutputRecipe:
     final response all agree with the edit (see `edited_output`), and the SDK
     accumulates exactly the edited object.
     """
-    if not isinstance(edits, Mapping) or not edits:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
-        raise PatchError(
-            "edit(...) takes a non-empty mapping of JSON paths to values, like "
-            "{'$.output[0].content[0].text': '...'}"
-        )
-    spec = ensure_portable(dict(edits), what="edit(...)")
-    problem = _edit_problem(spec)
-    if problem is not None:
-        raise PatchError(f"edit(...): {problem}")
-    return OutputRecipe("edit", EFFECT_NAMESPACE, spec)
-
-
-def _edit_problem(spec: JsonValue) -> str | None:
-    if not isinstance(spec, dict) or not spec:
-        return f"an edit maps JSON paths to values, got {preview(spec)}"
-    for path in spec:
-        try:
-            parse_path(path, what="edit path", error=PatchError)
-        except PatchError as error:
-            return str(error)
-    return None
+    return edit_recipe(edits, EFFECT_NAMESPACE, "$.output[0].content[0].text")
 
 
 # --- resolving --------------------------------------------------------------------------
 
 
-class _OpenAIRecipes:
-    """The `openai` namespace's recipe resolver (registered below)."""
+class OpenAIRecipes:
+    """The `openai` namespace's recipe resolver: the OpenAI profile's `recipes`."""
 
     def check(self, recipe: OutputRecipe, effect: str) -> None:
         if recipe.kind == "edit":
-            problem = _edit_problem(recipe.spec)
+            problem = edit_problem(recipe.spec)
         else:
             problem = _reply_problem(recipe.spec)
             if problem is None and effect not in REPLY_EFFECTS:
@@ -267,13 +247,7 @@ class _OpenAIRecipes:
     def resolve(self, call: RecipeCall) -> JsonValue:
         spec = cast(JsonObject, call.recipe.spec)
         if call.recipe.kind == "edit":
-            replaced = call.replaced
-            if not isinstance(replaced, Returned) or not isinstance(replaced.value, dict):
-                raise PatchError(
-                    "edit(...) changes a recorded answer, and this call's recording is a "
-                    "failure, not an answer; use reply(...) or replace_error"
-                )
-            return edited_output(replaced.value, spec)
+            return edited_output(replaced_output(call), spec)
         return _Reply(call, spec).output()
 
 
@@ -578,19 +552,8 @@ def _wants_json(request: JsonObject, api: str) -> bool:
 def _nearest_answer(call: RecipeCall, api: str) -> tuple[JsonObject, JsonObject] | None:
     """The final object and headers of the recorded answer of this endpoint nearest the
     call in the source (earlier first on a tie), or None when the source has none."""
-    identity = call.identity
-    near = call.near or 0
 
-    def distance(operation: Operation) -> tuple[int, int]:
-        return abs(operation.logical_id - near), operation.logical_id
-
-    for operation in sorted(
-        call.source.operations_of(identity.namespace, identity.name), key=distance
-    ):
-        outcome = operation.outcome
-        output = outcome.value if isinstance(outcome, Returned) else None
-        if not isinstance(output, dict):
-            continue
+    def answer(output: JsonObject) -> tuple[JsonObject, JsonObject] | None:
         status = output.get("status")
         headers = output.get("headers")
         final = final_response(output)
@@ -604,7 +567,6 @@ def _nearest_answer(call: RecipeCall, api: str) -> tuple[JsonObject, JsonObject]
             return final, {
                 k: v for k, v in kept.items() if k not in ("content-type", "x-request-id")
             }
-    return None
+        return None
 
-
-register_recipe_resolver(EFFECT_NAMESPACE, _OpenAIRecipes())
+    return nearest_recorded(call, answer)

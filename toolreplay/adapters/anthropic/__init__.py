@@ -1,0 +1,92 @@
+"""Record and replay everything an Anthropic client sends: `instrument(Anthropic())`.
+
+    from anthropic import Anthropic
+    from toolreplay.adapters.anthropic import instrument
+
+    client = instrument(Anthropic())
+    message = client.messages.create(
+        model="claude-sonnet-4-6", max_tokens=1024, messages=[{"role": "user", "content": "Hi"}]
+    )
+
+Every HTTP request the instrumented client makes (any endpoint, beta resources,
+streaming or not, retries included) is one effect named after its endpoint
+(`anthropic.messages.create`, `anthropic.messages.count_tokens`,
+`anthropic.messages.batches.retrieve`, `anthropic.models.list`, ...), captured at the
+SDK's HTTP transport by the capture core: inputs are the method, path, query, the
+`anthropic-version` and `anthropic-beta` headers and the JSON body as sent; the output
+is the status, a few response headers and the body as received (a stream as its named
+events). `x-api-key`, `Authorization` and every other credential are never recorded.
+Supported SDK versions: anthropic 2.10.0 and later 2.x (`uv sync --extra anthropic`).
+
+In a fork, `reply(...)` answers a Messages call in one line (a message, or the event
+stream the API sends, for the request it answers) and `edit(...)` changes a recorded
+answer by JSON path, keeping a stream's events consistent; `final_message` and
+`edited_output` are the same machinery as plain functions over a recorded output.
+"""
+
+from __future__ import annotations
+
+from toolreplay.errors import AnthropicAdapterDependencyError
+
+SUPPORTED_SDK_VERSIONS = ">=2.10.0,<3"
+"""The anthropic releases the adapter supports (a PEP 440 specifier)."""
+_MINIMUM = (2, 10, 0)
+_BELOW = (3,)
+_INSTALL = 'uv sync --extra anthropic (or: pip install "toolreplay[anthropic]")'
+
+try:
+    import anthropic as _anthropic
+except ImportError as error:
+    raise AnthropicAdapterDependencyError(
+        "the Tool Replay Anthropic adapter needs the anthropic package "
+        f"({SUPPORTED_SDK_VERSIONS}), which is not installed. Install it with: {_INSTALL}"
+    ) from error
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for part in version.split("."):
+        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+        if not part.isdigit():
+            break
+    return tuple(parts)
+
+
+if not (_MINIMUM <= _release(_anthropic.__version__) < _BELOW):
+    raise AnthropicAdapterDependencyError(
+        f"the Tool Replay Anthropic adapter supports anthropic {SUPPORTED_SDK_VERSIONS}, but "
+        f"anthropic {_anthropic.__version__} is installed. Install a supported version with: "
+        f"{_INSTALL}"
+    )
+
+from toolreplay.adapters.anthropic.client import (  # noqa: E402  # only after the version check
+    InstrumentedAnthropic,
+    InstrumentedAsyncAnthropic,
+    instrument,
+)
+from toolreplay.adapters.anthropic.exchange import (  # noqa: E402
+    EFFECT_NAMESPACE,
+    RECORDED_RESPONSE_HEADERS,
+    REQUEST_HEADERS,
+    effect_name,
+)
+from toolreplay.adapters.anthropic.messages import edited_output, final_message  # noqa: E402
+from toolreplay.adapters.anthropic.replies import edit, reply  # noqa: E402
+
+__all__ = [
+    "EFFECT_NAMESPACE",
+    "RECORDED_RESPONSE_HEADERS",
+    "REQUEST_HEADERS",
+    "SUPPORTED_SDK_VERSIONS",
+    "InstrumentedAnthropic",
+    "InstrumentedAsyncAnthropic",
+    "edit",
+    "edited_output",
+    "effect_name",
+    "final_message",
+    "instrument",
+    "reply",
+]

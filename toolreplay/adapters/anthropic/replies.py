@@ -1,0 +1,337 @@
+"""Claude's answers written in one line: `reply(...)`, and edits of a recorded answer:
+`edit(...)`.
+
+    toolreplay.supply_output(
+        effect="anthropic.messages.create",
+        value=reply(tool_calls=[("issue_refund", {"order_id": 8812})]),
+    )
+    toolreplay.replace_output(at=3, value=edit({"$.content[0].text": "No."}))
+
+Both are `OutputRecipe`s of the `anthropic` namespace, resolved by `AnthropicRecipes`
+(registered with the profile) against the call they answer. A reply becomes the whole
+response the Messages API would send for that request: a message as a JSON body, or
+the exact event stream the SDK reads when the request streams, with the model and the
+usage shape of the nearest recorded answer of the same endpoint. An edit sets values
+of the recorded message by JSON path and rewrites a stream's events to agree
+(`messages.edited_output`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from toolreplay.adapters.anthropic.exchange import EFFECT_NAMESPACE
+from toolreplay.adapters.anthropic.messages import edited_output, final_message, message_events
+from toolreplay.adapters.capture.recipes import (
+    edit_problem,
+    edit_recipe,
+    nearest_recorded,
+    replaced_output,
+)
+from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
+from toolreplay.errors import PatchError
+from toolreplay.patches import OutputRecipe
+from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.runtime.recipes import RecipeCall
+
+__all__ = ["REPLY_EFFECT", "AnthropicRecipes", "ToolCallSpec", "edit", "reply"]
+
+REPLY_EFFECT = f"{EFFECT_NAMESPACE}.messages.create"
+"""The effect a `reply(...)` answers: a Messages API call."""
+
+ToolCallSpec = tuple[str, Mapping[str, object]] | Mapping[str, object]
+"""One tool use of a reply: `(name, input)` or `{"name": ..., "input": ...}`, the input a
+JSON object."""
+
+_REPLY_KEYS = ("text", "tool_calls", "thinking", "stop_reason", "model", "usage")
+_USAGE_KEYS = ("input_tokens", "output_tokens")
+_STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal")
+
+
+def reply(
+    *,
+    text: str | None = None,
+    tool_calls: Sequence[ToolCallSpec] = (),
+    thinking: str | None = None,
+    stop_reason: str | None = None,
+    model: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+) -> OutputRecipe:
+    """A Claude answer for `supply_output`/`replace_output` on `anthropic.messages.create`.
+
+        reply(text="Order 8812 was lost in transit; I have opened a claim.")
+        reply(tool_calls=[("issue_refund", {"order_id": 8812})])
+        reply(thinking="The order is lost, so...", text="I have opened a claim.")
+
+    `text` is the assistant's text block; `tool_calls` the tools it uses, each
+    `(name, input)` with the input a JSON object (a tool the request offers);
+    `thinking` an extended-thinking block before them (the request must enable
+    thinking). `stop_reason` defaults to `tool_use` with tool calls, else `end_turn`.
+    `model` overrides the model the answer names (by default the nearest recorded
+    answer's when it is the requested one, else the requested model);
+    `input_tokens` and `output_tokens` the usage (by default the nearest recorded
+    answer's input tokens, and about four characters per output token).
+
+    The fork builds the message when the call comes: a JSON body, or the event stream
+    the API sends (`message_start`, each block's deltas, `message_delta`,
+    `message_stop`) when the request streams; ids and the thinking block's signature
+    are made from the patch (a signature the real API would not accept back).
+    """
+    spec: JsonObject = {}
+    if text is not None:
+        spec["text"] = text
+    calls = [_tool_call(call, position) for position, call in enumerate(tool_calls)]
+    if calls:
+        spec["tool_calls"] = cast(list[JsonValue], calls)
+    for key, value in (("thinking", thinking), ("stop_reason", stop_reason), ("model", model)):
+        if value is not None:
+            spec[key] = value
+    usage = {
+        key: value
+        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens))
+        if value is not None
+    }
+    if usage:
+        spec["usage"] = cast(JsonObject, usage)
+    problem = _reply_problem(spec)
+    if problem is not None:
+        raise PatchError(f"reply(...): {problem}")
+    return OutputRecipe("reply", EFFECT_NAMESPACE, spec)
+
+
+def edit(edits: Mapping[str, object]) -> OutputRecipe:
+    """Changes to a recorded Messages answer by JSON path, for `replace_output`.
+
+        replace_output(at=3, value=edit({"$.content[0].text": "Refund held for review."}))
+
+    Paths run through the message (for a stream, the one the SDK adds its events up to);
+    a stream's events are rewritten to agree (`edited_output`).
+    """
+    return edit_recipe(edits, EFFECT_NAMESPACE, "$.content[0].text")
+
+
+def _tool_call(call: ToolCallSpec, position: int) -> JsonObject:
+    if isinstance(call, Mapping):
+        if set(call) != {"name", "input"}:
+            raise PatchError(
+                f"reply(...): tool_calls[{position}] is a mapping with exactly name and input, "
+                f"got keys {sorted(call)}"
+            )
+        name, given = call["name"], call["input"]
+    elif isinstance(call, tuple) and len(call) == 2:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
+        name, given = call
+    else:
+        raise PatchError(
+            f"reply(...): tool_calls[{position}] is (name, input) or "
+            f'{{"name": ..., "input": ...}}, got {call!r}'
+        )
+    if not isinstance(given, Mapping):
+        raise PatchError(
+            f"reply(...): tool_calls[{position}]'s input is a JSON object (a mapping), got "
+            f"{given!r}"
+        )
+    portable = ensure_portable(
+        dict(cast(Mapping[str, object], given)), what=f"reply tool_calls[{position}] input"
+    )
+    return {"name": cast(JsonValue, name), "input": portable}
+
+
+def _reply_problem(spec: JsonValue) -> str | None:
+    """What is wrong with a reply's spec (as `reply` builds it, or a patch file holds it)."""
+    if not isinstance(spec, dict):
+        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
+    unknown = sorted(spec.keys() - set(_REPLY_KEYS))
+    if unknown:
+        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(_REPLY_KEYS)})"
+    for key in ("text", "thinking", "stop_reason", "model"):
+        if key in spec and not isinstance(spec[key], str):
+            return f"{key} must be a string, got {preview(spec[key])}"
+    if not ({"text", "tool_calls"} & spec.keys()):
+        return "give the answer: text= or tool_calls="
+    if "stop_reason" in spec and spec["stop_reason"] not in _STOP_REASONS:
+        return (
+            f"stop_reason is one of {', '.join(_STOP_REASONS)}, got {preview(spec['stop_reason'])}"
+        )
+    calls = spec.get("tool_calls", [])
+    if not isinstance(calls, list) or (not calls and "tool_calls" in spec):
+        return "tool_calls must be a non-empty list of {name, input}"
+    for position, call in enumerate(calls):
+        if not isinstance(call, dict) or call.keys() != {"name", "input"}:
+            return f"tool_calls[{position}]: a tool call is {{name, input}}, got {preview(call)}"
+        if not isinstance(call["name"], str) or not call["name"]:
+            return f"tool_calls[{position}]: the name must be a non-empty string"
+        if not isinstance(call["input"], dict):
+            return f"tool_calls[{position}]: the input must be a JSON object"
+    usage = spec.get("usage", {})
+    if (
+        not isinstance(usage, dict)
+        or ("usage" in spec and not usage)
+        or usage.keys() - set(_USAGE_KEYS)
+    ):
+        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
+    for key, value in usage.items():
+        if type(value) is not int or value < 0:
+            return f"{key} must be a non-negative int, got {preview(value)}"
+    return None
+
+
+def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
+    """The final message and headers of the recorded answer of the call's endpoint
+    nearest the call, or None."""
+
+    def accept(output: dict[str, JsonValue]) -> tuple[JsonObject, JsonObject] | None:
+        status = output.get("status")
+        message = final_message(output) if status == 200 else None
+        if message is None:
+            return None
+        return message, as_object(output.get("headers")) or {}
+
+    return nearest_recorded(call, accept)
+
+
+class AnthropicRecipes:
+    """`reply(...)` and `edit(...)` for the Anthropic profile's calls."""
+
+    def check(self, recipe: OutputRecipe, effect: str) -> None:
+        if recipe.kind == "edit":
+            problem = edit_problem(recipe.spec)
+        else:
+            problem = _reply_problem(recipe.spec)
+            if problem is None and effect != REPLY_EFFECT:
+                problem = (
+                    f"reply(...) answers {REPLY_EFFECT} (a Messages API call); {effect} is "
+                    "another endpoint, whose output the patch must give itself (status, "
+                    "headers and body, as `toolreplay show` prints a recorded one)"
+                )
+        if problem is not None:
+            raise PatchError(problem)
+
+    def resolve(self, call: RecipeCall) -> JsonValue:
+        spec = cast(JsonObject, call.recipe.spec)
+        if call.recipe.kind == "edit":
+            return edited_output(replaced_output(call), spec)
+        return _Reply(call, spec).output()
+
+
+class _Reply:
+    """One reply resolved for one call."""
+
+    def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
+        self.call = call
+        self.spec = spec
+        body = call.inputs.get("body")
+        if call.inputs.get("method") != "POST" or not isinstance(body, dict):
+            raise PatchError(
+                f"reply(...) answers a POST with a JSON body; this call is "
+                f"{call.inputs.get('method')} {call.inputs.get('path')}"
+            )
+        self.request = cast(JsonObject, body)
+        template = _nearest_answer(call)
+        self.template: JsonObject = template[0] if template else {}
+        self.template_headers: JsonObject = template[1] if template else {}
+
+    def _id(self, prefix: str, purpose: str, size: int = 24) -> str:
+        """An identifier made from the patch and the call: the same on every run."""
+        identity = self.call.identity
+        seed = f"{self.call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
+        return f"{prefix}{hashlib.sha256(seed.encode()).hexdigest()[:size]}"
+
+    def output(self) -> JsonValue:
+        self._check_request()
+        message = self._message()
+        streamed = self.request.get("stream") is True
+        headers: JsonObject = {
+            "content-type": "text/event-stream; charset=utf-8" if streamed else "application/json",
+            "request-id": self._id("req_", "request"),
+        }
+        for name, value in self.template_headers.items():
+            headers.setdefault(name, copy_value(value))
+        output: JsonObject = {"status": 200, "headers": headers}
+        if streamed:
+            output["events"] = message_events(message)
+        else:
+            output["body"] = message
+        output["end"] = "complete"
+        return output
+
+    def _check_request(self) -> None:
+        offered = [
+            str(tool["name"]) for tool in objects(self.request.get("tools")) if "name" in tool
+        ]
+        for call in objects(self.spec.get("tool_calls")):
+            if call["name"] not in offered:
+                shown = ", ".join(sorted(offered)) or "none"
+                raise PatchError(
+                    f"the reply uses the tool {call['name']!r}, which this request does not "
+                    f"offer (its tools: {shown}); name one of them"
+                )
+        thinking = as_object(self.request.get("thinking"))
+        if "thinking" in self.spec and (thinking is None or thinking.get("type") == "disabled"):
+            raise PatchError(
+                "the reply has a thinking block, and this request does not enable extended "
+                "thinking (its `thinking` parameter); leave thinking= out"
+            )
+
+    def _model(self) -> JsonValue:
+        if "model" in self.spec:
+            return self.spec["model"]
+        requested = self.request.get("model")
+        recorded = self.template.get("model")
+        # A recorded answer names the dated model behind the requested alias.
+        if isinstance(recorded, str) and (
+            not isinstance(requested, str) or recorded.startswith(requested)
+        ):
+            return recorded
+        return requested
+
+    def _usage(self) -> JsonObject:
+        given = cast(JsonObject, self.spec.get("usage", {}))
+        recorded = as_object(self.template.get("usage"))
+        usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
+        for key, value in usage.items():  # what the recorded answer was made of, not this one
+            if key not in _USAGE_KEYS and type(value) is int:
+                usage[key] = 0
+        written = len(str(self.spec.get("text", ""))) + len(str(self.spec.get("thinking", "")))
+        written += sum(len(str(call)) for call in objects(self.spec.get("tool_calls")))
+        usage["input_tokens"] = given.get("input_tokens", usage.get("input_tokens", 0))
+        usage["output_tokens"] = given.get("output_tokens", max(1, -(-written // 4)))
+        return usage
+
+    def _message(self) -> JsonObject:
+        spec = self.spec
+        content: list[JsonValue] = []
+        if "thinking" in spec:
+            signature = self._id("", "signature", 64)
+            content.append(
+                {"type": "thinking", "thinking": spec["thinking"], "signature": signature}
+            )
+        if "text" in spec:
+            content.append({"type": "text", "text": spec["text"]})
+        for position, call in enumerate(objects(spec.get("tool_calls"))):
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": self._id("toolu_", f"tool use {position}"),
+                    "name": call["name"],
+                    "input": copy_value(call["input"]),
+                }
+            )
+        stop = spec.get("stop_reason", "tool_use" if "tool_calls" in spec else "end_turn")
+        # The recorded message's fields, in its order, with this answer's own set afresh.
+        message = cast(JsonObject, copy_value(self.template))
+        message.update(
+            id=self._id("msg_", "message"),
+            type="message",
+            role="assistant",
+            model=self._model(),
+            content=content,
+            stop_reason=stop,
+            stop_sequence=None,
+            usage=self._usage(),
+        )
+        if "stop_details" in message:
+            message["stop_details"] = None
+        return message

@@ -1,0 +1,154 @@
+"""The Anthropic adapter's call summaries: a Messages call as the turn it answered and
+its answer.
+
+Registered for the `anthropic` namespace (`toolreplay.summaries`). It reads the values
+the adapter records (RFC 0006 Part IV: inputs `{method, path, query, headers, body}`,
+the output `{status, headers, body | events, ...}`) and never imports the SDK, which
+is why it lives beside the `anthropic` package rather than in it (whose import checks
+the SDK). Only `messages.create` calls are summarized; other endpoints give None.
+
+`asked` is the last message: `user: <text>`, `tool <name>: <result>` for a tool result
+(the name from the `tool_use` block it answers), `assistant: <name>(<input>)` for a
+tool use. `answered` is the text and tool uses of the answer, thinking left out, with
+`(cut at the token limit)` when it stopped there. A stream is read as the SDK reads it,
+bounded by what a summary shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from toolreplay.adapters.model_summaries import (
+    JSON_LIMIT,
+    TEXT_LIMIT,
+    answered,
+    as_object,
+    call_text,
+    content_text,
+    cut,
+    event_data,
+    joined,
+    json_text,
+    objects,
+)
+from toolreplay.portable import JsonValue
+from toolreplay.summaries import CallSummary
+from toolreplay.trace.model import Outcome
+
+__all__ = ["summarize"]
+
+
+def summarize(effect: str, inputs: JsonValue, outcome: Outcome | None) -> CallSummary | None:
+    """What a Messages call was asked last, and what it answered."""
+    shaped = as_object(inputs)
+    if shaped is None or effect != "anthropic.messages.create":
+        return None
+    request = as_object(shaped.get("body"))
+    if request is None or "messages" not in request:
+        return None
+    return CallSummary(_asked(request), answered(outcome, _answer))
+
+
+def _asked(request: Mapping[str, JsonValue]) -> str:
+    messages = objects(request.get("messages"))
+    if not messages:
+        system = request.get("system")
+        return f"system: {content_text(system)}" if system is not None else ""
+    last = messages[-1]
+    role = str(last.get("role", "user"))
+    content = last.get("content")
+    if isinstance(content, str):
+        return f"{role}: {cut(content)}"
+    parts = objects(content)
+    results = [part for part in parts if part.get("type") == "tool_result"]
+    if results:
+        return joined(
+            f"tool {_tool_name(part.get('tool_use_id'), messages)}: {_result(part.get('content'))}"
+            for part in results
+        )
+    uses = [part for part in parts if part.get("type") == "tool_use"]
+    if uses:
+        return f"{role}: " + joined(call_text(use.get("name"), use.get("input")) for use in uses)
+    return f"{role}: {content_text(content)}"
+
+
+def _result(content: JsonValue | None) -> str:
+    return content_text(content) if isinstance(content, list) else json_text(content)
+
+
+def _tool_name(use_id: JsonValue | None, messages: Sequence[Mapping[str, JsonValue]]) -> str:
+    """The name of the tool use a result answers, found by its id."""
+    for message in reversed(messages):
+        for part in objects(message.get("content")):
+            if part.get("type") == "tool_use" and part.get("id") == use_id:
+                name = part.get("name")
+                return name if isinstance(name, str) else "tool"
+    return str(use_id) if isinstance(use_id, str) else "result"
+
+
+def _blocks(content: Sequence[Mapping[str, JsonValue]]) -> list[str]:
+    parts: list[str] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(cut(str(block["text"])))
+        elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            parts.append(call_text(block.get("name"), block.get("input")))
+        elif kind not in ("thinking", "redacted_thinking") and isinstance(kind, str):
+            parts.append(f"[{kind}]")
+        if sum(map(len, parts)) > TEXT_LIMIT:
+            break
+    return parts
+
+
+def _with_stop(answer: str, stop_reason: JsonValue | None) -> str:
+    return answer + (" (cut at the token limit)" if stop_reason == "max_tokens" else "")
+
+
+def _answer(body: dict[str, JsonValue] | None, events: list[JsonValue] | None) -> str:
+    if body is None:
+        assert events is not None
+        return _stream_answer(events)
+    if body.get("type") == "error":
+        error = as_object(body.get("error")) or {}
+        return f"error: {cut(str(error.get('message', '')))}"
+    answer = joined(_blocks(objects(body.get("content")))) or "(no content)"
+    return _with_stop(answer, body.get("stop_reason"))
+
+
+def _stream_answer(events: list[JsonValue]) -> str:
+    """The blocks the stream's events add up to (text, tool uses), bounded."""
+    blocks: dict[int, dict[str, JsonValue]] = {}
+    size = 0
+    stop: JsonValue | None = None
+    finished = False
+    for event in events:
+        data = event_data(event)
+        if data is None:
+            continue
+        kind, index = data.get("type"), data.get("index")
+        if kind == "content_block_start" and isinstance(index, int):
+            block = dict(as_object(data.get("content_block")) or {})
+            if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                block["input"] = ""  # its JSON text, added up below
+            blocks[index] = block
+        elif kind == "content_block_delta" and isinstance(index, int) and index in blocks:
+            delta = as_object(data.get("delta")) or {}
+            block = blocks[index]
+            if isinstance(delta.get("text"), str) and size < TEXT_LIMIT:
+                block["text"] = str(block.get("text", "")) + str(delta["text"])
+                size += len(str(delta["text"]))
+            partial = delta.get("partial_json")
+            if isinstance(partial, str) and len(str(block.get("input", ""))) <= JSON_LIMIT:
+                block["input"] = str(block.get("input", "")) + partial
+        elif kind == "message_delta":
+            stop = (as_object(data.get("delta")) or {}).get("stop_reason")
+        elif kind == "message_stop":
+            finished = True
+        elif kind == "error":
+            error = as_object(data.get("error")) or {}
+            return f"error: {cut(str(error.get('message', '')))}"
+    content = [cast(Mapping[str, JsonValue], blocks[i]) for i in sorted(blocks)]
+    answer = _with_stop(joined(_blocks(content)) or "(no content)", stop)
+    return answer if finished else answer + " (stream ended before message_stop)"

@@ -1,0 +1,129 @@
+"""What a provider adapter tells the capture core: a `ProviderProfile`.
+
+The capture core (this package) records and replays every request an HTTP client
+sends, whatever the API: it turns a request into inputs (method, path, query,
+body), a response into an output (status, kept headers, the body as JSON, events,
+text or base64), keeps credentials out, and serves a recorded output back. What
+differs between providers is small, and a profile says it:
+
+- `namespace` and `effect_name`: what each request is called (`openai.responses.create`,
+  `github.GET /repos/{id}`);
+- `keeps_response_header` and `request_headers`: which headers are kept (credential
+  headers never are, whatever a profile says: `is_credential_header`);
+- `stream_format`: how a streamed body is split into ordered events (`SSE`);
+- `stable_body` and `explain_miss`: how a request body is made the same across runs,
+  and what a replay miss means for this provider's older traces;
+- `transport_error_envelope`: the envelope a transport failure is recorded in;
+- `recipes`: how `reply(...)` and `edit(...)` build an output for a fork.
+
+How the SDK reads a served response back (its parsing, its exceptions) is the SDK's:
+the core serves the recorded status, headers and body bytes, and raises a recorded
+transport failure as the client library's own exception class.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from toolreplay.adapters.capture.sse import SSE
+from toolreplay.errors import AdapterOptionError
+from toolreplay.portable import JsonValue
+
+if TYPE_CHECKING:
+    from toolreplay.errors import ToolReplayError
+    from toolreplay.runtime.recipes import RecipeResolver
+    from toolreplay.runtime.replaying import ReplaySession
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "ProviderProfile",
+    "StreamFormat",
+    "is_credential_header",
+]
+
+CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "set-cookie2",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "x-amz-security-token",
+    }
+)
+"""Header names (lowercase) that carry credentials: never recorded, in any direction."""
+# And any name of these shapes: `x-auth-token`, `x-csrf-token`, `x-vendor-api-key`,
+# `x-client-secret`, `x-session-id`, `x-hub-signature`, `x-goog-iam-authorization`.
+# (`-token` only at the end: `x-ratelimit-remaining-tokens` is a count, not a secret.)
+_CREDENTIAL_SHAPE = re.compile(
+    r"authorization|password|passwd|credential|cookie|api-?key|secret|session"
+    r"|(^|-)(token|signature|sig|auth)$"
+)
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether a header (lowercase name) may carry a credential: never recorded."""
+    return name in CREDENTIAL_HEADERS or _CREDENTIAL_SHAPE.search(name) is not None
+
+
+class StreamFormat(Protocol):
+    """How a streamed response body is recorded as ordered events and served again."""
+
+    name: str
+
+    def matches(self, media_type: str) -> bool:
+        """Whether a body of this media type (lowercase, no parameters) is such a stream."""
+        ...
+
+    def parse(self, text: str) -> tuple[list[JsonValue], str, bool]:
+        """The complete events, the text after the last one, and whether every event is
+        known to be portable JSON."""
+        ...
+
+    def encode(self, operation: str, events: list[JsonValue], tail: str) -> bytes:
+        """The body bytes the recorded events (and tail) stand for."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderProfile:
+    """One provider's part of recording and replaying its HTTP API (see the module).
+
+    `effect_name(method, path)` is the name after the namespace, from the method and
+    the path relative to the client's base URL. `keeps_response_header(name)` (a
+    lowercase name) says which response headers the output keeps; credential headers
+    are dropped whatever it says. `request_headers` are request headers (lowercase)
+    recorded as the `headers` input; none by default, since most vary between runs
+    and library versions, and none may be a credential header. `stable_body` rewrites a
+    parsed JSON request body in place of values that differ on every run (None: the
+    body as sent). `explain_miss(session, operation, inputs)` may turn a replay miss
+    into a clearer error (a trace recorded by an older adapter), or give None.
+    `provider` names the API in messages ("OpenAI").
+    """
+
+    namespace: str
+    provider: str
+    effect_name: Callable[[str, str], str]
+    keeps_response_header: Callable[[str], bool]
+    transport_error_envelope: str
+    request_headers: frozenset[str] = frozenset()
+    stream_format: StreamFormat = SSE
+    stable_body: Callable[[JsonValue], JsonValue] | None = None
+    explain_miss: (
+        Callable[[ReplaySession, str, dict[str, JsonValue]], ToolReplayError | None] | None
+    ) = None
+    recipes: RecipeResolver | None = None
+
+    def __post_init__(self) -> None:
+        credentials = sorted(name for name in self.request_headers if is_credential_header(name))
+        if credentials:
+            raise AdapterOptionError(
+                f"the {self.provider} profile records request headers {credentials}, which "
+                "carry credentials and are never recorded; leave them out"
+            )

@@ -1,0 +1,111 @@
+"""What every profile's `reply(...)`/`edit(...)` resolution shares.
+
+A profile's `recipes` (a `RecipeResolver`, `toolreplay.runtime.recipes`) builds the
+output a fork serves for a patch's recipe; `register_profile` registers it for the
+profile's namespace. What is the same for every HTTP API lives here: an edit is a
+mapping of JSON paths (`toolreplay.jsonpath`) to values, made into a recipe by
+`edit_recipe`, checked by `edit_problem`, and applied by `apply_edits`; it changes a
+recorded answer, never a recorded failure (`replaced_output`); and a reply takes the
+shape of the recorded answer of the same endpoint nearest the call (`nearest_recorded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from toolreplay.errors import PatchError
+from toolreplay.jsonpath import parse_path
+from toolreplay.patches import OutputRecipe
+from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.runtime.recipes import RecipeCall
+from toolreplay.trace.model import Operation, Returned
+
+__all__ = ["apply_edits", "edit_problem", "edit_recipe", "nearest_recorded", "replaced_output"]
+
+_Found = TypeVar("_Found")
+
+
+def replaced_output(call: RecipeCall) -> dict[str, JsonValue]:
+    """The recorded output an `edit(...)` changes; `PatchError` for a recorded failure."""
+    replaced = call.replaced
+    if not isinstance(replaced, Returned) or not isinstance(replaced.value, dict):
+        raise PatchError(
+            "edit(...) changes a recorded answer, and this call's recording is a "
+            "failure, not an answer; use reply(...) or replace_error"
+        )
+    return replaced.value
+
+
+def nearest_recorded(
+    call: RecipeCall, accept: Callable[[dict[str, JsonValue]], _Found | None]
+) -> _Found | None:
+    """What `accept` makes of the recorded output of the call's effect nearest the call
+    in the source (the earlier on a tie; `near` None counts as 0), skipping outputs it
+    gives None for (and failures); None when no recorded output is accepted."""
+    identity = call.identity
+    near = call.near or 0
+
+    def distance(operation: Operation) -> tuple[int, int]:
+        return abs(operation.logical_id - near), operation.logical_id
+
+    for operation in sorted(
+        call.source.operations_of(identity.namespace, identity.name), key=distance
+    ):
+        outcome = operation.outcome
+        output = outcome.value if isinstance(outcome, Returned) else None
+        if isinstance(output, dict):
+            found = accept(output)
+            if found is not None:
+                return found
+    return None
+
+
+def edit_recipe(edits: Mapping[str, object], namespace: str, example: str) -> OutputRecipe:
+    """An `edit` recipe of `namespace` from a non-empty mapping of JSON paths to values
+    (`PatchError` otherwise; `example` is a path shown in that message)."""
+    if not isinstance(edits, Mapping) or not edits:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
+        raise PatchError(
+            f"edit(...) takes a non-empty mapping of JSON paths to values, like {{{example!r}: "
+            "'...'}"
+        )
+    spec = ensure_portable(dict(edits), what="edit(...)")
+    problem = edit_problem(spec)
+    if problem is not None:
+        raise PatchError(f"edit(...): {problem}")
+    return OutputRecipe("edit", namespace, spec)
+
+
+def edit_problem(spec: JsonValue) -> str | None:
+    """What is wrong with an edit's spec (as `edit_recipe` builds it, or a patch file
+    holds it), or None."""
+    if not isinstance(spec, dict) or not spec:
+        return f"an edit maps JSON paths to values, got {preview(spec)}"
+    for path in spec:
+        try:
+            parse_path(path, what="edit path", error=PatchError)
+        except PatchError as error:
+            return str(error)
+    return None
+
+
+def apply_edits(value: JsonValue, edits: Mapping[str, JsonValue], where: str) -> JsonValue:
+    """`value` with each path of `edits` set to its value (a new value; `value` is kept).
+
+    Paths use the project's JSON path grammar (`$.output[0].content[0].text`,
+    `[*]` for every item). A path that selects nothing is a `PatchError`, whose
+    message ends with `where` (what the paths run through, with examples).
+    """
+    for text, new in edits.items():
+        path = parse_path(text, what="edit path", error=PatchError)
+        hits = 0
+
+        def put(_old: JsonValue, new: JsonValue = new) -> JsonValue:
+            nonlocal hits
+            hits += 1
+            return copy_value(new)
+
+        value = path.replace(value, put)
+        if hits == 0:
+            raise PatchError(f"edit path {text} selects nothing in the recorded answer. {where}")
+    return value
