@@ -29,6 +29,7 @@ from typing import Literal, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
+from toolreplay_tui.model.transcript import ConversationEntry
 
 __all__ = ["McpCall", "McpEntry", "McpEntryKind", "mcp_call_of"]
 
@@ -49,7 +50,6 @@ McpEntryKind = Literal[
     "note",
 ]
 
-Side = Literal["request", "response"]
 
 _FAILURES = {
     "mcp.JSONRPCError": "JSON-RPC error",
@@ -60,16 +60,10 @@ _SPACES = re.compile(r"[ \t\n]+")
 _TEXT_LIMIT = 4_000  # characters of one text shown; the raw output below has all of it
 
 
-@dataclass(frozen=True, slots=True)
-class McpEntry:
-    """One line of the call: `who` names it (an argument, `text`, `image`), `text` is the
-    value as shown, `path` is where it lives in the output shown (None on the request side)."""
+class McpEntry(ConversationEntry[McpEntryKind]):
+    """One line of an MCP call: `who` names it (an argument, `text`, `image`)."""
 
-    side: Side
-    kind: McpEntryKind
-    who: str
-    text: str
-    path: JsonPath | None = None
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)

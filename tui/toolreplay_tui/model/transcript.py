@@ -19,12 +19,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Generic, Literal, TypeVar, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
 
-__all__ = ["EntryKind", "Transcript", "TranscriptEntry", "transcript_of"]
+__all__ = [
+    "ConversationEntry",
+    "EntryKind",
+    "Side",
+    "Transcript",
+    "TranscriptEntry",
+    "transcript_of",
+]
 
 EntryKind = Literal[
     "instructions",
@@ -48,21 +55,30 @@ _CHAT_EFFECTS = ("openai.chat.completions.create",)
 _FINAL_STREAM_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptEntry:
-    """One line of the conversation.
+Kind = TypeVar("Kind", bound=str)
 
-    `who` names the speaker or tool (`user`, `assistant`, `get_weather`), `text` is
-    what it said (arguments and outputs as pretty JSON when they are JSON), and
-    `path` is where the value lives in the recorded output (None for request-side
-    entries and for values a stream spreads over several events).
+
+@dataclass(frozen=True, slots=True)
+class ConversationEntry(Generic[Kind]):
+    """One line of a call read as a conversation (a model call, an MCP request).
+
+    `who` names the speaker, tool or part (`user`, `get_weather`, an argument), `text`
+    is what it said as shown (JSON pretty-printed), and `path` is where the value lives
+    in the output shown (None for request-side entries, and for values a stream spreads
+    over several events). `kind` says how to style it.
     """
 
     side: Side
-    kind: EntryKind
+    kind: Kind
     who: str
     text: str
     path: JsonPath | None = None
+
+
+class TranscriptEntry(ConversationEntry[EntryKind]):
+    """One line of a model call's conversation."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
