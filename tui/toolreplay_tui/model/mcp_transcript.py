@@ -29,7 +29,7 @@ from typing import Literal, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
-from toolreplay_tui.model.transcript import ConversationEntry
+from toolreplay_tui.model.transcript import Conversation, ConversationEntry
 
 __all__ = ["McpCall", "McpEntry", "McpEntryKind", "mcp_call_of"]
 
@@ -67,7 +67,7 @@ class McpEntry(ConversationEntry[McpEntryKind]):
 
 
 @dataclass(frozen=True, slots=True)
-class McpCall:
+class McpCall(Conversation[McpEntry]):
     """An MCP request and its answer, read from a trace."""
 
     server: str
@@ -75,14 +75,6 @@ class McpCall:
     tool: str | None
     answer: str
     entries: tuple[McpEntry, ...]
-
-    @property
-    def request(self) -> tuple[McpEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "request")
-
-    @property
-    def response(self) -> tuple[McpEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "response")
 
 
 def mcp_call_of(

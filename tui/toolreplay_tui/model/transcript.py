@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
 
 __all__ = [
+    "Conversation",
     "ConversationEntry",
     "EntryKind",
     "Side",
@@ -81,8 +82,26 @@ class TranscriptEntry(ConversationEntry[EntryKind]):
     __slots__ = ()
 
 
+Entry = TypeVar("Entry", bound=ConversationEntry[Any])
+
+
+class Conversation(Generic[Entry]):
+    """A call read as a conversation: its `entries`, what was sent, then what came back."""
+
+    __slots__ = ()
+    entries: tuple[Entry, ...]
+
+    @property
+    def request(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.side == "request")
+
+    @property
+    def response(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.side == "response")
+
+
 @dataclass(frozen=True, slots=True)
-class Transcript:
+class Transcript(Conversation[TranscriptEntry]):
     """A model call read as a conversation: what was sent, then what came back."""
 
     api: Api
@@ -92,14 +111,6 @@ class Transcript:
     event_count: int
     tools_offered: tuple[str, ...]
     entries: tuple[TranscriptEntry, ...]
-
-    @property
-    def request(self) -> tuple[TranscriptEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "request")
-
-    @property
-    def response(self) -> tuple[TranscriptEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "response")
 
 
 def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcript | None:
