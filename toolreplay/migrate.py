@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import cast
 
 from toolreplay.errors import TraceError, TraceFormatError
-from toolreplay.files import source_conflict
 from toolreplay.portable import JsonValue, fingerprint
 from toolreplay.trace.model import (
     Operation,
@@ -39,7 +38,7 @@ from toolreplay.trace.model import (
     operation_location,
 )
 from toolreplay.trace.reader import read_trace
-from toolreplay.trace.writer import write_whole_trace
+from toolreplay.trace.writer import check_copy_path, write_whole_trace
 
 __all__ = ["MigratedTrace", "migrate_trace"]
 
@@ -181,13 +180,7 @@ def migrate_trace(
     operation converts.
     """
     source_path, output_path = Path(source), Path(output)
-    problem = source_conflict(output_path, [source_path])
-    if problem is not None:
-        raise TraceError(
-            f"{output_path} {problem}: a migration never writes over the trace it reads; "
-            "give the migrated copy another path",
-            path=output_path,
-        )
+    check_copy_path(source_path, output_path, operation="a migration", copy="the migrated copy")
     trace = read_trace(source_path)
     if trace.footer is None:
         raise TraceError(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from types import TracebackType
 
 from toolreplay.errors import SecretInTraceError, ToolReplayError, TraceWriteError
 from toolreplay.failures import session_ending
@@ -174,12 +173,7 @@ class CaptureSession(RecordSession):
 
     # --- the end of the request --------------------------------------------------------
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _close(self, exc: BaseException | None) -> None:
         """Close the trace; nothing is raised and the application's exception is untouched."""
         self._end_open_calls()  # a failure in them gives the capture up, as in begin()
         left_elsewhere = self._leave_scope()

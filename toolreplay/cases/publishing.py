@@ -53,7 +53,6 @@ __all__ = [
     "promote",
     "promote_any_runner",
     "promote_async",
-    "promote_replacement",
 ]
 
 NOT_COLLECTED = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
@@ -405,36 +404,26 @@ def promote_any_runner(
     runner: str,
     expected: object,
     allow_secret_findings: bool = False,
+    runner_kind: RunnerKind | None = None,
+    collected: bool = True,
 ) -> PromotedCase:
-    """`promote` or `promote_async`, as the runner itself is sync or `async def`.
+    """`promote` or `promote_async`, as the runner itself is sync or `async def`, from
+    synchronous code: an async case is verified in its own `asyncio.run()` (so call it
+    where no event loop runs).
 
     For the command line: every check of `promote` runs first, so a refused
     argument never imports the application; only then is the runner resolved
-    (`RunnerError` when it cannot be) to choose the kind, and an async case is
-    verified in its own `asyncio.run()` (so call it where no event loop runs).
+    (`RunnerError` when it cannot be) to choose the kind, unless `runner_kind`
+    gives it. For `--toolreplay-update` (`runner_kind` from the manifest,
+    `collected=False`): it prepares a case's replacement in a hidden sibling of the
+    case, which pytest need not collect, and then swaps the two; everything else
+    goes where tests are collected, which `promote` checks.
     """
-    checked = _check(trace, output, name, runner, expected, allow_secret_findings)
-    kind: RunnerKind = "async" if load_runner(runner).is_async else "sync"
-    return _verify_and_publish(checked, kind)
-
-
-def promote_replacement(
-    trace: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    *,
-    name: str,
-    runner: str,
-    expected: object,
-    runner_kind: RunnerKind,
-) -> PromotedCase:
-    """`promote` (or, for an async runner, `promote_async` in its own `asyncio.run()`)
-    into a folder pytest need not collect.
-
-    For `--toolreplay-update`, which prepares a case's replacement in a hidden
-    sibling of the case and then swaps the two; everything else goes where
-    tests are collected, which `promote` checks.
-    """
-    checked = _check(trace, output, name, runner, expected, False, collected=False)
+    checked = _check(
+        trace, output, name, runner, expected, allow_secret_findings, collected=collected
+    )
+    if runner_kind is None:
+        runner_kind = "async" if load_runner(runner).is_async else "sync"
     return _verify_and_publish(checked, runner_kind)
 
 

@@ -81,8 +81,8 @@ class CallIdentity:
 
     @classmethod
     def from_model(cls, model: CallIdentityModel) -> CallIdentity:
-        """The identity a document read with `CallIdentityModel` holds."""
-        return cls(model.effect, model.namespace, model.name, model.fingerprint, model.occurrence)
+        """The identity a document read with `CallIdentityModel` holds (the same fields)."""
+        return cls(**dict(model))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -126,18 +126,9 @@ class ReportedOperation:
 
     @classmethod
     def from_model(cls, model: ReportedOperationModel) -> ReportedOperation:
-        """The operation a document read with `ReportedOperationModel` names."""
-        return cls(
-            model.logical_id,
-            model.line,
-            model.effect,
-            model.namespace,
-            model.name,
-            model.fingerprint,
-            model.occurrence,
-            cast(JsonValue, model.inputs),
-            cast(JsonValue, model.outcome),
-        )
+        """The operation a document read with `ReportedOperationModel` names (the same
+        fields)."""
+        return cls(**dict(model))
 
     def to_dict(self) -> dict[str, Any]:
         return {

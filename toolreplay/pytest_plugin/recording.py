@@ -9,16 +9,16 @@ context, and fixtures run outside it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
 import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Literal, cast
 
 import pytest
@@ -102,10 +102,8 @@ class TestTrace:
                         if self.mode != "new":
                             raise
                         self.action = "record"
-                with self._record() as recording:
-                    result = await coroutine_function(**kwargs)
-                self._publish(recording)
-                return result
+                with self._recording():
+                    return await coroutine_function(**kwargs)
 
             return run_async
 
@@ -119,10 +117,8 @@ class TestTrace:
                     if self.mode != "new":
                         raise
                     self.action = "record"
-            with self._record() as recording:
-                result = function(**kwargs)
-            self._publish(recording)
-            return result
+            with self._recording():
+                return function(**kwargs)
 
         return run
 
@@ -131,44 +127,24 @@ class TestTrace:
         self.session = ReplaySession(self.path, network="block")
         return self.session
 
-    def _record(self) -> _Recording:
+    @contextlib.contextmanager
+    def _recording(self) -> Generator[RecordSession]:
+        """Record into a temporary sibling of the trace, which takes the trace's place once
+        the test passes and is removed otherwise."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.parent / f".{self.path.name}.recording-{uuid.uuid4().hex[:12]}"
         session = RecordSession(temporary, metadata={"pytest_node": self.node_id})
         self.session = session
-        return _Recording(session, temporary)
-
-    def _publish(self, recording: _Recording) -> None:
-        os.replace(recording.temporary, self.path)
-        self.recorded = True
-
-
-class _Recording:
-    """A record session into a temporary sibling, removed unless the test passes."""
-
-    def __init__(self, session: RecordSession, temporary: Path) -> None:
-        self.session = session
-        self.temporary = temporary
-
-    def __enter__(self) -> _Recording:
-        self.session.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        kept = exc is None
+        kept = False
         try:
-            self.session.__exit__(exc_type, exc, traceback)
-        except BaseException:
-            kept = False
-            raise
+            with session:
+                yield session
+            kept = True
         finally:
             if not kept:
-                self.temporary.unlink(missing_ok=True)
+                temporary.unlink(missing_ok=True)
+        os.replace(temporary, self.path)
+        self.recorded = True
 
 
 def plan_trace(item: pytest.Item, mode: RecordMode) -> TestTrace:

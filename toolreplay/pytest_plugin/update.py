@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import cast
 
 from toolreplay.cases import MANIFEST_NAME, TEST_NAME, CaseManifest
-from toolreplay.cases.publishing import promote_replacement
+from toolreplay.cases.publishing import promote_any_runner
 from toolreplay.errors import BehavioralRegressionError, CaseError, ValueDifferenceLike
 
 __all__ = ["CaseUpdate", "CaseUpdateError", "rewrite_expectation"]
@@ -67,13 +67,14 @@ def rewrite_expectation(
     trace = directory / manifest.trace_path
     try:
         try:
-            promote_replacement(
+            promote_any_runner(
                 trace,
                 staged,
                 name=manifest.name,
                 runner=manifest.runner,
                 expected=regression.actual,
                 runner_kind=manifest.runner_kind,
+                collected=False,
             )
         except CaseError as error:
             raise CaseUpdateError(

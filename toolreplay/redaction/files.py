@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from toolreplay._version import __version__
 from toolreplay.errors import RedactionError, RedactionKeyError, TraceError
-from toolreplay.files import UnreadableFileError, read_regular_file, skip_reason, source_conflict
+from toolreplay.files import UnreadableFileError, read_regular_file, skip_reason
 from toolreplay.portable import JsonValue, fingerprint, same_value
 from toolreplay.redaction.keys import KEY_ENVIRONMENT_VARIABLE, key_from_environment
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
@@ -31,7 +31,7 @@ from toolreplay.trace.model import (
     operation_location,
 )
 from toolreplay.trace.reader import read_trace
-from toolreplay.trace.writer import write_whole_trace
+from toolreplay.trace.writer import check_copy_path, write_whole_trace
 
 __all__ = [
     "RedactedTrace",
@@ -210,13 +210,7 @@ def redact_trace(
     metadata. The key is `policy.key` or `TOOLREPLAY_REDACTION_KEY`.
     """
     source_path, output_path = Path(source), Path(output)
-    problem = source_conflict(output_path, [source_path])
-    if problem is not None:
-        raise TraceError(
-            f"{output_path} {problem}: a redaction never writes over the trace it reads; "
-            "give the redacted copy another path",
-            path=output_path,
-        )
+    check_copy_path(source_path, output_path, operation="a redaction", copy="the redacted copy")
     if not policy.has_rules:
         raise RedactionError(
             "no redaction rule was given: name at least one path (--rule '$..email'), "

@@ -24,7 +24,7 @@ from toolreplay.redaction.keys import (
     RedactionKey,
     key_from_environment,
 )
-from toolreplay.redaction.scanner import SecretScanner
+from toolreplay.redaction.scanner import SecretScanner, compile_search_pattern
 from toolreplay.trace.model import Raised
 
 __all__ = [
@@ -44,18 +44,13 @@ _KNOWN_MIN_LENGTH = 4  # shorter redacted strings are not searched for inside ot
 
 
 def _compile_pattern(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
-    try:
-        compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
-    except re.error as error:
-        raise RedactionRuleError(
-            f"redaction pattern {pattern!r} is not a valid regular expression: {error}"
-        ) from None
-    if compiled.search("") is not None:
-        raise RedactionRuleError(
-            f"redaction pattern {compiled.pattern!r} matches the empty string, so it would "
-            "match everywhere; make it match the text to hide"
-        )
-    return compiled
+    text = pattern if isinstance(pattern, str) else pattern.pattern
+    return compile_search_pattern(
+        pattern,
+        what=f"redaction pattern {text!r}",
+        to_match="the text to hide",
+        error=RedactionRuleError,
+    )
 
 
 class RedactionPolicy:

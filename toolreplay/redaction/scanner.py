@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from toolreplay.errors import SecretInTraceError, SecretScanError
+from toolreplay.errors import SecretInTraceError, SecretScanError, ToolReplayError
 from toolreplay.portable import JsonValue, canonical_json, format_path
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "SecretPart",
     "SecretRule",
     "SecretScanner",
+    "compile_search_pattern",
     "describe_findings",
     "luhn_valid",
     "secret_in_trace_error",
@@ -40,6 +41,28 @@ SecretPart = Literal["inputs", "output", "error", "metadata", "ending", "value",
 _TOKEN = "A-Za-z0-9_-"
 _BEFORE = f"(?<![{_TOKEN}])"
 _AFTER = f"(?![{_TOKEN}])"
+
+
+def compile_search_pattern(
+    pattern: str | re.Pattern[str],
+    *,
+    what: str,
+    to_match: str,
+    error: type[ToolReplayError],
+) -> re.Pattern[str]:
+    """A user's pattern to search text with, compiled; `error` when it is not a regular
+    expression or matches the empty string (it would match everywhere). `what` names
+    the pattern in the message, `to_match` says what it should match instead."""
+    try:
+        compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
+    except re.error as problem:
+        raise error(f"{what} is not a valid regular expression: {problem}") from None
+    if compiled.search("") is not None:
+        raise error(
+            f"{what} matches the empty string, so it would match everywhere; make it match "
+            f"{to_match}"
+        )
+    return compiled
 
 
 def luhn_valid(digits: str) -> bool:
@@ -299,17 +322,12 @@ class SecretScanner:
                 raise SecretScanError(
                     f"secret rule name {name!r} is a built-in rule's; choose another name"
                 )
-            try:
-                compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
-            except re.error as error:
-                raise SecretScanError(
-                    f"secret rule {name!r}: the pattern is not a valid regular expression: {error}"
-                ) from None
-            if compiled.search("") is not None:
-                raise SecretScanError(
-                    f"secret rule {name!r}: the pattern matches the empty string, so it would "
-                    "match everywhere; make it match the secret itself"
-                )
+            compiled = compile_search_pattern(
+                pattern,
+                what=f"secret rule {name!r}: the pattern",
+                to_match="the secret itself",
+                error=SecretScanError,
+            )
             rules.append(SecretRule(name, f"user pattern {name}", compiled))
         self.rules: tuple[SecretRule, ...] = tuple(rules)
         # User patterns may be anchored to a whole string: their hits cannot be

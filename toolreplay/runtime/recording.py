@@ -14,12 +14,10 @@ import os
 import uuid
 from collections.abc import Generator
 from pathlib import Path
-from types import TracebackType
-from typing import Self, cast
+from typing import cast
 
 from toolreplay._version import __version__
 from toolreplay.errors import (
-    NonPortableValueError,
     RedactionRuleError,
     SecretInTraceError,
     SessionError,
@@ -109,7 +107,7 @@ class RecordSession(Session):
         """How many operations have been recorded so far."""
         return self._writer.operation_count if self._writer is not None else 0
 
-    def __enter__(self) -> Self:
+    def _open(self) -> None:
         self._check_can_open()
         self._redaction = SessionRedaction.for_recording(self._policy, self._secrets.scanner)
         metadata = dict(self._metadata)
@@ -129,14 +127,8 @@ class RecordSession(Session):
         self._enter_scope()
         if self.guards_process:
             offline_guard.enter(self)
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _close(self, exc: BaseException | None) -> None:
         ended = self._end_open_calls()
         if self.guards_process:
             offline_guard.leave(self)
@@ -249,20 +241,8 @@ class RecordSession(Session):
         block runs, an effect called from it (or from tasks and threads it starts
         with the context) is nested in this call and refused.
         """
-        call = self.begin(namespace, name, inputs, redact)
-        token = running_call_var.set(call)
-        try:
-            try:
-                yield call
-            except SessionError:
-                raise
-            except Exception as error:
-                self.fail(call, error)
-                raise
-            self.complete(call, call.result)
-        finally:
-            running_call_var.reset(token)
-            self.abort(call)  # a no-op once the call was recorded
+        with self._running_body(self.begin(namespace, name, inputs, redact)) as call:
+            yield call
 
     def begin(
         self,
@@ -281,11 +261,7 @@ class RecordSession(Session):
         over: the caller built them for this call and nothing will change them,
         so they are not copied.
         """
-        redaction = self._effect_redaction(f"{namespace}.{name}", redact)
-        known: tuple[str, ...] = ()
-        if redaction is not None:
-            redacted, known = redaction.value(inputs)
-            inputs = cast(dict[str, JsonValue], redacted)
+        inputs, redaction, known = self._redacted_inputs(namespace, name, inputs, redact)
         if not owned:
             # A copy: the trace must hold the inputs as they were, even if the body mutates
             # them (redaction copies only what it replaces).
@@ -325,20 +301,9 @@ class RecordSession(Session):
         if self._abandoned is not None:  # nothing more is recorded, nothing is refused
             self.abort(call)
             return
-        if portable:
-            checked = cast(JsonValue, value)
-        else:
-            try:
-                checked = ensure_portable(value, what=f"output of {call.identity.effect}")
-            except NonPortableValueError as error:
-                self.abort(call)
-                unrecorded = NonPortableValueError(
-                    f"{error}. The effect ran, but its call was not recorded: make it return "
-                    "portable JSON.",
-                    path=error.path,
-                )
-                self.note_violation(unrecorded)
-                raise unrecorded from None
+        checked = self._portable_output(
+            call, value, portable=portable, unkept="The effect ran, but its call was not recorded"
+        )
         if call.redaction is not None:
             checked, _ = call.redaction.value(checked, call.known)
             encoded = None  # it holds the value before redaction
@@ -362,11 +327,7 @@ class RecordSession(Session):
                 self._in_flight.discard(call)
                 return
             try:
-                if self._state != "open":
-                    raise SessionError(
-                        f"{call.identity.effect} completed after its record session closed, "
-                        "so it was not recorded; await every effect inside the with block"
-                    )
+                self._refuse_when_closed(call, unkept="recorded")
                 writer.append(
                     Operation(
                         logical_id=writer.operation_count,

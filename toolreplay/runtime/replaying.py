@@ -11,18 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Generator
-from types import TracebackType
-from typing import Self, cast
 
 from toolreplay.errors import (
-    NonPortableValueError,
     ReplayContractError,
     SessionError,
     ToolReplayError,
 )
 from toolreplay.failures import capture_failure, rebuild_failure
 from toolreplay.jsonpath import JsonPath
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, fingerprint
+from toolreplay.portable import JsonValue, copy_value, fingerprint
 from toolreplay.redaction.policy import (
     EffectRedaction,
     RedactionPolicy,
@@ -93,7 +90,7 @@ class ReplaySession(Session):
         """The outbound connections and lookups the network guard refused so far (§10)."""
         return tuple(self._network_refusals)
 
-    def __enter__(self) -> Self:
+    def _open(self) -> None:
         self._check_can_open()
         if self._trace is None:
             assert not isinstance(self._source, Trace)
@@ -106,14 +103,8 @@ class ReplaySession(Session):
         self._enter_scope()
         offline_guard.enter(self)
         self._network_refusals = network_guard.enter(self, self._network)
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _close(self, exc: BaseException | None) -> None:
         ended = self._end_open_calls()  # a fork's live responses still open
         network_guard.leave(self)
         offline_guard.leave(self)
@@ -144,11 +135,7 @@ class ReplaySession(Session):
         output is a copy, which the caller may change; with `read_only=True` it
         is the trace's own value, which the caller promises only to read.
         """
-        redaction = self._effect_redaction(f"{namespace}.{name}", redact)
-        known: tuple[str, ...] = ()
-        if redaction is not None:
-            redacted, known = redaction.value(inputs)
-            inputs = cast(dict[str, JsonValue], redacted)
+        inputs, redaction, known = self._redacted_inputs(namespace, name, inputs, redact)
         digest = fingerprint(inputs)
         parent = running_call_var.get()
         with self._lock:
@@ -180,20 +167,8 @@ class ReplaySession(Session):
         no longer in flight afterwards, and an unkept call gives back its
         occurrence.
         """
-        token = running_call_var.set(call)
-        try:
-            with allowing_network():
-                try:
-                    yield call
-                except SessionError:
-                    raise
-                except Exception as error:
-                    self.fail(call, error)
-                    raise
-            self.complete(call, call.result)
-        finally:
-            running_call_var.reset(token)
-            self.abort(call)  # a no-op once the call was kept
+        with self._running_body(call, allowing_network()) as running:
+            yield running
 
     def complete(
         self,
@@ -204,20 +179,12 @@ class ReplaySession(Session):
         encoded: bytes | None = None,
     ) -> None:
         """Keep a live call (see `answer`) that returned `value`, as `record()` keeps one."""
-        if portable:
-            checked = cast(JsonValue, value)
-        else:
-            try:
-                checked = ensure_portable(value, what=f"output of {call.identity.effect}")
-            except NonPortableValueError as error:
-                self.abort(call)
-                unkept = NonPortableValueError(
-                    f"{error}. The effect ran live, but its call could not be kept: make it "
-                    "return portable JSON.",
-                    path=error.path,
-                )
-                self.note_violation(unkept)
-                raise unkept from None
+        checked = self._portable_output(
+            call,
+            value,
+            portable=portable,
+            unkept="The effect ran live, but its call could not be kept",
+        )
         self._keep_live(call, Returned(checked), encoded)
 
     def fail(self, call: PendingCall, error: Exception) -> None:
@@ -231,11 +198,7 @@ class ReplaySession(Session):
             if call not in self._in_flight:
                 return  # given up already (`abort`), or kept
             try:
-                if self._state != "open":
-                    raise SessionError(
-                        f"{call.identity.effect} completed after its {self.mode} session "
-                        "closed, so it was not kept; await every effect inside the with block"
-                    )
+                self._refuse_when_closed(call, unkept="kept")
                 self._record_live(call, outcome, encoded)
             except BaseException:
                 self._release_occurrence(call.identity)

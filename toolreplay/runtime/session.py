@@ -13,14 +13,18 @@ another effect's body is refused (`NestedEffectError`). `RecordSession`
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import time
-from collections.abc import Callable
-from typing import ClassVar, Literal
+from collections.abc import Callable, Generator
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import ClassVar, Literal, Self, cast
 
 from toolreplay.errors import (
     NestedEffectError,
+    NonPortableValueError,
     RedactionError,
     ReplayContractError,
     SessionError,
@@ -29,6 +33,7 @@ from toolreplay.errors import (
     TraceWriteError,
 )
 from toolreplay.jsonpath import JsonPath
+from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction.policy import EffectRedaction, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import DEFAULT_SCANNER
 from toolreplay.redaction.secret_mode import SecretGate
@@ -37,6 +42,7 @@ from toolreplay.runtime.context import (
     current_session,
     lane_key,
     offline_guard,
+    running_call_var,
     session_var,
 )
 from toolreplay.trace.model import (
@@ -105,6 +111,63 @@ class Session:
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Keep a call whose body (or request) raised `error`."""
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _running_body(
+        self,
+        call: PendingCall,
+        around_body: AbstractContextManager[object] | None = None,
+    ) -> Generator[PendingCall]:
+        """Run a call's body in the block (inside `around_body`), then keep its outcome.
+
+        A return (`call.result`) is kept with `complete`, an `Exception` with `fail`;
+        Tool Replay's own `SessionError` (a nested effect) and BaseExceptions
+        (interrupts, cancellation) are not kept. While the block runs, an effect
+        called from it is nested in this call and refused. Whatever happens, the
+        call is no longer in flight afterwards.
+        """
+        token = running_call_var.set(call)
+        try:
+            with around_body or contextlib.nullcontext():
+                try:
+                    yield call
+                except SessionError:
+                    raise
+                except Exception as error:
+                    self.fail(call, error)
+                    raise
+            self.complete(call, call.result)
+        finally:
+            running_call_var.reset(token)
+            self.abort(call)  # a no-op once the call was kept
+
+    def _portable_output(
+        self, call: PendingCall, value: object, *, portable: bool, unkept: str
+    ) -> JsonValue:
+        """`value` checked to be portable JSON (`portable=True`: the caller checked).
+
+        One that is not gives the call up and is a violation: the error raised says
+        `unkept` (what became of the call) and asks for portable JSON.
+        """
+        if portable:
+            return cast(JsonValue, value)
+        try:
+            return ensure_portable(value, what=f"output of {call.identity.effect}")
+        except NonPortableValueError as error:
+            self.abort(call)
+            refused = NonPortableValueError(
+                f"{error}. {unkept}: make it return portable JSON.", path=error.path
+            )
+            self.note_violation(refused)
+            raise refused from None
+
+    def _refuse_when_closed(self, call: PendingCall, *, unkept: str) -> None:
+        """Raise `SessionError` for a call that ended after the session closed (lock held)."""
+        if self._state != "open":
+            raise SessionError(
+                f"{call.identity.effect} completed after its {self.mode} session closed, so "
+                f"it was not {unkept}; await every effect inside the with block"
+            )
 
     def abort(self, call: PendingCall) -> None:
         """Forget a call that was not kept (interrupted, an unrecordable result); it gives
@@ -194,17 +257,44 @@ class Session:
             message = f"<message withheld: it matched secret rule {rules}>"
         return SessionEnding(ending.status, ending.error_type, message)
 
-    def _effect_redaction(
-        self, effect: str, effect_paths: tuple[JsonPath, ...]
-    ) -> EffectRedaction | None:
-        """The rules for `effect`; a missing key is a violation (the call cannot be made)."""
+    def _redacted_inputs(
+        self, namespace: str, name: str, inputs: dict[str, JsonValue], redact: tuple[JsonPath, ...]
+    ) -> tuple[dict[str, JsonValue], EffectRedaction | None, tuple[str, ...]]:
+        """A call's inputs redacted by the rules for its effect (with `redact`, its own), the
+        rules, and the placeholders they wrote. A missing key is a violation (the call
+        cannot be made)."""
         try:
-            return self._redaction.for_effect(effect, effect_paths)
+            redaction = self._redaction.for_effect(f"{namespace}.{name}", redact)
         except RedactionError as error:
             self.note_violation(error)
             raise
+        if redaction is None:
+            return inputs, None, ()
+        redacted, known = redaction.value(inputs)
+        return cast(dict[str, JsonValue], redacted), redaction, known
 
     # --- scope ------------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        self._open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._close(exc)
+
+    def _open(self) -> None:
+        """Open the session: what its kind prepares, then `_enter_scope`."""
+        raise NotImplementedError
+
+    def _close(self, exc: BaseException | None) -> None:
+        """Close the session and its trace; `exc` is what leaves the with block (None on a
+        normal exit). It raises what the session ends with, never replacing `exc`."""
+        raise NotImplementedError
 
     def _check_can_open(self) -> None:
         if self._state != "new":

@@ -20,7 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toolreplay.errors import TraceError, TraceExistsError, TraceWriteError
-from toolreplay.files import PRIVATE_FILE_MODE, claim, make_private, write_atomically
+from toolreplay.files import (
+    PRIVATE_FILE_MODE,
+    claim,
+    make_private,
+    source_conflict,
+    write_atomically,
+)
 from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     AttemptedCall,
@@ -31,7 +37,7 @@ from toolreplay.trace.model import (
     UnobservedOperation,
 )
 
-__all__ = ["TraceWriter", "check_new_trace_path", "write_whole_trace"]
+__all__ = ["TraceWriter", "check_copy_path", "check_new_trace_path", "write_whole_trace"]
 
 
 class TraceWriter:
@@ -240,6 +246,19 @@ def _create(path: Path, *, overwrite: bool, if_exists: str) -> int:
             f"{path}: cannot make the trace private to its owner: {error.strerror}", path=path
         ) from None
     return descriptor
+
+
+def check_copy_path(source: Path, output: Path, *, operation: str, copy: str) -> None:
+    """Raise `TraceError` when a copy of the trace `source` written to `output` would write
+    over `source` (see `files.source_conflict`); `operation` ("a migration") and `copy`
+    ("the migrated copy") name them in the message."""
+    problem = source_conflict(output, [source])
+    if problem is not None:
+        raise TraceError(
+            f"{output} {problem}: {operation} never writes over the trace it reads; "
+            f"give {copy} another path",
+            path=output,
+        )
 
 
 def write_whole_trace(

@@ -7,10 +7,24 @@ from toolreplay import Operation, Raised
 from toolreplay_tui.controllers.host import Host
 from toolreplay_tui.controllers.patches import PatchesController
 from toolreplay_tui.external_editor import edit_externally
-from toolreplay_tui.model.jsontext import format_json, parse_portable
+from toolreplay_tui.model.jsontext import ParsedJson, format_json, parse_portable
 from toolreplay_tui.screens.editor import Edited, EditorScreen
 
-__all__ = ["OutputEditing"]
+__all__ = ["OutputEditing", "edited_output"]
+
+
+def edited_output(host: Host, start: str) -> tuple[str, ParsedJson] | None:
+    """Let the user edit an output's text `start` in their own editor: what they typed
+    and it read as JSON, or None when there is nothing to patch (the editor failed or
+    changed nothing; the debugger said which)."""
+    edit = edit_externally(host, host.workspace, start, host.path_label)
+    if edit.text is None:
+        host.changed(edit.problem, error=True)
+        return None
+    if edit.text.strip() == start.strip():
+        host.changed("the editor left the output unchanged")
+        return None
+    return edit.text, parse_portable(edit.text, what="the output")
 
 
 class OutputEditing:
@@ -43,18 +57,12 @@ class OutputEditing:
 
     def edit_externally(self, operation: Operation) -> None:
         """`E`: edit the output in `$VISUAL`/`$EDITOR`, the app suspended meanwhile."""
-        host = self.host
-        start = self.editable_text(operation)
-        edit = edit_externally(host, host.workspace, start, host.path_label)
-        if edit.text is None:
-            host.changed(edit.problem, error=True)
+        edit = edited_output(self.host, self.editable_text(operation))
+        if edit is None:
             return
-        if edit.text.strip() == start.strip():
-            host.changed("the editor left the output unchanged")
-            return
-        parsed = parse_portable(edit.text, what="the output")
+        text, parsed = edit
         if parsed.problem is not None:
             # Keep what was typed: finish it in the built-in editor.
-            self.edit(operation, edit.text, f"not saved: {parsed.problem.describe()}")
+            self.edit(operation, text, f"not saved: {parsed.problem.describe()}")
             return
         self.patches.set_patch(operation, parsed.value)

@@ -18,13 +18,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker
 
+from toolreplay.files import source_conflict
 from toolreplay_tui.context import DebugSession
 from toolreplay_tui.model.rows import OperationRows
 from toolreplay_tui.model.trace_file import TraceFile
 from toolreplay_tui.model.workspace import Workspace
 from toolreplay_tui.state import BackgroundState
 
-__all__ = ["Host"]
+__all__ = ["Host", "overwrites_debugged_trace"]
 
 R = TypeVar("R")
 
@@ -122,3 +123,16 @@ class Host(DebugSession, Protocol):
     def exit(
         self, result: None = None, return_code: int = 0, message: RenderableType | None = None
     ) -> None: ...
+
+
+def overwrites_debugged_trace(host: Host, path: Path, *, instead: str) -> bool:
+    """Whether writing `path` would write over the trace being debugged; if so, the
+    debugger says so and what to do `instead` ("choose another file")."""
+    problem = source_conflict(path, [host.trace_file])
+    if problem is None:
+        return False
+    host.changed(
+        f"{host.path_label(path)} {problem}: the trace being debugged is never written; {instead}",
+        error=True,
+    )
+    return True

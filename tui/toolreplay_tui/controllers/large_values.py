@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolreplay import TraceFormatError
-from toolreplay.files import source_conflict, write_atomically
-from toolreplay_tui.controllers.host import Host
+from toolreplay.files import write_atomically
+from toolreplay_tui.controllers.editing import edited_output
+from toolreplay_tui.controllers.host import Host, overwrites_debugged_trace
 from toolreplay_tui.controllers.patches import PatchesController
-from toolreplay_tui.external_editor import edit_externally
-from toolreplay_tui.model.jsontext import parse_portable
 from toolreplay_tui.model.rows import megabytes
 from toolreplay_tui.model.trace_file import LargeLine, LargeOutput, text_size
 from toolreplay_tui.screens.dialogs import PromptScreen
@@ -42,13 +41,7 @@ class LargeValues:
             if not value or trace is None:
                 return
             path = host.absolute(Path(value))
-            problem = source_conflict(path, [host.trace_file])
-            if problem is not None:
-                host.changed(
-                    f"{host.path_label(path)} {problem}: the trace being debugged is never "
-                    "written; choose another file",
-                    error=True,
-                )
+            if overwrites_debugged_trace(host, path, instead="choose another file"):
                 return
             try:
                 if path.parent == host.workspace.root:
@@ -80,15 +73,10 @@ class LargeValues:
                 error=True,
             )
             return
-        start = trace.value_text(large).decode("utf-8", errors="replace")
-        edit = edit_externally(host, host.workspace, start, host.path_label)
-        if edit.text is None:
-            host.changed(edit.problem, error=True)
+        edit = edited_output(host, trace.value_text(large).decode("utf-8", errors="replace"))
+        if edit is None:
             return
-        if edit.text.strip() == start.strip():
-            host.changed("the editor left the output unchanged")
-            return
-        parsed = parse_portable(edit.text, what="the output")
+        _, parsed = edit
         if parsed.problem is not None:
             host.changed(f"not saved: {parsed.problem.describe()}", error=True)
             return

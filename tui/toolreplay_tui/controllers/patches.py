@@ -17,11 +17,15 @@ from toolreplay import (
     PatchError,
     RedactedValueEditError,
 )
-from toolreplay.files import source_conflict
-from toolreplay_tui.controllers.host import Host
+from toolreplay_tui.controllers.host import Host, overwrites_debugged_trace
 from toolreplay_tui.model.answers import check_recipe, patched_output
 from toolreplay_tui.model.jsontext import format_json
-from toolreplay_tui.model.patches import PatchKey, PendingPatches, describe_target
+from toolreplay_tui.model.patches import (
+    LoadedPatches,
+    PatchKey,
+    PendingPatches,
+    describe_target,
+)
 from toolreplay_tui.screens.dialogs import ConfirmScreen, PromptScreen
 from toolreplay_tui.screens.editor import Edited, EditorScreen
 from toolreplay_tui.screens.patches import PatchesScreen
@@ -40,6 +44,13 @@ def error_problem(value: str) -> str | None:
     if not colon or not type_name.strip() or " " in type_name.strip():
         return "write it as Type: message, e.g. TimeoutError: the queue timed out"
     return None if message.strip() else "give a message after the colon"
+
+
+def _report_loaded(host: Host, message: str, loaded: LoadedPatches) -> None:
+    """Say that patches were loaded (`message`), naming those skipped and why."""
+    if loaded.skipped:
+        message += "; skipped " + "; ".join(skipped.reason for skipped in loaded.skipped)
+    host.changed(message, error=bool(loaded.skipped))
 
 
 class PatchesController:
@@ -91,13 +102,12 @@ class PatchesController:
             return
         self._owns_unsaved = True
         self._autosaved = self.pending.revision
-        message = (
+        _report_loaded(
+            host,
             f"restored {count_of(len(restored.loaded), 'pending patch')} an earlier session "
-            f"left unsaved (kept in {label}); w saves them"
+            f"left unsaved (kept in {label}); w saves them",
+            restored,
         )
-        if restored.skipped:
-            message += "; skipped " + "; ".join(skipped.reason for skipped in restored.skipped)
-        host.changed(message, error=bool(restored.skipped))
 
     def forget_unsaved(self) -> None:
         """The user decided about the pending patches (saved, or quit without): the copy
@@ -270,13 +280,7 @@ class PatchesController:
             return False
         workspace = host.workspace
         path = workspace.patch_file_path() if value is None else host.absolute(Path(value))
-        problem = source_conflict(path, [host.trace_file])
-        if problem is not None:
-            host.changed(
-                f"{host.path_label(path)} {problem}: the trace being debugged is never "
-                "written; save the patches to another file",
-                error=True,
-            )
+        if overwrites_debugged_trace(host, path, instead="save the patches to another file"):
             return False
         try:
             if path.parent == workspace.root:
@@ -304,13 +308,12 @@ class PatchesController:
             except PatchError as error:
                 host.changed(str(error), error=True)
                 return
-            message = (
+            _report_loaded(
+                host,
                 f"loaded {count_of(len(loaded.loaded), 'patch')} from "
-                f"{host.path_label(loaded.path)}"
+                f"{host.path_label(loaded.path)}",
+                loaded,
             )
-            if loaded.skipped:
-                message += "; skipped " + "; ".join(skipped.reason for skipped in loaded.skipped)
-            host.changed(message, error=bool(loaded.skipped))
 
         def ask() -> None:
             latest = self.pending.saved_path or host.workspace.latest("patches", ".json")

@@ -29,6 +29,7 @@ from typing import Literal, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
+from toolreplay_tui.model.transcript import Conversation, ConversationEntry
 
 __all__ = ["McpCall", "McpEntry", "McpEntryKind", "mcp_call_of"]
 
@@ -49,7 +50,6 @@ McpEntryKind = Literal[
     "note",
 ]
 
-Side = Literal["request", "response"]
 
 _FAILURES = {
     "mcp.JSONRPCError": "JSON-RPC error",
@@ -60,20 +60,14 @@ _SPACES = re.compile(r"[ \t\n]+")
 _TEXT_LIMIT = 4_000  # characters of one text shown; the raw output below has all of it
 
 
-@dataclass(frozen=True, slots=True)
-class McpEntry:
-    """One line of the call: `who` names it (an argument, `text`, `image`), `text` is the
-    value as shown, `path` is where it lives in the output shown (None on the request side)."""
+class McpEntry(ConversationEntry[McpEntryKind]):
+    """One line of an MCP call: `who` names it (an argument, `text`, `image`)."""
 
-    side: Side
-    kind: McpEntryKind
-    who: str
-    text: str
-    path: JsonPath | None = None
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
-class McpCall:
+class McpCall(Conversation[McpEntry]):
     """An MCP request and its answer, read from a trace."""
 
     server: str
@@ -81,14 +75,6 @@ class McpCall:
     tool: str | None
     answer: str
     entries: tuple[McpEntry, ...]
-
-    @property
-    def request(self) -> tuple[McpEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "request")
-
-    @property
-    def response(self) -> tuple[McpEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "response")
 
 
 def mcp_call_of(

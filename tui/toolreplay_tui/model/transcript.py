@@ -19,12 +19,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
 
-__all__ = ["EntryKind", "Transcript", "TranscriptEntry", "transcript_of"]
+__all__ = [
+    "Conversation",
+    "ConversationEntry",
+    "EntryKind",
+    "Side",
+    "Transcript",
+    "TranscriptEntry",
+    "transcript_of",
+]
 
 EntryKind = Literal[
     "instructions",
@@ -48,25 +56,52 @@ _CHAT_EFFECTS = ("openai.chat.completions.create",)
 _FINAL_STREAM_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptEntry:
-    """One line of the conversation.
+Kind = TypeVar("Kind", bound=str)
 
-    `who` names the speaker or tool (`user`, `assistant`, `get_weather`), `text` is
-    what it said (arguments and outputs as pretty JSON when they are JSON), and
-    `path` is where the value lives in the recorded output (None for request-side
-    entries and for values a stream spreads over several events).
+
+@dataclass(frozen=True, slots=True)
+class ConversationEntry(Generic[Kind]):
+    """One line of a call read as a conversation (a model call, an MCP request).
+
+    `who` names the speaker, tool or part (`user`, `get_weather`, an argument), `text`
+    is what it said as shown (JSON pretty-printed), and `path` is where the value lives
+    in the output shown (None for request-side entries, and for values a stream spreads
+    over several events). `kind` says how to style it.
     """
 
     side: Side
-    kind: EntryKind
+    kind: Kind
     who: str
     text: str
     path: JsonPath | None = None
 
 
+class TranscriptEntry(ConversationEntry[EntryKind]):
+    """One line of a model call's conversation."""
+
+    __slots__ = ()
+
+
+Entry = TypeVar("Entry", bound=ConversationEntry[Any])
+
+
+class Conversation(Generic[Entry]):
+    """A call read as a conversation: its `entries`, what was sent, then what came back."""
+
+    __slots__ = ()
+    entries: tuple[Entry, ...]
+
+    @property
+    def request(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.side == "request")
+
+    @property
+    def response(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.side == "response")
+
+
 @dataclass(frozen=True, slots=True)
-class Transcript:
+class Transcript(Conversation[TranscriptEntry]):
     """A model call read as a conversation: what was sent, then what came back."""
 
     api: Api
@@ -76,14 +111,6 @@ class Transcript:
     event_count: int
     tools_offered: tuple[str, ...]
     entries: tuple[TranscriptEntry, ...]
-
-    @property
-    def request(self) -> tuple[TranscriptEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "request")
-
-    @property
-    def response(self) -> tuple[TranscriptEntry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "response")
 
 
 def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcript | None:

@@ -121,45 +121,8 @@ def describe_aligned(row: AlignmentRow) -> RenderableType:
     return Group(*parts)
 
 
-class LargeValueScreen(ModalScreen[None]):
-    """A large value by its size, first and last pages; `s` saves it to a file, `E` opens
-    it in `$EDITOR`, `escape`, `v` or `q` close."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,v,q", "close", "Close", key_display="esc", id="large_value.close"),
-        Binding("s", "save", "Save to a file", id="large_value.save"),
-        Binding("E", "external_edit", "Edit in $EDITOR", id="large_value.external_edit"),
-    ]
-
-    def __init__(self, large: LargeOutput | LargeLine, content: RenderableType) -> None:
-        super().__init__()
-        self.large = large
-        self.content = content
-
-    def compose(self) -> ComposeResult:
-        with ScrollBox(id="full-value-box"):
-            yield Static(self.content, id="full-value-text")
-
-    def on_mount(self) -> None:
-        self.query_one("#full-value-box", ScrollBox).focus()
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
-    def action_save(self) -> None:
-        textual_app(self).post_message(LargeValueRequested(self.large, "save"))
-
-    def action_external_edit(self) -> None:
-        self.dismiss(None)
-        textual_app(self).post_message(LargeValueRequested(self.large, "edit"))
-
-
-class FullValueScreen(ModalScreen[None]):
-    """A value in full, wrapped; `escape`, `v` or `q` close it."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,v,q", "close", "Close", key_display="esc", id="full_value.close"),
-    ]
+class _ValueScreen(ModalScreen[None]):
+    """A value shown in a scrolled box that has the focus; `action_close` closes it."""
 
     def __init__(self, content: RenderableType) -> None:
         super().__init__()
@@ -174,3 +137,33 @@ class FullValueScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class LargeValueScreen(_ValueScreen):
+    """A large value by its size, first and last pages; `s` saves it to a file, `E` opens
+    it in `$EDITOR`, `escape`, `v` or `q` close."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,v,q", "close", "Close", key_display="esc", id="large_value.close"),
+        Binding("s", "save", "Save to a file", id="large_value.save"),
+        Binding("E", "external_edit", "Edit in $EDITOR", id="large_value.external_edit"),
+    ]
+
+    def __init__(self, large: LargeOutput | LargeLine, content: RenderableType) -> None:
+        super().__init__(content)
+        self.large = large
+
+    def action_save(self) -> None:
+        textual_app(self).post_message(LargeValueRequested(self.large, "save"))
+
+    def action_external_edit(self) -> None:
+        self.dismiss(None)
+        textual_app(self).post_message(LargeValueRequested(self.large, "edit"))
+
+
+class FullValueScreen(_ValueScreen):
+    """A value in full, wrapped; `escape`, `v` or `q` close it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,v,q", "close", "Close", key_display="esc", id="full_value.close"),
+    ]

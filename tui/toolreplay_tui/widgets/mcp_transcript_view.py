@@ -7,8 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from toolreplay import terminal_safe_text
-from toolreplay_tui.model.jsonpaths import path_text
 from toolreplay_tui.model.mcp_transcript import McpCall, McpEntry, McpEntryKind
+from toolreplay_tui.widgets.transcript_view import conversation_table, said_text
 
 __all__ = ["render_mcp_call"]
 
@@ -35,21 +35,11 @@ def _shown(text: str, style: str = "", *, keep: str = "") -> Text:
     return shown
 
 
-def _said(entry: McpEntry) -> Text:
-    text = _shown(entry.text, _STYLES[entry.kind], keep="\n")
-    if entry.path is not None:
-        text.append("\n")
-        text.append(_shown(path_text(entry.path), "dim"))
-    return text
-
-
 def _table(entries: tuple[McpEntry, ...]) -> Table:
-    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1, 0, 0))
-    table.add_column("who", no_wrap=False, max_width=22)
-    table.add_column("said", ratio=1)
-    for entry in entries:
-        table.add_row(_shown(entry.who, "bold"), _said(entry))
-    return table
+    return conversation_table(
+        (_shown(entry.who, "bold"), said_text(entry.text, _STYLES[entry.kind], entry.path))
+        for entry in entries
+    )
 
 
 def render_mcp_call(call: McpCall) -> RenderableType:

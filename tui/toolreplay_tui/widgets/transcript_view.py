@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from toolreplay import terminal_safe_text
-from toolreplay_tui.model.jsonpaths import path_text
+from toolreplay_tui.model.jsonpaths import JsonPath, path_text
 from toolreplay_tui.model.transcript import EntryKind, Transcript, TranscriptEntry
 
-__all__ = ["render_transcript"]
+__all__ = ["conversation_table", "render_transcript", "said_text"]
 
 _STYLES: dict[EntryKind, str] = {
     "instructions": "italic",
@@ -34,22 +36,32 @@ def _speaker(entry: TranscriptEntry) -> Text:
     return speaker
 
 
-def _said(entry: TranscriptEntry) -> Text:
-    text = terminal_safe_text(entry.text, _STYLES[entry.kind], keep="\n")
-    text.overflow = "fold"
-    if entry.path is not None:
-        text.append("\n")
-        text.append(terminal_safe_text(path_text(entry.path), "dim"))
-    return text
+def said_text(text: str, style: str, path: JsonPath | None) -> Text:
+    """What one side said (text from a trace: never markup, unsafe characters escaped),
+    with the output path an edit would patch under it."""
+    said = terminal_safe_text(text, style, keep="\n")
+    said.overflow = "fold"
+    if path is not None:
+        said.append("\n")
+        said.append(terminal_safe_text(path_text(path), "dim"))
+    return said
 
 
-def _table(entries: tuple[TranscriptEntry, ...]) -> Table:
+def conversation_table(rows: Iterable[tuple[Text, Text]]) -> Table:
+    """A call read as a conversation: a row per entry, who, then what they said."""
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1, 0, 0))
     table.add_column("who", no_wrap=False, max_width=22)
     table.add_column("said", ratio=1)
-    for entry in entries:
-        table.add_row(_speaker(entry), _said(entry))
+    for who, said in rows:
+        table.add_row(who, said)
     return table
+
+
+def _table(entries: tuple[TranscriptEntry, ...]) -> Table:
+    return conversation_table(
+        (_speaker(entry), said_text(entry.text, _STYLES[entry.kind], entry.path))
+        for entry in entries
+    )
 
 
 def render_transcript(transcript: Transcript) -> RenderableType:
