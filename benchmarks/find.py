@@ -10,7 +10,7 @@ names until the folder holds `--traces` files; one request in a hundred is an
 incident whose `billing.refund.create` call failed. Each query is timed as the
 library call (`toolreplay.find_traces`, in this process) and as the command (the
 `toolreplay` script, a child process, so Python's and the command line's start-up
-count, and from 1,000 files on a second thread scanning the older half), beside `grep -c`
+count), beside `grep -c`
 over the same files for the bytes the query looks for.
 Targets: find at least half as fast as grep, i.e. `find s / grep s` and
 `command s / grep s` at most 2.0.

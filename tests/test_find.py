@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
@@ -17,7 +16,6 @@ from hypothesis import strategies as st
 
 import toolreplay
 from toolreplay.capturing.names import new_trace_name
-from toolreplay.cli.find import usable_cpus
 from toolreplay.search import TraceSearch, parse_condition, parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -468,13 +466,12 @@ def test_the_command_imports_only_what_find_needs(tmp_path: Path) -> None:
 
 @pytest.fixture
 def large_folder(folder: Path) -> Path:
-    """SPLIT_AT traces and more: copies of the captured ones, and two files that are not
+    """Over a thousand traces: copies of the captured ones, and two files that are not
     traces, one among the newest and one among the oldest."""
-    from toolreplay.cli.find import SPLIT_AT
 
     sources = sorted(path for path in folder.glob("2*.trp"))
     moment = datetime(2026, 1, 1, tzinfo=UTC)
-    for index in range(SPLIT_AT + 10):
+    for index in range(1_010):
         source = sources[index % len(sources)]
         copy = folder / "bulk" / f"{new_trace_name(moment + timedelta(minutes=index))}.trp"
         copy.parent.mkdir(exist_ok=True)
@@ -513,97 +510,32 @@ def command_answer(document: dict[str, Any]) -> tuple[list[dict[str, Any]], int,
     return document["traces"], document["scanned"], skipped
 
 
-WATCHING_THREADS = (
-    "import atexit, os, sys, threading\n"
-    "real_open, real_start = os.open, threading.Thread.start\n"
-    "threads, opened = [], {}\n"
-    "def counting_start(thread):\n    threads.append(thread.name)\n    real_start(thread)\n"
+OPENING = (
+    "import atexit, os, sys\nreal_open = os.open\nopened = []\n"
     "def counting_open(path, *args, **kwargs):\n"
-    "    name = threading.current_thread().name\n"
-    "    if str(path).endswith('.trp'):\n        opened[name] = opened.get(name, 0) + 1\n"
+    "    if str(path).endswith('.trp'):\n        opened.append(path)\n"
     "    return real_open(path, *args, **kwargs)\n"
-    "threading.Thread.start, os.open = counting_start, counting_open\n"
-    "atexit.register(lambda: print(f'threads={len(threads)} opened={opened}', file=sys.stderr))\n"
+    "os.open = counting_open\n"
+    "atexit.register(lambda: print(f'opened={len(opened)}', file=sys.stderr))\n"
 )
-"""A prelude that counts the threads started and, per thread, the traces opened."""
+"""A prelude that counts the traces the command opens."""
 
 
-def watched(stderr: str) -> tuple[int, dict[str, int]]:
-    """What `WATCHING_THREADS` printed: threads started, traces opened per thread."""
-    threads, _, opened = stderr.splitlines()[-1].partition(" opened=")
-    counts: dict[str, int] = ast.literal_eval(opened)
-    return int(threads.removeprefix("threads=")), counts
-
-
-def test_a_large_folder_is_scanned_by_two_threads_with_the_one_thread_answer(
-    large_folder: Path,
-) -> None:
-    if usable_cpus() < 2:
-        pytest.skip("the command scans in one thread without a second CPU")
+def test_a_large_folder_gives_the_library_answer(large_folder: Path) -> None:
     query = {"effect": "billing.refund.create"}
     expected = library_answer(large_folder, **query)
-    assert len(expected[0]) > 400  # matches in both halves
-    assert len(expected[2]) == 3  # notes.trp and the two in bulk/, one in each half
-    document, stderr = find_json(
-        large_folder, "--effect", "billing.refund.create", prelude=WATCHING_THREADS
-    )
-    threads, opened = watched(stderr)
-    assert threads == 1
-    files = len(toolreplay.find_traces(large_folder).selected_files())
-    assert sorted(opened.values()) == [files // 2, files - files // 2]  # half each
+    assert len(expected[0]) > 400
+    assert len(expected[2]) == 3  # notes.trp and the two in bulk/
+    document, stderr = find_json(large_folder, "--effect", "billing.refund.create", prelude=OPENING)
     assert command_answer(document) == expected
+    files = len(toolreplay.find_traces(large_folder).selected_files())
+    assert stderr.splitlines()[-1] == f"opened={files}"  # each file read once
 
 
-def test_a_process_pinned_to_one_cpu_scans_alone(large_folder: Path) -> None:
-    if not hasattr(os, "sched_setaffinity"):
-        pytest.skip("pinning a process to one CPU needs os.sched_setaffinity (Linux)")
-    pinned = "import os\nos.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
-    document, stderr = find_json(
-        large_folder, "--effect", "billing.refund.create", prelude=pinned + WATCHING_THREADS
-    )
-    assert watched(stderr) == (
-        0,
-        {"MainThread": len(toolreplay.find_traces(large_folder).selected_files())},
-    )
-    assert command_answer(document) == library_answer(large_folder, effect="billing.refund.create")
-
-
-def test_when_the_second_thread_fails_its_half_is_scanned_by_the_first(
-    large_folder: Path,
-) -> None:
-    if usable_cpus() < 2:
-        pytest.skip("the command scans in one thread without a second CPU")
-    # The second thread's first open fails with what the scan does not expect of a file.
-    failing = (
-        "import os, threading\nreal_open = os.open\n"
-        "def failing_open(path, *args, **kwargs):\n"
-        "    if threading.current_thread() is not threading.main_thread():\n"
-        "        raise RuntimeError('the second thread failed')\n"
-        "    return real_open(path, *args, **kwargs)\n"
-        "os.open = failing_open\n"
-    )
-    document, _ = find_json(large_folder, "--effect", "billing.refund.create", prelude=failing)
-    assert command_answer(document) == library_answer(large_folder, effect="billing.refund.create")
-
-
-def test_a_limit_stops_the_second_thread_early(large_folder: Path) -> None:
-    if usable_cpus() < 2:
-        pytest.skip("the command scans in one thread without a second CPU")
-    # Reads in the second thread are slowed (a slow disk), so it is mid-way through its
-    # half when the first thread has its five matches: it must stop there, not go on.
-    slowed = (
-        "import os, threading, time\nreal_read = os.read\n"
-        "def slow_read(*args):\n"
-        "    if threading.current_thread() is not threading.main_thread():\n"
-        "        time.sleep(0.01)\n"
-        "    return real_read(*args)\n"
-        "os.read = slow_read\n"
-    )
-    document, stderr = find_json(large_folder, "--limit", "5", prelude=slowed + WATCHING_THREADS)
+def test_a_limit_stops_the_scan(large_folder: Path) -> None:
+    document, stderr = find_json(large_folder, "--limit", "5", prelude=OPENING)
     newest_five = library_answer(large_folder)[0][:5]
     assert document["traces"] == newest_five
-    assert document["scanned"] < 100  # the older half's count is not waited for
-    threads, opened = watched(stderr)
-    assert threads == 1
-    second = opened.get("toolreplay-find_0", 0)
-    assert 0 <= second < 250, opened  # half the folder (over 500) had it gone on
+    opened = int(stderr.splitlines()[-1].removeprefix("opened="))
+    # Only the newest files were read, not the thousand behind them.
+    assert document["scanned"] == opened < 20, stderr

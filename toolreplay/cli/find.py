@@ -11,11 +11,8 @@ query or the folder is refused, 3 when nothing matched but files were skipped
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,25 +21,12 @@ import typer
 from toolreplay.cli.command import SKIPPED_EXIT_CODE, FormatOption
 from toolreplay.cli.output import Output, OutputFormat, error_fields
 from toolreplay.errors import TraceSearchError
-from toolreplay.search import FoundTrace, TraceSearch, find_traces
+from toolreplay.search import FoundTrace, find_traces
 
-__all__ = [
-    "FIND_FORMAT_VERSION",
-    "SPLIT_AT",
-    "find",
-    "matches",
-    "usable_cpus",
-]
+__all__ = ["FIND_FORMAT_VERSION", "find"]
 
 FIND_FORMAT_VERSION = 2
 """2: `unreadable` became `skipped`, which also lists files that could not be read to the end."""
-
-SPLIT_AT = 1_000
-"""Files from which a second thread scans the older half: below it, the thread costs
-more than it saves."""
-
-_STOP_EVERY = 16
-"""Files the second thread scans between two looks at whether it is still wanted."""
 
 
 def _ending(match: FoundTrace) -> str:
@@ -74,62 +58,6 @@ def _line(match: FoundTrace, root: Path) -> str:
         match.metadata_text(),
     ]
     return "  ".join(cell for cell in cells if cell)
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity where the system says, as in a container
-    pinned to fewer CPUs than the machine has), else the machine's."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def matches(search: TraceSearch, *, split_at: int = SPLIT_AT) -> Iterator[FoundTrace]:
-    """The search's matches, newest first, as iterating it gives them; with at least
-    `split_at` files and a second CPU, a second thread scans the older half meanwhile.
-
-    Reading a file lets go of the interpreter's lock, so two threads overlap their reads
-    (`benchmarks/find.py` measures the gain), in one process: nothing is forked or
-    pickled. When the caller stops early (`--limit`), the second thread stops within
-    `_STOP_EVERY` files and `scanned` counts only this thread's files; if it fails, its
-    half is scanned here.
-    """
-    files = search.selected_files()
-    if len(files) < split_at or usable_cpus() < 2:
-        yield from search.scan(files)
-        return
-    # Only a large folder pays for these imports.
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    newer, older = files[: len(files) // 2], files[len(files) // 2 :]
-    second = dataclasses.replace(search, scanned=0, unreadable=[])
-    wanted = threading.Event()
-    wanted.set()
-
-    def scan_older() -> list[FoundTrace]:
-        found: list[FoundTrace] = []
-        for start in range(0, len(older), _STOP_EVERY):
-            if not wanted.is_set():
-                break
-            found.extend(second.scan(older[start : start + _STOP_EVERY]))
-        return found
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolreplay-find") as pool:
-        pending = pool.submit(scan_older)
-        try:
-            yield from search.scan(newer)
-        except BaseException:  # the caller stopped (GeneratorExit) or this scan failed
-            wanted.clear()
-            raise
-        try:
-            found = pending.result()
-        except Exception:  # whatever failed there, the half is scanned here
-            yield from search.scan(older)
-            return
-    search.scanned += second.scanned
-    search.unreadable.extend(second.unreadable)
-    yield from found
 
 
 def find(
@@ -189,7 +117,7 @@ def find(
         out.error(str(error), (*error_fields(error), directory))
         return 2
     found: list[FoundTrace] = []
-    for match in matches(search):
+    for match in search:  # a limit stops the scan: nothing past it is read
         found.append(match)
         if output_format is OutputFormat.text:
             out.line(_line(match, directory))
