@@ -418,7 +418,7 @@ def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
     with pytest.raises(PatchError, match="stop_reason is one of"):
         reply(text="x", stop_reason="finished")
     with pytest.raises(PatchError, match="input is a JSON object"):
-        reply(tool_calls=[("issue_refund", "8812")])  # type: ignore[list-item]
+        reply(tool_calls=[("issue_refund", "8812")])  # type: ignore[list-item]  # a wrong input on purpose
 
 
 def test_the_adapter_refuses_what_it_cannot_capture() -> None:

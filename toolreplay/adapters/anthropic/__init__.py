@@ -26,6 +26,7 @@ answer by JSON path, keeping a stream's events consistent; `final_message` and
 
 from __future__ import annotations
 
+from toolreplay.adapters.sdk_versions import release
 from toolreplay.errors import AnthropicAdapterDependencyError
 
 SUPPORTED_SDK_VERSIONS = ">=2.10.0,<3"
@@ -43,19 +44,7 @@ except ImportError as error:
     ) from error
 
 
-def _release(version: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for part in version.split("."):
-        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
-        if not digits:
-            break
-        parts.append(int(digits))
-        if not part.isdigit():
-            break
-    return tuple(parts)
-
-
-if not (_MINIMUM <= _release(_anthropic.__version__) < _BELOW):
+if not (_MINIMUM <= release(_anthropic.__version__) < _BELOW):
     raise AnthropicAdapterDependencyError(
         f"the Tool Replay Anthropic adapter supports anthropic {SUPPORTED_SDK_VERSIONS}, but "
         f"anthropic {_anthropic.__version__} is installed. Install a supported version with: "

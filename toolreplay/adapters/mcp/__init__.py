@@ -27,6 +27,7 @@ from __future__ import annotations
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
+from toolreplay.adapters.sdk_versions import release
 from toolreplay.errors import MCPAdapterDependencyError
 
 SUPPORTED_SDK_VERSIONS = ">=2.0.0,<3"
@@ -45,19 +46,7 @@ except (ImportError, PackageNotFoundError) as error:
     ) from error
 
 
-def _release(text: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for part in text.split("."):
-        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
-        if not digits:
-            break
-        parts.append(int(digits))
-        if not part.isdigit():
-            break
-    return tuple(parts)
-
-
-if not (_MINIMUM <= _release(_found) < _BELOW):
+if not (_MINIMUM <= release(_found) < _BELOW):
     raise MCPAdapterDependencyError(
         f"the Tool Replay MCP adapter supports mcp {SUPPORTED_SDK_VERSIONS}, but mcp {_found} is "
         f"installed. Install a supported version with: {_INSTALL}"

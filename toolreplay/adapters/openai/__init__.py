@@ -24,6 +24,7 @@ plain functions over a recorded output.
 
 from __future__ import annotations
 
+from toolreplay.adapters.sdk_versions import release
 from toolreplay.errors import OpenAIAdapterDependencyError
 
 SUPPORTED_SDK_VERSIONS = ">=2.20.0,<4"
@@ -41,19 +42,7 @@ except ImportError as error:
     ) from error
 
 
-def _release(version: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for part in version.split("."):
-        digits = "".join(c for c in part if c.isdigit()) if part[:1].isdigit() else ""
-        if not digits:
-            break
-        parts.append(int(digits))
-        if not part.isdigit():
-            break
-    return tuple(parts)
-
-
-if not (_MINIMUM <= _release(_openai.__version__) < _BELOW):
+if not (_MINIMUM <= release(_openai.__version__) < _BELOW):
     raise OpenAIAdapterDependencyError(
         f"the Tool Replay OpenAI adapter supports openai {SUPPORTED_SDK_VERSIONS} (2.20.0 "
         f"through the newest 3.x), but openai {_openai.__version__} is installed. Install a "

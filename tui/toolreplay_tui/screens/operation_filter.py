@@ -331,7 +331,7 @@ class OperationFilter:
             while not trace.indexed and not reached():
                 if trace.closed:
                     return
-                time.sleep(JUMP_WAIT_SECONDS)
+                time.sleep(JUMP_WAIT_SECONDS)  # polled: the index has no event to wait on
             app.call_from_thread(then)
 
         self.screen.run_worker(
