@@ -26,30 +26,22 @@ answer by JSON path, keeping a stream's events consistent; `final_message` and
 
 from __future__ import annotations
 
-from toolreplay.adapters.sdk_versions import release
+from toolreplay.adapters.sdk_versions import require_sdk
 from toolreplay.errors import AnthropicAdapterDependencyError
 
 SUPPORTED_SDK_VERSIONS = ">=2.10.0,<3"
 """The anthropic releases the adapter supports (a PEP 440 specifier)."""
-_MINIMUM = (2, 10, 0)
-_BELOW = (3,)
-_INSTALL = 'uv sync --extra anthropic (or: pip install "toolreplay[anthropic]")'
 
-try:
-    import anthropic as _anthropic
-except ImportError as error:
-    raise AnthropicAdapterDependencyError(
-        "the Tool Replay Anthropic adapter needs the anthropic package "
-        f"({SUPPORTED_SDK_VERSIONS}), which is not installed. Install it with: {_INSTALL}"
-    ) from error
-
-
-if not (_MINIMUM <= release(_anthropic.__version__) < _BELOW):
-    raise AnthropicAdapterDependencyError(
-        f"the Tool Replay Anthropic adapter supports anthropic {SUPPORTED_SDK_VERSIONS}, but "
-        f"anthropic {_anthropic.__version__} is installed. Install a supported version with: "
-        f"{_INSTALL}"
-    )
+require_sdk(
+    "anthropic",
+    distribution="anthropic",
+    adapter="Anthropic",
+    supported=SUPPORTED_SDK_VERSIONS,
+    minimum=(2, 10, 0),
+    below=(3,),
+    extra="anthropic",
+    error=AnthropicAdapterDependencyError,
+)
 
 from toolreplay.adapters.anthropic.client import (  # noqa: E402  # only after the version check
     InstrumentedAnthropic,

@@ -14,19 +14,15 @@ from typing import Any, cast, overload
 import anthropic
 
 from toolreplay.adapters.anthropic.profile import ANTHROPIC
-from toolreplay.adapters.capture.sdk_clients import capture, copy_instrumented, surfaced
-from toolreplay.adapters.capture.transport import replayed_operation
+from toolreplay.adapters.capture.sdk_clients import SdkErrors, capture, copy_instrumented
 
 __all__ = ["InstrumentedAnthropic", "InstrumentedAsyncAnthropic", "instrument"]
 
 
-def _surfaced(error: Exception) -> Exception | None:
-    return surfaced(
-        error,
-        connection_error=anthropic.APIConnectionError,
-        sdk_error=anthropic.AnthropicError,
-        sdk=f"anthropic {anthropic.__version__}",
-    )
+_ERRORS = SdkErrors(
+    anthropic.APIConnectionError, anthropic.AnthropicError, f"anthropic {anthropic.__version__}"
+)
+"""The SDK's exceptions: it wraps any exception from the transport as `APIConnectionError`."""
 
 
 class InstrumentedAnthropic(anthropic.Anthropic):
@@ -52,16 +48,8 @@ class InstrumentedAnthropic(anthropic.Anthropic):
 
     def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
         """The SDK's `request`; a Tool Replay refusal or miss surfaces as itself."""
-        token = replayed_operation.set(None)
-        try:
+        with _ERRORS.surfacing():
             return cast(Any, super()).request(*args, **kwargs)
-        except Exception as error:
-            found = _surfaced(error)
-            if found is None:
-                raise
-            raise found from error.__cause__ if found is error.__cause__ else error
-        finally:
-            replayed_operation.reset(token)
 
 
 class InstrumentedAsyncAnthropic(anthropic.AsyncAnthropic):
@@ -82,16 +70,8 @@ class InstrumentedAsyncAnthropic(anthropic.AsyncAnthropic):
 
     async def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
         """The SDK's `request`; a Tool Replay refusal or miss surfaces as itself."""
-        token = replayed_operation.set(None)
-        try:
+        with _ERRORS.surfacing():
             return await cast(Any, super()).request(*args, **kwargs)
-        except Exception as error:
-            found = _surfaced(error)
-            if found is None:
-                raise
-            raise found from error.__cause__ if found is error.__cause__ else error
-        finally:
-            replayed_operation.reset(token)
 
 
 _INSTRUMENTED: tuple[tuple[type[Any], type[Any]], ...] = (

@@ -18,17 +18,17 @@ of the recorded message by JSON path and rewrites a stream's events to agree
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import cast
 
 from toolreplay.adapters.anthropic.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.anthropic.messages import edited_output, final_message, message_events
 from toolreplay.adapters.capture.recipes import (
-    edit_problem,
+    ModelRecipes,
     edit_recipe,
+    made_id,
     nearest_recorded,
-    replaced_output,
+    posted_body,
 )
 from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
 from toolreplay.errors import PatchError
@@ -192,28 +192,20 @@ def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
     return nearest_recorded(call, accept)
 
 
-class AnthropicRecipes:
+class AnthropicRecipes(ModelRecipes):
     """`reply(...)` and `edit(...)` for the Anthropic profile's calls."""
 
-    def check(self, recipe: OutputRecipe, effect: str) -> None:
-        if recipe.kind == "edit":
-            problem = edit_problem(recipe.spec)
-        else:
-            problem = _reply_problem(recipe.spec)
-            if problem is None and effect != REPLY_EFFECT:
-                problem = (
-                    f"reply(...) answers {REPLY_EFFECT} (a Messages API call); {effect} is "
-                    "another endpoint, whose output the patch must give itself (status, "
-                    "headers and body, as `toolreplay show` prints a recorded one)"
-                )
-        if problem is not None:
-            raise PatchError(problem)
+    reply_effects = frozenset({REPLY_EFFECT})
+    answers = f"{REPLY_EFFECT} (a Messages API call)"
 
-    def resolve(self, call: RecipeCall) -> JsonValue:
-        spec = cast(JsonObject, call.recipe.spec)
-        if call.recipe.kind == "edit":
-            return edited_output(replaced_output(call), spec)
+    def reply_problem(self, spec: JsonValue) -> str | None:
+        return _reply_problem(spec)
+
+    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
         return _Reply(call, spec).output()
+
+    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
+        return edited_output(output, spec)
 
 
 class _Reply:
@@ -222,22 +214,13 @@ class _Reply:
     def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
         self.call = call
         self.spec = spec
-        body = call.inputs.get("body")
-        if call.inputs.get("method") != "POST" or not isinstance(body, dict):
-            raise PatchError(
-                f"reply(...) answers a POST with a JSON body; this call is "
-                f"{call.inputs.get('method')} {call.inputs.get('path')}"
-            )
-        self.request = cast(JsonObject, body)
+        self.request = posted_body(call)
         template = _nearest_answer(call)
         self.template: JsonObject = template[0] if template else {}
         self.template_headers: JsonObject = template[1] if template else {}
 
     def _id(self, prefix: str, purpose: str, size: int = 24) -> str:
-        """An identifier made from the patch and the call: the same on every run."""
-        identity = self.call.identity
-        seed = f"{self.call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
-        return f"{prefix}{hashlib.sha256(seed.encode()).hexdigest()[:size]}"
+        return made_id(self.call, prefix, purpose, size)
 
     def output(self) -> JsonValue:
         self._check_request()

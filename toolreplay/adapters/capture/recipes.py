@@ -6,13 +6,17 @@ profile's namespace. What is the same for every HTTP API lives here: an edit is 
 mapping of JSON paths (`toolreplay.jsonpath`) to values, made into a recipe by
 `edit_recipe`, checked by `edit_problem`, and applied by `apply_edits`; it changes a
 recorded answer, never a recorded failure (`replaced_output`); and a reply takes the
-shape of the recorded answer of the same endpoint nearest the call (`nearest_recorded`).
+shape of the recorded answer of the same endpoint nearest the call (`nearest_recorded`),
+answers a POST with a JSON body (`posted_body`), and makes its ids from the patch and
+the call (`made_id`). `ModelRecipes` is the resolver every model API's profile shares:
+what it checks and dispatches, with the reply and the edit left to the profile.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import ClassVar, TypeVar, cast
 
 from toolreplay.errors import PatchError
 from toolreplay.jsonpath import parse_path
@@ -21,7 +25,18 @@ from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
 from toolreplay.runtime.recipes import RecipeCall
 from toolreplay.trace.model import Operation, Returned
 
-__all__ = ["apply_edits", "edit_problem", "edit_recipe", "nearest_recorded", "replaced_output"]
+__all__ = [
+    "ModelRecipes",
+    "apply_edits",
+    "edit_problem",
+    "edit_recipe",
+    "made_id",
+    "nearest_recorded",
+    "posted_body",
+    "replaced_output",
+]
+
+_JsonObject = dict[str, JsonValue]
 
 _Found = TypeVar("_Found")
 
@@ -109,3 +124,68 @@ def apply_edits(value: JsonValue, edits: Mapping[str, JsonValue], where: str) ->
         if hits == 0:
             raise PatchError(f"edit path {text} selects nothing in the recorded answer. {where}")
     return value
+
+
+def posted_body(call: RecipeCall) -> _JsonObject:
+    """The JSON body of the POST a `reply(...)` answers; `PatchError` for another call."""
+    body = call.inputs.get("body")
+    if call.inputs.get("method") != "POST" or not isinstance(body, dict):
+        raise PatchError(
+            f"reply(...) answers a POST with a JSON body; this call is "
+            f"{call.inputs.get('method')} {call.inputs.get('path')}"
+        )
+    return body
+
+
+def made_id(call: RecipeCall, prefix: str, purpose: str, size: int) -> str:
+    """An identifier a reply makes up for `purpose`: from the patch and the call, so the
+    same patch on the same call always gives the same one."""
+    identity = call.identity
+    seed = f"{call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
+    return f"{prefix}{hashlib.sha256(seed.encode()).hexdigest()[:size]}"
+
+
+class ModelRecipes:
+    """The `reply(...)`/`edit(...)` resolver of a model API's profile.
+
+    An edit applies to any recorded answer; a reply only to `reply_effects` (None:
+    any), which `answers` names in the refusal for any other endpoint. A subclass says what a
+    valid reply spec is (`reply_problem`), builds a reply's output for a call
+    (`reply_output`) and an edit's (`edited`).
+    """
+
+    reply_effects: ClassVar[frozenset[str] | None]
+    answers: ClassVar[str] = ""
+
+    def reply_problem(self, spec: JsonValue) -> str | None:
+        """What is wrong with a reply's spec, or None."""
+        raise NotImplementedError
+
+    def reply_output(self, call: RecipeCall, spec: _JsonObject) -> JsonValue:
+        """The output a checked reply resolves to for `call`."""
+        raise NotImplementedError
+
+    def edited(self, output: _JsonObject, spec: _JsonObject) -> JsonValue:
+        """A recorded output with an edit's paths set."""
+        raise NotImplementedError
+
+    def check(self, recipe: OutputRecipe, effect: str) -> None:
+        if recipe.kind == "edit":
+            problem = edit_problem(recipe.spec)
+        else:
+            problem = self.reply_problem(recipe.spec)
+            effects = self.reply_effects
+            if problem is None and effects is not None and effect not in effects:
+                problem = (
+                    f"reply(...) answers {self.answers}; {effect} is another endpoint, whose "
+                    "output the patch must give itself (status, headers and body, as "
+                    "`toolreplay show` prints a recorded one)"
+                )
+        if problem is not None:
+            raise PatchError(problem)
+
+    def resolve(self, call: RecipeCall) -> JsonValue:
+        spec = cast(_JsonObject, call.recipe.spec)
+        if call.recipe.kind == "edit":
+            return self.edited(replaced_output(call), spec)
+        return self.reply_output(call, spec)

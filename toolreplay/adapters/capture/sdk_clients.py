@@ -6,19 +6,21 @@ transport as its own `APIConnectionError`. An instrumented client is a copy whos
 `_client` is the capture core's client over the original HTTP client's transports
 (`capture`), whose `copy` stays instrumented (`copy_instrumented`), and whose requests
 surface a Tool Replay refusal or miss as itself, and a replayed body the SDK cannot
-parse as `UnsupportedResponseError` naming the operation (`surfaced`).
+parse as `UnsupportedResponseError` naming the operation (`surfacing`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from toolreplay.adapters.capture.profile import ProviderProfile
 from toolreplay.adapters.capture.transport import capturing_client, replayed_operation
 from toolreplay.errors import ToolReplayError, UnsupportedResponseError
 
-__all__ = ["capture", "copy_instrumented", "surfaced"]
+__all__ = ["SdkErrors", "capture", "copy_instrumented"]
 
 
 def capture(
@@ -60,30 +62,47 @@ def copy_instrumented(
     return twin
 
 
-def surfaced(
-    error: Exception,
-    *,
-    connection_error: type[Exception],
-    sdk_error: type[Exception],
-    sdk: str,
-) -> Exception | None:
-    """What a request's exception should surface as, if not itself.
+@dataclass(frozen=True, slots=True)
+class SdkErrors:
+    """An SDK's exception classes, for `surfacing` its requests' errors.
 
-    The SDK wraps any exception from the transport as `connection_error`: a Tool
-    Replay refusal or miss surfaces as itself instead. An exception from parsing a
-    replayed response (an edited body the SDK cannot read) surfaces as
-    `UnsupportedResponseError` naming the recorded operation. `sdk` names the SDK and
-    its version in that message.
+    The SDK wraps any exception from the transport as `connection_error`; every
+    exception it raises itself is an `sdk_error`; `sdk` names it and its version.
     """
-    if isinstance(error, connection_error) and isinstance(error.__cause__, ToolReplayError):
-        return error.__cause__
-    operation = replayed_operation.get()
-    if operation is None or isinstance(error, sdk_error | ToolReplayError):
-        return None
-    unparsed = UnsupportedResponseError(
-        f"{operation}: {sdk} cannot parse the recorded response ({type(error).__name__}: "
-        f"{error}). The trace was edited, or the body is not what this endpoint returns; "
-        "restore the recorded body, or re-record the call"
-    )
-    unparsed.__cause__ = error
-    return unparsed
+
+    connection_error: type[Exception]
+    sdk_error: type[Exception]
+    sdk: str
+
+    @contextmanager
+    def surfacing(self) -> Generator[None]:
+        """Around one request of an instrumented client: a Tool Replay refusal or miss
+        (which the SDK wrapped as a connection error) surfaces as itself, and an
+        exception from parsing a replayed response (an edited body the SDK cannot
+        read) as `UnsupportedResponseError` naming the recorded operation."""
+        token = replayed_operation.set(None)
+        try:
+            yield
+        except Exception as error:
+            found = self._surfaced(error)
+            if found is None:
+                raise
+            raise found from error.__cause__ if found is error.__cause__ else error
+        finally:
+            replayed_operation.reset(token)
+
+    def _surfaced(self, error: Exception) -> Exception | None:
+        if isinstance(error, self.connection_error) and isinstance(
+            error.__cause__, ToolReplayError
+        ):
+            return error.__cause__
+        operation = replayed_operation.get()
+        if operation is None or isinstance(error, self.sdk_error | ToolReplayError):
+            return None
+        unparsed = UnsupportedResponseError(
+            f"{operation}: {self.sdk} cannot parse the recorded response "
+            f"({type(error).__name__}: {error}). The trace was edited, or the body is not "
+            "what this endpoint returns; restore the recorded body, or re-record the call"
+        )
+        unparsed.__cause__ = error
+        return unparsed

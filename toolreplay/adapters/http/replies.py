@@ -17,11 +17,10 @@ from typing import cast
 
 from toolreplay.adapters.capture.profile import is_credential_header
 from toolreplay.adapters.capture.recipes import (
+    ModelRecipes,
     apply_edits,
-    edit_problem,
     edit_recipe,
     nearest_recorded,
-    replaced_output,
 )
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
@@ -142,20 +141,18 @@ def edited_http_output(
     return result
 
 
-class HttpRecipes:
-    """`reply(...)` and `edit(...)` for the plain HTTP profile's calls."""
+class HttpRecipes(ModelRecipes):
+    """`reply(...)` and `edit(...)` for the plain HTTP profile's calls (any endpoint)."""
 
-    def check(self, recipe: OutputRecipe, effect: str) -> None:
-        problem = (
-            edit_problem(recipe.spec) if recipe.kind == "edit" else _reply_problem(recipe.spec)
-        )
-        if problem is not None:
-            raise PatchError(problem)
+    reply_effects = None
 
-    def resolve(self, call: RecipeCall) -> JsonValue:
-        spec = cast(JsonObject, call.recipe.spec)
-        if call.recipe.kind == "edit":
-            return edited_http_output(replaced_output(call), spec)
+    def reply_problem(self, spec: JsonValue) -> str | None:
+        return _reply_problem(spec)
+
+    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
+        return edited_http_output(output, spec)
+
+    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
         recorded = nearest_recorded(call, lambda output: output.get("headers"))
         headers: JsonObject = {
             name: copy_value(value)

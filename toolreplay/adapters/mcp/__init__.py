@@ -24,33 +24,22 @@ Supported SDK versions: mcp 2.0.0 and later, up to (not including) 3
 
 from __future__ import annotations
 
-from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
-
-from toolreplay.adapters.sdk_versions import release
+from toolreplay.adapters.sdk_versions import require_sdk
 from toolreplay.errors import MCPAdapterDependencyError
 
 SUPPORTED_SDK_VERSIONS = ">=2.0.0,<3"
-"""The `mcp` releases the adapter supports (a PEP 440 specifier)."""
-_MINIMUM = (2, 0, 0)
-_BELOW = (3,)
-_INSTALL = 'uv sync --extra mcp (or: pip install "toolreplay[mcp]")'
+"""The mcp releases the adapter supports (a PEP 440 specifier)."""
 
-try:
-    import_module("mcp")  # installed and importable, not only its metadata
-    _found = version("mcp")
-except (ImportError, PackageNotFoundError) as error:
-    raise MCPAdapterDependencyError(
-        f"the Tool Replay MCP adapter needs the mcp package ({SUPPORTED_SDK_VERSIONS}), which is "
-        f"not installed. Install it with: {_INSTALL}"
-    ) from error
-
-
-if not (_MINIMUM <= release(_found) < _BELOW):
-    raise MCPAdapterDependencyError(
-        f"the Tool Replay MCP adapter supports mcp {SUPPORTED_SDK_VERSIONS}, but mcp {_found} is "
-        f"installed. Install a supported version with: {_INSTALL}"
-    )
+require_sdk(
+    "mcp",
+    distribution="mcp",
+    adapter="MCP",
+    supported=SUPPORTED_SDK_VERSIONS,
+    minimum=(2, 0, 0),
+    below=(3,),
+    extra="mcp",
+    error=MCPAdapterDependencyError,
+)
 
 from toolreplay.adapters.mcp.connection import (  # noqa: E402  # only after the version check
     InstrumentedTransport,

@@ -24,30 +24,22 @@ plain functions over a recorded output.
 
 from __future__ import annotations
 
-from toolreplay.adapters.sdk_versions import release
+from toolreplay.adapters.sdk_versions import require_sdk
 from toolreplay.errors import OpenAIAdapterDependencyError
 
 SUPPORTED_SDK_VERSIONS = ">=2.20.0,<4"
 """The openai releases the adapter supports (a PEP 440 specifier)."""
-_MINIMUM = (2, 20, 0)
-_BELOW = (4,)
-_INSTALL = 'uv sync --extra openai (or: pip install "toolreplay[openai]")'
 
-try:
-    import openai as _openai
-except ImportError as error:
-    raise OpenAIAdapterDependencyError(
-        f"the Tool Replay OpenAI adapter needs the openai package ({SUPPORTED_SDK_VERSIONS}), "
-        f"which is not installed. Install it with: {_INSTALL}"
-    ) from error
-
-
-if not (_MINIMUM <= release(_openai.__version__) < _BELOW):
-    raise OpenAIAdapterDependencyError(
-        f"the Tool Replay OpenAI adapter supports openai {SUPPORTED_SDK_VERSIONS} (2.20.0 "
-        f"through the newest 3.x), but openai {_openai.__version__} is installed. Install a "
-        f"supported version with: {_INSTALL}"
-    )
+require_sdk(
+    "openai",
+    distribution="openai",
+    adapter="OpenAI",
+    supported=SUPPORTED_SDK_VERSIONS,
+    minimum=(2, 20, 0),
+    below=(4,),
+    extra="openai",
+    error=OpenAIAdapterDependencyError,
+)
 
 from toolreplay.adapters.openai.client import (  # noqa: E402  # only after the version check
     InstrumentedAsyncAzureOpenAI,

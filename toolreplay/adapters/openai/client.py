@@ -14,8 +14,7 @@ from typing import Any, TypeVar, cast, overload
 
 import openai
 
-from toolreplay.adapters.capture import replayed_operation
-from toolreplay.adapters.capture.sdk_clients import capture, copy_instrumented, surfaced
+from toolreplay.adapters.capture.sdk_clients import SdkErrors, capture, copy_instrumented
 from toolreplay.adapters.openai.profile import OPENAI
 from toolreplay.errors import UnsupportedRequestError
 from toolreplay.runtime.session import offline_guard, session_var
@@ -65,15 +64,8 @@ def _refuse_websocket() -> None:
         )
 
 
-def _surfaced(error: Exception) -> Exception | None:
-    """What a request's exception should surface as, if not itself (`surfaced`): openai
-    2.x wraps any exception from the transport as `APIConnectionError`."""
-    return surfaced(
-        error,
-        connection_error=openai.APIConnectionError,
-        sdk_error=openai.OpenAIError,
-        sdk=f"openai {openai.__version__}",
-    )
+_ERRORS = SdkErrors(openai.APIConnectionError, openai.OpenAIError, f"openai {openai.__version__}")
+"""The SDK's exceptions: it wraps any exception from the transport as `APIConnectionError`."""
 
 
 def _websocket_base_url() -> Any:
@@ -109,17 +101,9 @@ class InstrumentedOpenAI(openai.OpenAI):
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
     def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
-        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
-        token = replayed_operation.set(None)
-        try:
+        """The SDK's `request`; see `SdkErrors.surfacing` for the errors it raises differently."""
+        with _ERRORS.surfacing():
             return cast(Any, super()).request(*args, **kwargs)
-        except Exception as error:
-            found = _surfaced(error)
-            if found is None:
-                raise
-            raise found from error.__cause__ if found is error.__cause__ else error
-        finally:
-            replayed_operation.reset(token)
 
 
 class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
@@ -135,17 +119,9 @@ class InstrumentedAsyncOpenAI(openai.AsyncOpenAI):
     with_options = copy  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]  # as the SDK aliases it
 
     async def request(self, *args: Any, **kwargs: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]  # passed on as given
-        """The SDK's `request`; see `_surfaced` for the errors it raises differently."""
-        token = replayed_operation.set(None)
-        try:
+        """The SDK's `request`; see `SdkErrors.surfacing` for the errors it raises differently."""
+        with _ERRORS.surfacing():
             return await cast(Any, super()).request(*args, **kwargs)
-        except Exception as error:
-            found = _surfaced(error)
-            if found is None:
-                raise
-            raise found from error.__cause__ if found is error.__cause__ else error
-        finally:
-            replayed_operation.reset(token)
 
 
 class InstrumentedAzureOpenAI(openai.AzureOpenAI, InstrumentedOpenAI):

@@ -19,16 +19,16 @@ by JSON path and rewrites a stream's events to agree (`streams.edited_output`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import cast
 
 from toolreplay.adapters.capture.recipes import (
-    edit_problem,
+    ModelRecipes,
     edit_recipe,
+    made_id,
     nearest_recorded,
-    replaced_output,
+    posted_body,
 )
 from toolreplay.adapters.capture.streamed import JsonObject
 from toolreplay.adapters.openai.chat_stream import chat_chunks
@@ -226,29 +226,20 @@ def edit(edits: Mapping[str, object]) -> OutputRecipe:
 # --- resolving --------------------------------------------------------------------------
 
 
-class OpenAIRecipes:
+class OpenAIRecipes(ModelRecipes):
     """The `openai` namespace's recipe resolver: the OpenAI profile's `recipes`."""
 
-    def check(self, recipe: OutputRecipe, effect: str) -> None:
-        if recipe.kind == "edit":
-            problem = edit_problem(recipe.spec)
-        else:
-            problem = _reply_problem(recipe.spec)
-            if problem is None and effect not in REPLY_EFFECTS:
-                problem = (
-                    f"reply(...) answers {' and '.join(REPLY_EFFECTS)} (the Responses and "
-                    f"Chat Completions APIs); {effect} is another endpoint, whose output "
-                    "the patch must give itself (status, headers and body, as `toolreplay "
-                    "show` prints a recorded one)"
-                )
-        if problem is not None:
-            raise PatchError(problem)
+    reply_effects = frozenset(REPLY_EFFECTS)
+    answers = f"{' and '.join(REPLY_EFFECTS)} (the Responses and Chat Completions APIs)"
 
-    def resolve(self, call: RecipeCall) -> JsonValue:
-        spec = cast(JsonObject, call.recipe.spec)
-        if call.recipe.kind == "edit":
-            return edited_output(replaced_output(call), spec)
+    def reply_problem(self, spec: JsonValue) -> str | None:
+        return _reply_problem(spec)
+
+    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
         return _Reply(call, spec).output()
+
+    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
+        return edited_output(output, spec)
 
 
 class _Reply:
@@ -258,23 +249,14 @@ class _Reply:
         self.call = call
         self.spec = spec
         self.api = REPLY_EFFECTS[call.identity.effect]
-        body = call.inputs.get("body")
-        if call.inputs.get("method") != "POST" or not isinstance(body, dict):
-            raise PatchError(
-                f"reply(...) answers a POST with a JSON body; this call is "
-                f"{call.inputs.get('method')} {call.inputs.get('path')}"
-            )
-        self.request = cast(JsonObject, body)
+        self.request = posted_body(call)
         self.stream = self.request.get("stream") is True
         template = _nearest_answer(call, self.api)
         self.template: JsonObject = template[0] if template else {}
         self.template_headers: JsonObject = template[1] if template else {}
 
     def _id(self, prefix: str, purpose: str, size: int = 48) -> str:
-        """An identifier made from the patch and the call: the same on every run."""
-        identity = self.call.identity
-        seed = f"{self.call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
-        return f"{prefix}{hashlib.sha256(seed.encode()).hexdigest()[:size]}"
+        return made_id(self.call, prefix, purpose, size)
 
     def output(self) -> JsonValue:
         self._check_request()
