@@ -111,6 +111,7 @@ from toolreplay.patches import (
     write_patches as write_patches,
 )
 from toolreplay.portable import (
+    JsonObject as JsonObject,
     JsonValue as JsonValue,
     ValueDifference as ValueDifference,
     canonical_json as canonical_json,
@@ -118,6 +119,8 @@ from toolreplay.portable import (
     ensure_portable as ensure_portable,
     fingerprint as fingerprint,
     format_path as format_path,
+    json_object as json_object,
+    json_objects as json_objects,
     parse_json_text as parse_json_text,
     preview as preview,
     value_differences as value_differences,

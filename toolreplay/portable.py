@@ -26,6 +26,7 @@ from toolreplay.errors import JsonTextError, NonPortableValueError
 from toolreplay.jsonpath import format_path
 
 __all__ = [
+    "JsonObject",
     "JsonValue",
     "ValueDifference",
     "canonical_json",
@@ -34,6 +35,8 @@ __all__ = [
     "ensure_portable",
     "fingerprint",
     "format_path",
+    "json_object",
+    "json_objects",
     "load_json_text",
     "loads_checked",
     "parse_json_text",
@@ -46,6 +49,22 @@ __all__ = [
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """A value of the portable JSON domain."""
+
+JsonObject: TypeAlias = dict[str, JsonValue]
+"""A JSON object of the portable domain."""
+
+
+def json_object(value: JsonValue | None) -> JsonObject | None:
+    """`value` when it is a JSON object, else None: how code reading a recorded
+    value (an adapter, a summary, the debugger) narrows it."""
+    return cast(JsonObject, value) if isinstance(value, dict) else None
+
+
+def json_objects(value: JsonValue | None) -> list[JsonObject]:
+    """The objects of a JSON list (other items skipped); none for anything else."""
+    if not isinstance(value, list):
+        return []
+    return [cast(JsonObject, item) for item in value if isinstance(item, dict)]
 
 
 # What to do instead, for the non-portable types people reach for most often.

@@ -23,16 +23,14 @@ from toolreplay.adapters.model_summaries import (
     JSON_LIMIT,
     TEXT_LIMIT,
     answered,
-    as_object,
     call_text,
     content_text,
     cut,
     event_data,
     joined,
     json_text,
-    objects,
 )
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object, json_objects
 from toolreplay.summaries import CallSummary
 from toolreplay.trace.model import Outcome
 
@@ -41,17 +39,17 @@ __all__ = ["summarize"]
 
 def summarize(effect: str, inputs: JsonValue, outcome: Outcome | None) -> CallSummary | None:
     """What a Messages call was asked last, and what it answered."""
-    shaped = as_object(inputs)
+    shaped = json_object(inputs)
     if shaped is None or effect != "anthropic.messages.create":
         return None
-    request = as_object(shaped.get("body"))
+    request = json_object(shaped.get("body"))
     if request is None or "messages" not in request:
         return None
     return CallSummary(_asked(request), answered(outcome, _answer))
 
 
 def _asked(request: Mapping[str, JsonValue]) -> str:
-    messages = objects(request.get("messages"))
+    messages = json_objects(request.get("messages"))
     if not messages:
         system = request.get("system")
         return f"system: {content_text(system)}" if system is not None else ""
@@ -60,7 +58,7 @@ def _asked(request: Mapping[str, JsonValue]) -> str:
     content = last.get("content")
     if isinstance(content, str):
         return f"{role}: {cut(content)}"
-    parts = objects(content)
+    parts = json_objects(content)
     results = [part for part in parts if part.get("type") == "tool_result"]
     if results:
         return joined(
@@ -80,7 +78,7 @@ def _result(content: JsonValue | None) -> str:
 def _tool_name(use_id: JsonValue | None, messages: Sequence[Mapping[str, JsonValue]]) -> str:
     """The name of the tool use a result answers, found by its id."""
     for message in reversed(messages):
-        for part in objects(message.get("content")):
+        for part in json_objects(message.get("content")):
             if part.get("type") == "tool_use" and part.get("id") == use_id:
                 name = part.get("name")
                 return name if isinstance(name, str) else "tool"
@@ -111,9 +109,9 @@ def _answer(body: dict[str, JsonValue] | None, events: list[JsonValue] | None) -
         assert events is not None
         return _stream_answer(events)
     if body.get("type") == "error":
-        error = as_object(body.get("error")) or {}
+        error = json_object(body.get("error")) or {}
         return f"error: {cut(str(error.get('message', '')))}"
-    answer = joined(_blocks(objects(body.get("content")))) or "(no content)"
+    answer = joined(_blocks(json_objects(body.get("content")))) or "(no content)"
     return _with_stop(answer, body.get("stop_reason"))
 
 
@@ -129,12 +127,12 @@ def _stream_answer(events: list[JsonValue]) -> str:
             continue
         kind, index = data.get("type"), data.get("index")
         if kind == "content_block_start" and isinstance(index, int):
-            block = dict(as_object(data.get("content_block")) or {})
+            block = dict(json_object(data.get("content_block")) or {})
             if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 block["input"] = ""  # its JSON text, added up below
             blocks[index] = block
         elif kind == "content_block_delta" and isinstance(index, int) and index in blocks:
-            delta = as_object(data.get("delta")) or {}
+            delta = json_object(data.get("delta")) or {}
             block = blocks[index]
             if isinstance(delta.get("text"), str) and size < TEXT_LIMIT:
                 block["text"] = str(block.get("text", "")) + str(delta["text"])
@@ -143,11 +141,11 @@ def _stream_answer(events: list[JsonValue]) -> str:
             if isinstance(partial, str) and len(str(block.get("input", ""))) <= JSON_LIMIT:
                 block["input"] = str(block.get("input", "")) + partial
         elif kind == "message_delta":
-            stop = (as_object(data.get("delta")) or {}).get("stop_reason")
+            stop = (json_object(data.get("delta")) or {}).get("stop_reason")
         elif kind == "message_stop":
             finished = True
         elif kind == "error":
-            error = as_object(data.get("error")) or {}
+            error = json_object(data.get("error")) or {}
             return f"error: {cut(str(error.get('message', '')))}"
     content = [cast(Mapping[str, JsonValue], blocks[i]) for i in sorted(blocks)]
     answer = _with_stop(joined(_blocks(content)) or "(no content)", stop)

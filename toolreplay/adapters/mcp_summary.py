@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import cast
 
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object
 from toolreplay.summaries import SUMMARY_LIMIT, CallSummary, summary_text
 from toolreplay.trace.model import Outcome, Raised, Returned
 
@@ -45,13 +45,13 @@ def summarize(effect: str, inputs: JsonValue, outcome: Outcome | None) -> CallSu
     if namespace != _NAMESPACE or not server or not dotted:
         return None
     method = dotted.replace(".", "/")
-    params = _object(inputs) or {}
+    params = json_object(inputs) or {}
     return CallSummary(f"{server} · {_asked(method, params)}", _answered(method, outcome))
 
 
 def _asked(method: str, params: Mapping[str, JsonValue]) -> str:
     if method == "tools/call":
-        arguments = _object(params.get("arguments")) or {}
+        arguments = json_object(params.get("arguments")) or {}
         shown: list[str] = []
         for key, value in arguments.items():
             shown.append(f"{summary_text(key, _NAME)}={_json(value, _VALUE)}")
@@ -70,7 +70,7 @@ def _answered(method: str, outcome: Outcome | None) -> str:
         return _failure(outcome)
     if not isinstance(outcome, Returned):
         return ""
-    result = _object((_object(outcome.value) or {}).get("result"))
+    result = json_object((json_object(outcome.value) or {}).get("result"))
     if result is None:
         return ""
     if method == "tools/call":
@@ -89,14 +89,14 @@ def _answered(method: str, outcome: Outcome | None) -> str:
     if method == "prompts/get":
         return f"{len(_objects(result.get('messages')))} messages"
     if method == "initialize":
-        info = _object(result.get("serverInfo")) or {}
+        info = json_object(result.get("serverInfo")) or {}
         version = _text(result.get("protocolVersion"))
         return f"server {_text(info.get('name'))} (protocol {version})"
     return ""
 
 
 def _failure(raised: Raised) -> str:
-    envelope = _object(raised.args[0]) if raised.args and len(raised.args) == 1 else None
+    envelope = json_object(raised.args[0]) if raised.args and len(raised.args) == 1 else None
     if raised.error_type == "mcp.JSONRPCError" and envelope is not None:
         code, message = envelope.get("code"), envelope.get("message")
         return f"JSON-RPC error {_text(code)}: {_text(message)[:_TEXT]}"
@@ -127,10 +127,6 @@ def _content(blocks: JsonValue | None) -> str:
 
 
 # --- values, as untrusted as the trace -------------------------------------------------
-
-
-def _object(value: JsonValue | None) -> dict[str, JsonValue] | None:
-    return cast(dict[str, JsonValue], value) if isinstance(value, dict) else None
 
 
 def _objects(value: JsonValue | None) -> list[dict[str, JsonValue]]:

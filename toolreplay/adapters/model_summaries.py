@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import cast
 
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object, json_objects
 from toolreplay.summaries import SUMMARY_LIMIT
 from toolreplay.trace.model import Outcome, Raised, Returned
 
@@ -22,14 +22,12 @@ __all__ = [
     "TEXT_LIMIT",
     "AnswerReader",
     "answered",
-    "as_object",
     "call_text",
     "content_text",
     "cut",
     "event_data",
     "joined",
     "json_text",
-    "objects",
 ]
 
 TEXT_LIMIT = SUMMARY_LIMIT * 2
@@ -41,21 +39,9 @@ AnswerReader = Callable[[dict[str, JsonValue] | None, list[JsonValue] | None], s
 """Reads an answer from a JSON body, or else from a stream's events."""
 
 
-def as_object(value: JsonValue | None) -> dict[str, JsonValue] | None:
-    """`value` when it is a JSON object, else None."""
-    return cast(dict[str, JsonValue], value) if isinstance(value, dict) else None
-
-
-def objects(value: JsonValue | None) -> list[dict[str, JsonValue]]:
-    """The objects of a JSON list (other items skipped); none for anything else."""
-    if not isinstance(value, list):
-        return []
-    return [cast(dict[str, JsonValue], item) for item in value if isinstance(item, dict)]
-
-
 def event_data(event: JsonValue) -> dict[str, JsonValue] | None:
     """A recorded event's JSON data when it is an object, else None."""
-    return as_object((as_object(event) or {}).get("data"))
+    return json_object((json_object(event) or {}).get("data"))
 
 
 def cut(text: str) -> str:
@@ -85,7 +71,7 @@ def content_text(content: JsonValue | None) -> str:
     if isinstance(content, str):
         return cut(content)
     pieces: list[str] = []
-    for part in objects(content):
+    for part in json_objects(content):
         text = part.get("text", part.get("refusal"))
         if isinstance(text, str):
             pieces.append(cut(text))
@@ -119,13 +105,13 @@ def answered(outcome: Outcome | None, answer: AnswerReader) -> str:
     if isinstance(outcome, Raised):
         return f"{outcome.error_type.rpartition('.')[2]}: {cut(outcome.message)}"
     assert isinstance(outcome, Returned)
-    output = as_object(outcome.value)
+    output = json_object(outcome.value)
     if output is None:
         return ""
     status = output.get("status")
-    body = as_object(output.get("body"))
+    body = json_object(output.get("body"))
     if isinstance(status, int) and status >= 400:
-        error = as_object((body or {}).get("error")) or {}
+        error = json_object((body or {}).get("error")) or {}
         message = error.get("message")
         return f"HTTP {status}" + (f": {cut(message)}" if isinstance(message, str) else "")
     if body is not None:

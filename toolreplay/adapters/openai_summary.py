@@ -23,16 +23,14 @@ from toolreplay.adapters.model_summaries import (
     JSON_LIMIT,
     TEXT_LIMIT,
     answered,
-    as_object,
     call_text,
     content_text,
     cut,
     event_data,
     joined,
     json_text,
-    objects,
 )
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object, json_objects
 from toolreplay.summaries import CallSummary
 from toolreplay.trace.model import Outcome
 
@@ -43,11 +41,11 @@ _FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 def summarize(effect: str, inputs: JsonValue, outcome: Outcome | None) -> CallSummary | None:
     """What a Responses or Chat Completions call was asked last, and what it answered."""
-    shaped = as_object(inputs)
+    shaped = json_object(inputs)
     if shaped is None:
         return None
     recorded_http = "method" in shaped and "path" in shaped
-    request = as_object(shaped.get("body")) if recorded_http else shaped
+    request = json_object(shaped.get("body")) if recorded_http else shaped
     path = shaped.get("path") if recorded_http else None
     path = path if isinstance(path, str) else ""
     if request is None:
@@ -68,13 +66,13 @@ def _responses_asked(request: Mapping[str, JsonValue]) -> str:
     given = request.get("input")
     if isinstance(given, str):
         return f"user: {cut(given)}"
-    items = objects(given)
+    items = json_objects(given)
     if items:
         return _responses_input_item(items[-1], items)
     previous = request.get("previous_response_id")
     if isinstance(previous, str):
         return f"continues {previous}"
-    prompt = as_object(request.get("prompt"))
+    prompt = json_object(request.get("prompt"))
     if prompt is not None:
         return f"stored prompt {prompt.get('id')}"
     instructions = request.get("instructions")
@@ -99,7 +97,7 @@ def _responses_input_item(item: Mapping[str, JsonValue], items: Sequence[JsonVal
 def _tool_name(call_id: JsonValue | None, items: Sequence[JsonValue]) -> str:
     """The name of the function call a tool output answers, found by its call id."""
     for item in reversed(items):
-        shaped = as_object(item)
+        shaped = json_object(item)
         if shaped is not None and shaped.get("call_id") == call_id and "name" in shaped:
             return str(shaped["name"])
     return str(call_id) if isinstance(call_id, str) else "output"
@@ -109,11 +107,11 @@ def _responses_answer(body: dict[str, JsonValue] | None, events: list[JsonValue]
     if body is None:
         assert events is not None
         return _responses_stream_answer(events)
-    error = as_object(body.get("error"))
+    error = json_object(body.get("error"))
     if error is not None:
         return f"error: {cut(str(error.get('message', '')))}"
-    answer = _responses_output(objects(body.get("output")))
-    incomplete = as_object(body.get("incomplete_details"))
+    answer = _responses_output(json_objects(body.get("output")))
+    incomplete = json_object(body.get("incomplete_details"))
     if incomplete is not None:
         answer += f" (incomplete: {incomplete.get('reason')})"
     return answer
@@ -124,7 +122,7 @@ def _responses_output(items: Sequence[Mapping[str, JsonValue]]) -> str:
     for item in items:
         kind = item.get("type")
         if kind == "message":
-            for part in objects(item.get("content")):
+            for part in json_objects(item.get("content")):
                 if isinstance(part.get("text"), str):
                     parts.append(cut(str(part["text"])))
                 elif isinstance(part.get("refusal"), str):
@@ -146,7 +144,7 @@ def _responses_stream_answer(events: list[JsonValue]) -> str:
         if data is None:
             continue
         kind = data.get("type")
-        response = as_object(data.get("response"))
+        response = json_object(data.get("response"))
         if kind in _FINAL_EVENTS and response is not None:
             return _responses_answer(response, None)
         if kind == "error":
@@ -156,7 +154,7 @@ def _responses_stream_answer(events: list[JsonValue]) -> str:
         for data in map(event_data, events)
         if data is not None
         and data.get("type") == "response.output_item.done"
-        and as_object(data.get("item")) is not None
+        and json_object(data.get("item")) is not None
     ]
     return _responses_output(done) + " (stream ended before the response completed)"
 
@@ -165,7 +163,7 @@ def _responses_stream_answer(events: list[JsonValue]) -> str:
 
 
 def _chat_asked(request: Mapping[str, JsonValue]) -> str:
-    messages = objects(request.get("messages"))
+    messages = json_objects(request.get("messages"))
     if not messages:
         return ""
     last = messages[-1]
@@ -173,19 +171,19 @@ def _chat_asked(request: Mapping[str, JsonValue]) -> str:
     if role == "tool":
         name = _chat_tool_name(last.get("tool_call_id"), messages)
         return f"tool {name}: {json_text(last.get('content'))}"
-    calls = objects(last.get("tool_calls"))
+    calls = json_objects(last.get("tool_calls"))
     if calls:
         return f"{role}: " + joined(
             call_text(function.get("name"), function.get("arguments"))
-            for function in (as_object(call.get("function")) or {} for call in calls)
+            for function in (json_object(call.get("function")) or {} for call in calls)
         )
     return f"{role}: {content_text(last.get('content'))}"
 
 
 def _chat_tool_name(call_id: JsonValue | None, messages: Sequence[Mapping[str, JsonValue]]) -> str:
     for message in reversed(messages):
-        for call in objects(message.get("tool_calls")):
-            function = as_object(call.get("function")) or {}
+        for call in json_objects(message.get("tool_calls")):
+            function = json_object(call.get("function")) or {}
             if call.get("id") == call_id and isinstance(function.get("name"), str):
                 return str(function["name"])
     return str(call_id) if isinstance(call_id, str) else "output"
@@ -195,20 +193,20 @@ def _chat_answer(body: dict[str, JsonValue] | None, events: list[JsonValue] | No
     if body is None:
         assert events is not None
         return _chat_stream_answer(events)
-    error = as_object(body.get("error"))
+    error = json_object(body.get("error"))
     if error is not None:
         return f"error: {cut(str(error.get('message', '')))}"
-    choices = objects(body.get("choices"))
+    choices = json_objects(body.get("choices"))
     if not choices:
         return "(no choices)"
-    message = as_object(choices[0].get("message")) or {}
+    message = json_object(choices[0].get("message")) or {}
     parts: list[str] = []
     if isinstance(message.get("content"), str) and message["content"]:
         parts.append(cut(str(message["content"])))
     if isinstance(message.get("refusal"), str):
         parts.append(f"refused: {cut(str(message['refusal']))}")
-    for call in objects(message.get("tool_calls")):
-        function = as_object(call.get("function")) or {}
+    for call in json_objects(message.get("tool_calls")):
+        function = json_object(call.get("function")) or {}
         parts.append(call_text(function.get("name"), function.get("arguments")))
     answer = joined(parts) or "(no content)"
     reason = choices[0].get("finish_reason")
@@ -227,8 +225,8 @@ def _chat_stream_answer(events: list[JsonValue]) -> str:
         data = event_data(event)
         if data is None:
             continue
-        choices = objects(data.get("choices"))
-        delta = as_object(choices[0].get("delta")) if choices else None
+        choices = json_objects(data.get("choices"))
+        delta = json_object(choices[0].get("delta")) if choices else None
         if delta is None:
             continue
         content = delta.get("content")
@@ -237,10 +235,10 @@ def _chat_stream_answer(events: list[JsonValue]) -> str:
             size += len(content)
         if isinstance(delta.get("refusal"), str):
             refusal.append(str(delta["refusal"]))
-        for call in objects(delta.get("tool_calls")):
+        for call in json_objects(delta.get("tool_calls")):
             index = call.get("index")
             slot = calls.setdefault(index if isinstance(index, int) else len(calls), ["", ""])
-            function = as_object(call.get("function")) or {}
+            function = json_object(call.get("function")) or {}
             if isinstance(function.get("name"), str):
                 slot[0] += str(function["name"])
             arguments = function.get("arguments")

@@ -19,9 +19,16 @@ from collections.abc import Mapping
 from typing import cast
 
 from toolreplay.adapters.capture.recipes import apply_edits
-from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects, text_pieces
+from toolreplay.adapters.capture.streamed import text_pieces
 from toolreplay.errors import PatchError
-from toolreplay.portable import JsonValue, copy_value, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    json_object,
+    json_objects,
+    preview,
+)
 
 __all__ = ["edited_output", "final_message", "message_events"]
 
@@ -44,10 +51,10 @@ def final_message(output: Mapping[str, JsonValue]) -> JsonObject | None:
     """The message of a recorded Messages answer: its JSON body, or the message its
     stream adds up to (as the SDK's `get_final_message()`); None for any other output
     or a stream that ended before `message_stop`."""
-    body = as_object(output.get("body"))
+    body = json_object(output.get("body"))
     if body is not None:
         return body if body.get("type") == "message" else None
-    return _accumulate(objects(output.get("events")))
+    return _accumulate(json_objects(output.get("events")))
 
 
 def _accumulate(events: list[JsonObject]) -> JsonObject | None:
@@ -55,28 +62,30 @@ def _accumulate(events: list[JsonObject]) -> JsonObject | None:
     content: list[JsonValue] = []
     buffers: dict[int, str] = {}
     for event in events:
-        data = as_object(event.get("data"))
+        data = json_object(event.get("data"))
         kind = data.get("type") if data is not None else None
         if data is None or (message is None and kind != "message_start"):
             continue
         if kind == "message_start":
-            started = as_object(data.get("message"))
+            started = json_object(data.get("message"))
             if started is None:
                 return None
             message = _copy(started)
-            content = [copy_value(block) for block in objects(message.get("content"))]
+            content = [copy_value(block) for block in json_objects(message.get("content"))]
             message["content"] = content
             continue
         assert message is not None
         index = data.get("index")
         block = (
-            as_object(content[index]) if type(index) is int and 0 <= index < len(content) else None
+            json_object(content[index])
+            if type(index) is int and 0 <= index < len(content)
+            else None
         )
         if kind == "content_block_start":
-            started_block = as_object(data.get("content_block"))
+            started_block = json_object(data.get("content_block"))
             content.append(_copy(started_block) if started_block is not None else {})
         elif kind == "content_block_delta" and block is not None:
-            _add_delta(block, as_object(data.get("delta")) or {}, buffers, cast(int, index))
+            _add_delta(block, json_object(data.get("delta")) or {}, buffers, cast(int, index))
         elif kind == "content_block_stop" and block is not None and index in buffers:
             text = buffers.pop(cast(int, index))
             try:
@@ -84,15 +93,15 @@ def _accumulate(events: list[JsonObject]) -> JsonObject | None:
             except ValueError:
                 return None  # the SDK refuses such a stream too
         elif kind == "message_delta":
-            delta = as_object(data.get("delta")) or {}
+            delta = json_object(data.get("delta")) or {}
             for key in _CLOSING:
                 message[key] = copy_value(delta.get(key))
             if delta.get("container") is not None:
                 message["container"] = copy_value(delta["container"])
-            usage = as_object(message.get("usage"))
+            usage = json_object(message.get("usage"))
             if usage is None:
                 usage = message["usage"] = {}
-            for key, value in (as_object(data.get("usage")) or {}).items():
+            for key, value in (json_object(data.get("usage")) or {}).items():
                 # Cumulative counts: they replace; absent ones keep message_start's.
                 if key == "output_tokens" or value is not None:
                     usage[key] = copy_value(value)
@@ -154,7 +163,7 @@ def block_events(index: int, block: JsonObject) -> list[JsonValue]:
 def message_events(final: JsonObject) -> list[JsonValue]:
     """The event stream the Messages API sends for `final`, as a recorded output's
     `events`: the SDK adds it up to `final` again."""
-    usage = as_object(final.get("usage")) or {}
+    usage = json_object(final.get("usage")) or {}
     started = _copy(final)
     started["content"] = []
     for key in _CLOSING:
@@ -162,7 +171,7 @@ def message_events(final: JsonObject) -> list[JsonValue]:
             started[key] = None
     started["usage"] = {**_copy(usage), "output_tokens": min(1, _count(usage))}
     events: list[JsonValue] = [_event("message_start", message=started)]
-    for index, block in enumerate(objects(final.get("content"))):
+    for index, block in enumerate(json_objects(final.get("content"))):
         events += block_events(index, block)
     delta: JsonObject = {key: copy_value(final.get(key)) for key in _CLOSING if key in final}
     events.append(_event("message_delta", delta=delta, usage={"output_tokens": _count(usage)}))
@@ -198,14 +207,14 @@ def edited_output(
             "edit(...) changes a recorded Messages answer; this output is not one, or a "
             "stream that ended before message_stop. Give the output value itself instead"
         )
-    edited = as_object(apply_edits(final, edits, _WHERE))
+    edited = json_object(apply_edits(final, edits, _WHERE))
     if edited is None:
         raise PatchError("an edit must leave the message a JSON object")
     result = cast(dict[str, JsonValue], copy_value(dict(output)))
     if "body" in result:
         result["body"] = edited
         return result
-    result["events"] = _edited_events(objects(result.get("events")), final, edited)
+    result["events"] = _edited_events(json_objects(result.get("events")), final, edited)
     if final_message(result) != edited:
         raise PatchError(
             "this edit cannot be carried by the recorded stream's events (a field the "
@@ -217,7 +226,7 @@ def edited_output(
 def _edited_events(
     events: list[JsonObject], final: JsonObject, edited: JsonObject
 ) -> list[JsonValue]:
-    before, after = objects(final.get("content")), objects(edited.get("content"))
+    before, after = json_objects(final.get("content")), json_objects(edited.get("content"))
     if len(before) != len(after) or not isinstance(edited.get("content"), list):
         raise PatchError(
             "edit at $.content: an edit cannot add or remove content blocks; use reply(...)"
@@ -231,10 +240,10 @@ def _edited_events(
     changed = {
         index for index, pair in enumerate(zip(before, after, strict=True)) if pair[0] != pair[1]
     }
-    usage = as_object(edited.get("usage")) or {}
+    usage = json_object(edited.get("usage")) or {}
     rewritten: list[JsonValue] = []
     for event in events:
-        data = as_object(event.get("data"))
+        data = json_object(event.get("data"))
         kind = data.get("type") if data is not None else None
         index = data.get("index") if data is not None else None
         if (
@@ -246,22 +255,22 @@ def _edited_events(
                 rewritten += block_events(cast(int, index), after[cast(int, index)])
             continue
         if data is not None and kind == "message_start":
-            message = _copy(as_object(data.get("message")) or {})
+            message = _copy(json_object(data.get("message")) or {})
             for key, value in edited.items():
                 if key not in ("content", "usage", *_CLOSING):
                     message[key] = copy_value(value)
-            recorded = as_object(message.get("usage")) or {}
+            recorded = json_object(message.get("usage")) or {}
             message["usage"] = {**_copy(usage), "output_tokens": recorded.get("output_tokens", 0)}
             data["message"] = message
         elif data is not None and kind == "message_delta":
-            delta = as_object(data.get("delta"))
+            delta = json_object(data.get("delta"))
             if delta is not None:
                 for key in _CLOSING:
                     if key in delta or key in edited:
                         delta[key] = copy_value(edited.get(key))
                 if delta.get("container") is not None:
                     delta["container"] = copy_value(edited.get("container"))
-            closing = as_object(data.get("usage"))
+            closing = json_object(data.get("usage"))
             if closing is not None:
                 for key in list(closing):
                     closing[key] = copy_value(usage.get(key))

@@ -30,10 +30,17 @@ from toolreplay.adapters.capture.recipes import (
     nearest_recorded,
     posted_body,
 )
-from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    ensure_portable,
+    json_object,
+    json_objects,
+    preview,
+)
 from toolreplay.runtime.recipes import RecipeCall
 
 __all__ = ["REPLY_EFFECT", "AnthropicRecipes", "ToolCallSpec", "edit", "reply"]
@@ -187,7 +194,7 @@ def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
         message = final_message(output) if status == 200 else None
         if message is None:
             return None
-        return message, as_object(output.get("headers")) or {}
+        return message, json_object(output.get("headers")) or {}
 
     return nearest_recorded(call, accept)
 
@@ -242,16 +249,16 @@ class _Reply:
 
     def _check_request(self) -> None:
         offered = [
-            str(tool["name"]) for tool in objects(self.request.get("tools")) if "name" in tool
+            str(tool["name"]) for tool in json_objects(self.request.get("tools")) if "name" in tool
         ]
-        for call in objects(self.spec.get("tool_calls")):
+        for call in json_objects(self.spec.get("tool_calls")):
             if call["name"] not in offered:
                 shown = ", ".join(sorted(offered)) or "none"
                 raise PatchError(
                     f"the reply uses the tool {call['name']!r}, which this request does not "
                     f"offer (its tools: {shown}); name one of them"
                 )
-        thinking = as_object(self.request.get("thinking"))
+        thinking = json_object(self.request.get("thinking"))
         if "thinking" in self.spec and (thinking is None or thinking.get("type") == "disabled"):
             raise PatchError(
                 "the reply has a thinking block, and this request does not enable extended "
@@ -272,13 +279,13 @@ class _Reply:
 
     def _usage(self) -> JsonObject:
         given = cast(JsonObject, self.spec.get("usage", {}))
-        recorded = as_object(self.template.get("usage"))
+        recorded = json_object(self.template.get("usage"))
         usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
         for key, value in usage.items():  # what the recorded answer was made of, not this one
             if key not in _USAGE_KEYS and type(value) is int:
                 usage[key] = 0
         written = len(str(self.spec.get("text", ""))) + len(str(self.spec.get("thinking", "")))
-        written += sum(len(str(call)) for call in objects(self.spec.get("tool_calls")))
+        written += sum(len(str(call)) for call in json_objects(self.spec.get("tool_calls")))
         usage["input_tokens"] = given.get("input_tokens", usage.get("input_tokens", 0))
         usage["output_tokens"] = given.get("output_tokens", max(1, -(-written // 4)))
         return usage
@@ -293,7 +300,7 @@ class _Reply:
             )
         if "text" in spec:
             content.append({"type": "text", "text": spec["text"]})
-        for position, call in enumerate(objects(spec.get("tool_calls"))):
+        for position, call in enumerate(json_objects(spec.get("tool_calls"))):
             content.append(
                 {
                     "type": "tool_use",

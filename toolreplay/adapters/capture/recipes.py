@@ -21,7 +21,7 @@ from typing import ClassVar, TypeVar, cast
 from toolreplay.errors import PatchError
 from toolreplay.jsonpath import parse_path
 from toolreplay.patches import OutputRecipe
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.portable import JsonObject, JsonValue, copy_value, ensure_portable, preview
 from toolreplay.runtime.recipes import RecipeCall
 from toolreplay.trace.model import Operation, Returned
 
@@ -36,7 +36,6 @@ __all__ = [
     "replaced_output",
 ]
 
-_JsonObject = dict[str, JsonValue]
 
 _Found = TypeVar("_Found")
 
@@ -126,7 +125,7 @@ def apply_edits(value: JsonValue, edits: Mapping[str, JsonValue], where: str) ->
     return value
 
 
-def posted_body(call: RecipeCall) -> _JsonObject:
+def posted_body(call: RecipeCall) -> JsonObject:
     """The JSON body of the POST a `reply(...)` answers; `PatchError` for another call."""
     body = call.inputs.get("body")
     if call.inputs.get("method") != "POST" or not isinstance(body, dict):
@@ -161,11 +160,11 @@ class ModelRecipes:
         """What is wrong with a reply's spec, or None."""
         raise NotImplementedError
 
-    def reply_output(self, call: RecipeCall, spec: _JsonObject) -> JsonValue:
+    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
         """The output a checked reply resolves to for `call`."""
         raise NotImplementedError
 
-    def edited(self, output: _JsonObject, spec: _JsonObject) -> JsonValue:
+    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
         """A recorded output with an edit's paths set."""
         raise NotImplementedError
 
@@ -185,7 +184,7 @@ class ModelRecipes:
             raise PatchError(problem)
 
     def resolve(self, call: RecipeCall) -> JsonValue:
-        spec = cast(_JsonObject, call.recipe.spec)
+        spec = cast(JsonObject, call.recipe.spec)
         if call.recipe.kind == "edit":
             return self.edited(replaced_output(call), spec)
         return self.reply_output(call, spec)

@@ -1,5 +1,5 @@
-"""What every profile's model-answer code shares: JSON objects read from recorded outputs,
-and a text cut into the pieces a model streams.
+"""What every profile's model-answer code shares: a text cut into the pieces a model
+streams, and a new text cut as an old one was.
 
 Pure functions over portable JSON (no SDK, no HTTP library), used where a profile
 writes a stream for `reply(...)` or rewrites one for `edit(...)`.
@@ -8,27 +8,10 @@ writes a stream for `reply(...)` or rewrites one for `edit(...)`.
 from __future__ import annotations
 
 import re
-from typing import cast
 
-from toolreplay.portable import JsonValue
-
-__all__ = ["JsonObject", "as_object", "objects", "redistribute", "text_pieces"]
-
-JsonObject = dict[str, JsonValue]
+__all__ = ["redistribute", "text_pieces"]
 
 _PIECE = re.compile(r"\s*\S+\s*|\s+")
-
-
-def as_object(value: JsonValue) -> JsonObject | None:
-    """`value` when it is a JSON object, else None."""
-    return cast(JsonObject, value) if isinstance(value, dict) else None
-
-
-def objects(value: JsonValue) -> list[JsonObject]:
-    """The objects of a JSON list (other items skipped); none for anything else."""
-    if not isinstance(value, list):
-        return []
-    return [cast(JsonObject, item) for item in value if isinstance(item, dict)]
 
 
 def text_pieces(text: str, size: int = 24) -> list[str]:

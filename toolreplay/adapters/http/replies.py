@@ -24,7 +24,7 @@ from toolreplay.adapters.capture.recipes import (
 )
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.portable import JsonObject, JsonValue, copy_value, ensure_portable, preview
 from toolreplay.runtime.recipes import RecipeCall
 
 __all__ = ["HttpRecipes", "edit", "edited_http_output", "reply"]
@@ -33,7 +33,6 @@ NAMESPACE = "*"
 """These recipes answer calls of any namespace a client was instrumented under (the fork
 checks them with the resolver of the call's own namespace)."""
 
-JsonObject = dict[str, JsonValue]
 _REPLY_KEYS = ("body", "events", "status", "headers")
 _WHERE = (
     "Paths run through the JSON body ($ is the body: $.items[0].state), or for a stream "

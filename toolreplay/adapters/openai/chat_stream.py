@@ -8,15 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from toolreplay.adapters.capture.streamed import (
-    JsonObject,
-    as_object,
-    objects,
-    redistribute,
-    text_pieces,
-)
+from toolreplay.adapters.capture.streamed import redistribute, text_pieces
 from toolreplay.adapters.openai.events import copied, event_data, refuse_edit
-from toolreplay.portable import JsonValue, copy_value, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    json_object,
+    json_objects,
+    preview,
+)
 
 __all__ = ["CHUNK_OBJECT", "accumulate_chat", "chat_chunks", "edit_chat_stream"]
 
@@ -31,10 +32,10 @@ def _merge(into: JsonObject, delta: JsonObject) -> None:
         current = into.get(key)
         if isinstance(value, list) and all(isinstance(v, dict) and "index" in v for v in value):
             merged = cast(list[JsonValue], current) if isinstance(current, list) else []
-            for entry in objects(value):
+            for entry in json_objects(value):
                 position = entry["index"]
                 found = next(
-                    (e for e in objects(merged) if e.get("index") == position),
+                    (e for e in json_objects(merged) if e.get("index") == position),
                     None,
                 )
                 if found is None:
@@ -56,7 +57,7 @@ def accumulate_chat(events: list[JsonObject]) -> tuple[JsonObject | None, dict[i
     final: JsonObject | None = None
     choices: dict[int, JsonObject] = {}
     for event in events:
-        data = as_object(event.get("data"))
+        data = json_object(event.get("data"))
         if data is None or data.get("object") != CHUNK_OBJECT:
             continue
         if final is None:
@@ -66,7 +67,7 @@ def accumulate_chat(events: list[JsonObject]) -> tuple[JsonObject | None, dict[i
                 if key not in ("choices", "usage", "obfuscation")
             }
             final["object"] = "chat.completion"
-        for choice in objects(data.get("choices")):
+        for choice in json_objects(data.get("choices")):
             number = choice.get("index")
             if type(number) is not int:
                 continue
@@ -74,7 +75,7 @@ def accumulate_chat(events: list[JsonObject]) -> tuple[JsonObject | None, dict[i
                 number,
                 {"index": number, "message": {}, "logprobs": None, "finish_reason": None},
             )
-            delta = as_object(choice.get("delta"))
+            delta = json_object(choice.get("delta"))
             if delta is not None:
                 _merge(cast(JsonObject, entry["message"]), delta)
             if choice.get("finish_reason") is not None:
@@ -86,7 +87,7 @@ def accumulate_chat(events: list[JsonObject]) -> tuple[JsonObject | None, dict[i
     tool_indexes: dict[int, list[int]] = {}
     for number, entry in choices.items():
         message = cast(JsonObject, entry["message"])
-        calls = objects(message.get("tool_calls"))
+        calls = json_objects(message.get("tool_calls"))
         calls.sort(key=lambda call: cast(int, call.get("index", 0)))
         tool_indexes[number] = [cast(int, call.get("index", 0)) for call in calls]
         if "tool_calls" in message:
@@ -120,9 +121,9 @@ def chat_chunks(final: JsonObject, *, include_usage: bool) -> list[JsonValue]:
         return [{"index": number, "delta": delta, "logprobs": None, "finish_reason": finish}]
 
     events: list[JsonValue] = []
-    for choice in objects(final.get("choices")):
+    for choice in json_objects(final.get("choices")):
         number = choice.get("index", 0)
-        message = as_object(choice.get("message")) or {}
+        message = json_object(choice.get("message")) or {}
         content = message.get("content")
         opening: JsonObject = {
             "role": message.get("role", "assistant"),
@@ -135,8 +136,8 @@ def chat_chunks(final: JsonObject, *, include_usage: bool) -> list[JsonValue]:
         refusal = message.get("refusal")
         if isinstance(refusal, str):
             events.extend(chunk(entry(number, {"refusal": p})) for p in text_pieces(refusal))
-        for position, call in enumerate(objects(message.get("tool_calls"))):
-            function = as_object(call.get("function")) or {}
+        for position, call in enumerate(json_objects(message.get("tool_calls"))):
+            function = json_object(call.get("function")) or {}
             arguments = str(function.get("arguments", ""))
             named: JsonObject = {
                 "index": position,
@@ -190,7 +191,7 @@ def edit_chat_stream(events: list[JsonObject], final: JsonObject, edited: JsonOb
             continue
         for data in chunks:
             data[key] = copy_value(value)
-    before, after = objects(final.get("choices")), objects(edited.get("choices"))
+    before, after = json_objects(final.get("choices")), json_objects(edited.get("choices"))
     if len(before) != len(after) or not isinstance(edited.get("choices"), list):
         raise refuse_edit("$.choices", "an edit cannot add or remove choices")
     for position, (old, new) in enumerate(zip(before, after, strict=True)):
@@ -212,8 +213,8 @@ def edit_chat_stream(events: list[JsonObject], final: JsonObject, edited: JsonOb
                     chunks,
                     path,
                     number,
-                    as_object(old.get("message")) or {},
-                    as_object(new.get("message")) or {},
+                    json_object(old.get("message")) or {},
+                    json_object(new.get("message")) or {},
                     tool_indexes.get(cast(int, number), []),
                 )
             else:
@@ -229,7 +230,7 @@ def _set_choice(
     chunks: list[JsonObject], number: JsonValue, change: Callable[[JsonObject], None]
 ) -> None:
     for data in chunks:
-        for choice in objects(data.get("choices")):
+        for choice in json_objects(data.get("choices")):
             if choice.get("index") == number:
                 change(choice)
 
@@ -237,8 +238,8 @@ def _set_choice(
 def _deltas_of(chunks: list[JsonObject], number: JsonValue) -> list[JsonObject]:
     found: list[JsonObject] = []
     for data in chunks:
-        for choice in objects(data.get("choices")):
-            delta = as_object(choice.get("delta"))
+        for choice in json_objects(data.get("choices")):
+            delta = json_object(choice.get("delta"))
             if choice.get("index") == number and delta is not None:
                 found.append(delta)
     return found
@@ -286,7 +287,7 @@ def _insert_chunk(
             for data in chunks
             if any(
                 c.get("index") == number and c.get("finish_reason") is not None
-                for c in objects(data.get("choices"))
+                for c in json_objects(data.get("choices"))
             )
         ),
         chunks[-1],
@@ -313,7 +314,7 @@ def _edit_tool_calls(
     new: JsonObject,
     tool_indexes: list[int],
 ) -> None:
-    before, after = objects(old.get("tool_calls")), objects(new.get("tool_calls"))
+    before, after = json_objects(old.get("tool_calls")), json_objects(new.get("tool_calls"))
     if len(before) != len(after) or not isinstance(new.get("tool_calls"), list):
         raise refuse_edit(where, "an edit cannot add or remove tool calls")
     for position, (was, call) in enumerate(zip(before, after, strict=True)):
@@ -323,7 +324,7 @@ def _edit_tool_calls(
         entries = [
             entry
             for delta in _deltas_of(chunks, number)
-            for entry in objects(delta.get("tool_calls"))
+            for entry in json_objects(delta.get("tool_calls"))
             if entry.get("index") == stream_index
         ]
         call_path = f"{where}[{position}]"
@@ -337,8 +338,8 @@ def _edit_tool_calls(
                 continue
             if key != "function":
                 raise refuse_edit(f"{call_path}.{key}", f"a tool call's {key} cannot change")
-            before_function = as_object(was.get("function")) or {}
-            function = as_object(call.get("function")) or {}
+            before_function = json_object(was.get("function")) or {}
+            function = json_object(call.get("function")) or {}
             for name in sorted(before_function.keys() | function.keys()):
                 value = function.get(name)
                 if before_function.get(name) == value:
@@ -350,7 +351,7 @@ def _edit_tool_calls(
                     )
                 pieces = [
                     f
-                    for f in (as_object(entry.get("function")) for entry in entries)
+                    for f in (json_object(entry.get("function")) for entry in entries)
                     if f is not None and isinstance(f.get(name), str)
                 ]
                 if not pieces:

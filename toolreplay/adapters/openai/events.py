@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from toolreplay.adapters.capture.streamed import JsonObject, as_object
 from toolreplay.errors import PatchError
-from toolreplay.portable import JsonValue, copy_value
+from toolreplay.portable import JsonObject, JsonValue, copy_value, json_object
 
 __all__ = ["copied", "event_data", "refuse_edit"]
 
@@ -24,8 +23,8 @@ def copied(value: JsonObject) -> JsonObject:
 
 def event_data(event: JsonValue) -> JsonObject | None:
     """A recorded event's JSON data when it is an object, else None."""
-    found = as_object(event)
-    return as_object(found.get("data")) if found is not None else None
+    found = json_object(event)
+    return json_object(found.get("data")) if found is not None else None
 
 
 def refuse_edit(path: str, why: str) -> PatchError:

@@ -30,14 +30,13 @@ from toolreplay.adapters.capture.recipes import (
     nearest_recorded,
     posted_body,
 )
-from toolreplay.adapters.capture.streamed import JsonObject
 from toolreplay.adapters.openai.chat_stream import chat_chunks
 from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.openai.responses_stream import responses_events
 from toolreplay.adapters.openai.streams import edited_output, final_response, response_kind
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.portable import JsonObject, JsonValue, copy_value, ensure_portable, preview
 from toolreplay.runtime.recipes import RecipeCall
 
 __all__ = ["REPLY_EFFECTS", "OpenAIRecipes", "ToolCallSpec", "edit", "reply"]

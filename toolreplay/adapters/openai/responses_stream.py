@@ -12,15 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from toolreplay.adapters.capture.streamed import (
-    JsonObject,
-    as_object,
-    objects,
-    redistribute,
-    text_pieces,
-)
+from toolreplay.adapters.capture.streamed import redistribute, text_pieces
 from toolreplay.adapters.openai.events import event_data, refuse_edit
-from toolreplay.portable import JsonValue, copy_value
+from toolreplay.portable import JsonObject, JsonValue, copy_value, json_object, json_objects
 
 __all__ = ["TERMINAL_EVENTS", "edit_responses_stream", "responses_events", "terminal_index"]
 
@@ -37,7 +31,7 @@ def terminal_index(events: list[JsonObject]) -> int | None:
         if (
             data is not None
             and data.get("type") in TERMINAL_EVENTS
-            and as_object(data.get("response"))
+            and json_object(data.get("response"))
         ):
             return index
     return None
@@ -55,7 +49,7 @@ def responses_events(final: JsonObject) -> list[JsonValue]:
         ("response.created", {"response": started}),
         ("response.in_progress", {"response": copy_value(started)}),
     ]
-    for index, item in enumerate(objects(final.get("output"))):
+    for index, item in enumerate(json_objects(final.get("output"))):
         events.extend(_item_events(index, item))
     events.append(("response.completed", {"response": final}))
     return [
@@ -72,7 +66,7 @@ def _item_events(index: int, item: JsonObject) -> list[tuple[str, JsonObject]]:
     if kind == "message":
         opening = {**item, "status": "in_progress", "content": []}
         events.append(("response.output_item.added", {"output_index": index, "item": opening}))
-        for number, part in enumerate(objects(item.get("content"))):
+        for number, part in enumerate(json_objects(item.get("content"))):
             where: JsonObject = {**at, "content_index": number}
             if part.get("type") == "refusal":
                 refusal = str(part.get("refusal", ""))
@@ -109,7 +103,7 @@ def _item_events(index: int, item: JsonObject) -> list[tuple[str, JsonObject]]:
         if "status" in item:
             opening["status"] = "in_progress"
         events.append(("response.output_item.added", {"output_index": index, "item": opening}))
-        for number, part in enumerate(objects(item.get("summary"))):
+        for number, part in enumerate(json_objects(item.get("summary"))):
             where = {**at, "summary_index": number}
             text = str(part.get("text", ""))
             empty = {**part, "text": ""}
@@ -204,7 +198,7 @@ def edit_responses_stream(events: list[JsonObject], final: JsonObject, edited: J
     """Rewrite `events` (in place) so that the stream whose final response is `final`
     ends with `edited`: deltas, `*.done` events, `output_item.done` and the terminal
     response agree; `PatchError` for an edit the events cannot carry."""
-    before, after = objects(final.get("output")), objects(edited.get("output"))
+    before, after = json_objects(final.get("output")), json_objects(edited.get("output"))
     if not isinstance(edited.get("output"), list) or len(before) != len(after):
         raise refuse_edit("$.output", "an edit cannot add or remove output items")
     inserted = False
@@ -227,7 +221,7 @@ def edit_responses_stream(events: list[JsonObject], final: JsonObject, edited: J
             continue  # stated by the final response only
         for event in events:
             data = event_data(event)
-            response = as_object(data.get("response")) if data is not None else None
+            response = json_object(data.get("response")) if data is not None else None
             if (
                 response is not None
                 and data is not None
@@ -284,7 +278,7 @@ def _edit_item(events: list[JsonObject], index: int, old: JsonObject, new: JsonO
 
 
 def _set_in_item(data: JsonObject, key: str, value: JsonValue) -> None:
-    item = as_object(data.get("item"))
+    item = json_object(data.get("item"))
     if item is not None:
         item[key] = copy_value(value)
 
@@ -298,7 +292,7 @@ def _edit_parts(
     new: JsonObject,
     key: Literal["content", "summary"],
 ) -> bool:
-    before, after = objects(old.get(key)), objects(new.get(key))
+    before, after = json_objects(old.get(key)), json_objects(new.get(key))
     if len(before) != len(after) or not isinstance(new.get(key), list):
         raise refuse_edit(f"{path}.{key}", f"an edit cannot add or remove {key} parts")
     inserted = False

@@ -22,12 +22,18 @@ from collections.abc import Mapping
 from typing import Literal, cast
 
 from toolreplay.adapters.capture.recipes import apply_edits as core_apply_edits
-from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
 from toolreplay.adapters.openai.chat_stream import CHUNK_OBJECT, accumulate_chat, edit_chat_stream
 from toolreplay.adapters.openai.events import event_data
 from toolreplay.adapters.openai.responses_stream import edit_responses_stream, terminal_index
 from toolreplay.errors import PatchError
-from toolreplay.portable import JsonValue, copy_value, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    json_object,
+    json_objects,
+    preview,
+)
 
 __all__ = [
     "ResponseKind",
@@ -50,12 +56,12 @@ _PATHS = (
 
 def response_kind(output: Mapping[str, JsonValue]) -> ResponseKind | None:
     """Whether a recorded output is a Responses or a Chat Completions answer (or neither)."""
-    body = as_object(output.get("body", None))
+    body = json_object(output.get("body", None))
     if body is not None:
         kind = body.get("object")
         return "responses" if kind == "response" else "chat" if kind == "chat.completion" else None
-    for event in objects(output.get("events")):
-        data = as_object(event.get("data"))
+    for event in json_objects(output.get("events")):
+        data = json_object(event.get("data"))
         if data is None:
             continue
         if isinstance(data.get("type"), str) and str(data["type"]).startswith("response."):
@@ -77,16 +83,16 @@ def final_response(output: Mapping[str, JsonValue]) -> JsonObject | None:
     kind = response_kind(output)
     if kind is None:
         return None
-    body = as_object(output.get("body"))
+    body = json_object(output.get("body"))
     if body is not None:
         return body
-    events = objects(output.get("events"))
+    events = json_objects(output.get("events"))
     if kind == "responses":
         terminal = terminal_index(events)
         if terminal is None:
             return None
         data = event_data(events[terminal])
-        return as_object(data.get("response")) if data is not None else None
+        return json_object(data.get("response")) if data is not None else None
     return accumulate_chat(events)[0]
 
 
@@ -104,10 +110,10 @@ def text_paths(final: Mapping[str, JsonValue]) -> list[str]:
     user most often edits), in order: `$.output[1].content[0].text`, `$.choices[0].message
     .content`, ..."""
     paths: list[str] = []
-    for index, item in enumerate(objects(final.get("output"))):
+    for index, item in enumerate(json_objects(final.get("output"))):
         kind = item.get("type")
         if kind == "message":
-            for number, part in enumerate(objects(item.get("content"))):
+            for number, part in enumerate(json_objects(item.get("content"))):
                 field = "refusal" if part.get("type") == "refusal" else "text"
                 paths.append(f"$.output[{index}].content[{number}].{field}")
         elif kind == "function_call":
@@ -115,16 +121,16 @@ def text_paths(final: Mapping[str, JsonValue]) -> list[str]:
         elif kind == "reasoning":
             paths.extend(
                 f"$.output[{index}].summary[{number}].text"
-                for number in range(len(objects(item.get("summary"))))
+                for number in range(len(json_objects(item.get("summary"))))
             )
-    for position, choice in enumerate(objects(final.get("choices"))):
-        message = as_object(choice.get("message")) or {}
+    for position, choice in enumerate(json_objects(final.get("choices"))):
+        message = json_object(choice.get("message")) or {}
         for field in ("content", "refusal"):
             if isinstance(message.get(field), str):
                 paths.append(f"$.choices[{position}].message.{field}")
         paths.extend(
             f"$.choices[{position}].message.tool_calls[{number}].function.arguments"
-            for number in range(len(objects(message.get("tool_calls"))))
+            for number in range(len(json_objects(message.get("tool_calls"))))
         )
     return paths
 
@@ -162,7 +168,7 @@ def edited_output(
         if not paths:
             raise
         raise PatchError(f"{error}. This answer's texts are at {', '.join(paths)}") from None
-    edited_object = as_object(edited)
+    edited_object = json_object(edited)
     if edited_object is None:
         raise PatchError(f"an edit must leave the final response an object, got {preview(edited)}")
     result = cast(dict[str, JsonValue], copy_value(dict(output)))
@@ -170,7 +176,7 @@ def edited_output(
         result["body"] = edited_object
         return result
     recorded = result.get("events")
-    if not isinstance(recorded, list) or len(objects(recorded)) != len(recorded):
+    if not isinstance(recorded, list) or len(json_objects(recorded)) != len(recorded):
         raise PatchError("the recorded stream's events are not all objects; re-record the call")
     events = cast(list[JsonObject], recorded)  # edited in place: events may be inserted
     if response_kind(output) == "responses":

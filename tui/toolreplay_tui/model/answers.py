@@ -36,7 +36,7 @@ from toolreplay import (
     Returned,
     replace_output,
 )
-from toolreplay.portable import format_path
+from toolreplay.portable import JsonObject, format_path, json_object
 from toolreplay.redaction import check_redacted_edit
 from toolreplay.runtime.recipes import (
     RecipeCall,
@@ -55,7 +55,6 @@ __all__ = [
     "stream_edit",
 ]
 
-JsonObject = dict[str, JsonValue]
 
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 # Responses `*.done` events: the field holding the whole value, and where it sits in
@@ -88,20 +87,16 @@ class StreamEdit:
     value: JsonValue
 
 
-def _object(value: JsonValue | None) -> JsonObject | None:
-    return cast(JsonObject, value) if isinstance(value, dict) else None
-
-
 def _events(output: JsonValue) -> list[JsonObject] | None:
-    found = _object(output)
+    found = json_object(output)
     events = found.get("events") if found is not None else None
     if not isinstance(events, list):
         return None
-    return [_object(event) or {} for event in events]
+    return [json_object(event) or {} for event in events]
 
 
 def _data(event: JsonObject) -> JsonObject:
-    return _object(event.get("data")) or {}
+    return json_object(event.get("data")) or {}
 
 
 def stream_edit(output: JsonValue, path: JsonPath, value: JsonValue) -> StreamEdit | None:
@@ -211,7 +206,9 @@ def _chat_edit(
     chunk = _data(events[number])
     choices = chunk.get("choices")
     choice = (
-        _object(choices[rest[1]]) if isinstance(choices, list) and rest[1] < len(choices) else None
+        json_object(choices[rest[1]])
+        if isinstance(choices, list) and rest[1] < len(choices)
+        else None
     )
     if choice is None:
         raise PathError(f"{format_path(where)} is not in the stream")
@@ -234,10 +231,12 @@ def _chat_edit(
         and tail[3] == "function"
         and tail[4] in ("arguments", "name")
     ):
-        calls = _object(choice.get("delta")) or {}
+        calls = json_object(choice.get("delta")) or {}
         listed = calls.get("tool_calls")
         call = (
-            _object(listed[tail[2]]) if isinstance(listed, list) and tail[2] < len(listed) else None
+            json_object(listed[tail[2]])
+            if isinstance(listed, list) and tail[2] < len(listed)
+            else None
         )
         call_number = (call or {}).get("index", tail[2])
         field = str(tail[4])
@@ -256,9 +255,9 @@ def _position(number: JsonValue) -> int:
 def _choice_delta(chunk: JsonObject, choice_number: JsonValue) -> JsonObject | None:
     choices = chunk.get("choices")
     for position, choice in enumerate(choices if isinstance(choices, list) else []):
-        found = _object(choice)
+        found = json_object(choice)
         if found is not None and found.get("index", position) == choice_number:
-            return _object(found.get("delta"))
+            return json_object(found.get("delta"))
     return None
 
 
@@ -273,9 +272,9 @@ def _call_piece(
     delta = _choice_delta(chunk, choice_number) or {}
     calls = delta.get("tool_calls")
     for position, call in enumerate(calls if isinstance(calls, list) else []):
-        found = _object(call)
+        found = json_object(call)
         if found is not None and found.get("index", position) == call_number:
-            function = _object(found.get("function")) or {}
+            function = json_object(found.get("function")) or {}
             return function.get(field)
     return None
 
@@ -339,7 +338,7 @@ def edit_patch(
 
 
 def _whole(value: JsonValue) -> Mapping[str, JsonValue]:
-    found = _object(value)
+    found = json_object(value)
     if found is None:
         raise PatchError("this output is not a recorded answer (an object); edit it as a whole")
     return found

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object
 from toolreplay_tui.model.jsonpaths import JsonPath
 from toolreplay_tui.model.transcript import Conversation, ConversationEntry
 
@@ -90,13 +90,13 @@ def mcp_call_of(
     if namespace != NAMESPACE or not server or not dotted:
         return None
     method = dotted.replace(".", "/")
-    params = _object(inputs) or {}
+    params = json_object(inputs) or {}
     entries: list[McpEntry] = []
     tool = _request(method, params, entries)
     if failed:
-        answer = _failure(_object(shown) or {}, entries)
+        answer = _failure(json_object(shown) or {}, entries)
     else:
-        answer = _response(method, _object(shown) or {}, entries)
+        answer = _response(method, json_object(shown) or {}, entries)
     return McpCall(server, method, tool, answer, tuple(entries))
 
 
@@ -128,7 +128,7 @@ def _request(method: str, params: Mapping[str, JsonValue], entries: list[McpEntr
 
 def _response(method: str, output: Mapping[str, JsonValue], entries: list[McpEntry]) -> str:
     """The answer's entries; a word on the answer for the heading."""
-    result = _object(output.get("result"))
+    result = json_object(output.get("result"))
     answer = "result"
     if result is None:
         entries.append(McpEntry("response", "note", "result", "(no result recorded)"))
@@ -180,7 +180,7 @@ def _block(block: Mapping[str, JsonValue], path: JsonPath, entries: list[McpEntr
         media = _media(block, "data")
         entries.append(McpEntry("response", "media", str(kind), media, _at(block, path, "data")))
     elif kind == "resource":
-        resource = _object(block.get("resource"))
+        resource = json_object(block.get("resource"))
         if resource is not None:
             _resource(resource, (*path, "resource"), entries)
         else:
@@ -219,7 +219,7 @@ def _prompt(result: Mapping[str, JsonValue], entries: list[McpEntry]) -> None:
         entries.append(McpEntry("response", "value", "description", _long(description), path))
     for index, message in _objects(result.get("messages")):
         role = _line(message.get("role") or "message")
-        content = _object(message.get("content"))
+        content = json_object(message.get("content"))
         if content is None:
             continue
         before = len(entries)
@@ -233,7 +233,7 @@ def _messages(messages: JsonValue | None, path: JsonPath, entries: list[McpEntry
     """The notifications and server requests that came for the call, in order."""
     for index, message in _objects(messages):
         method = message.get("notification") or message.get("request")
-        params = _object(message.get("params")) or {}
+        params = json_object(message.get("params")) or {}
         if method == "notifications/progress":
             done, total = params.get("progress"), params.get("total")
             text = f"{_json(done)}" + (f"/{_json(total)}" if total is not None else "")
@@ -252,7 +252,7 @@ def _failure(failure: Mapping[str, JsonValue], entries: list[McpEntry]) -> str:
     error_type = _line(failure.get("type"))
     arguments = failure.get("args")
     envelope = (
-        _object(arguments[0]) if isinstance(arguments, list) and len(arguments) == 1 else None
+        json_object(arguments[0]) if isinstance(arguments, list) and len(arguments) == 1 else None
     ) or {}
     described = _FAILURES.get(error_type)
     if error_type == "mcp.JSONRPCError":
@@ -278,10 +278,6 @@ def _failure(failure: Mapping[str, JsonValue], entries: list[McpEntry]) -> str:
 
 
 # --- values, as untrusted as the trace ----------------------------------------------------
-
-
-def _object(value: JsonValue | None) -> dict[str, JsonValue] | None:
-    return cast(dict[str, JsonValue], value) if isinstance(value, dict) else None
 
 
 def _objects(value: JsonValue | None) -> list[tuple[int, dict[str, JsonValue]]]:

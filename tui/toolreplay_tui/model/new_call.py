@@ -45,6 +45,7 @@ from toolreplay import (
     ToolReplayError,
     supply_output,
 )
+from toolreplay.portable import json_objects
 from toolreplay.runtime.recipes import RecipeCall, RecipeSource, recipe_resolver
 from toolreplay_tui.model.jsontext import format_json, parse_portable
 from toolreplay_tui.model.stops import RecordedAnswer, UnrecordedCall
@@ -232,11 +233,11 @@ def _recorded_arguments(output: JsonValue, name: str) -> JsonValue:
     if final is None:
         return None
     functions: list[JsonValue] = [
-        item for item in _objects(final.get("output")) if item.get("type") == "function_call"
+        item for item in json_objects(final.get("output")) if item.get("type") == "function_call"
     ]  # Responses
-    for choice in _objects(final.get("choices")):  # Chat Completions
+    for choice in json_objects(final.get("choices")):  # Chat Completions
         message = choice.get("message")
-        calls = _objects(message.get("tool_calls")) if isinstance(message, dict) else []
+        calls = json_objects(message.get("tool_calls")) if isinstance(message, dict) else []
         functions += [call.get("function") for call in calls]
     for function in functions:
         if isinstance(function, dict) and function.get("name") == name:
@@ -246,10 +247,6 @@ def _recorded_arguments(output: JsonValue, name: str) -> JsonValue:
             except ValueError:
                 return None
     return None
-
-
-def _objects(value: JsonValue | None) -> list[dict[str, JsonValue]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _loads(text: str) -> JsonValue:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, cast
 
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object, json_objects
 from toolreplay_tui.model.jsonpaths import JsonPath
 
 __all__ = [
@@ -121,7 +121,7 @@ def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcri
     api = _api(effect, inputs, request)
     if api is None:
         return None
-    reply = _mapping(output) or {}
+    reply = json_object(output) or {}
     status = reply.get("status")
     events = reply.get("events")
     entries: list[TranscriptEntry] = []
@@ -139,7 +139,7 @@ def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcri
             _chat_stream(stream, entries)
     else:
         prefix: JsonPath = ("body",) if "body" in reply else ()
-        body = _mapping(reply.get("body")) if prefix else None
+        body = json_object(reply.get("body")) if prefix else None
         if body is not None:
             if api == "responses":
                 _responses_body(body, prefix, entries)
@@ -166,27 +166,17 @@ def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcri
 # --- shapes --------------------------------------------------------------------------------
 
 
-def _mapping(value: JsonValue | None) -> dict[str, JsonValue] | None:
-    return cast(dict[str, JsonValue], value) if isinstance(value, dict) else None
-
-
-def _items(value: JsonValue | None) -> list[dict[str, JsonValue]]:
-    if not isinstance(value, list):
-        return []
-    return [cast(dict[str, JsonValue], item) for item in value if isinstance(item, dict)]
-
-
 def _request_body(inputs: JsonValue) -> dict[str, JsonValue] | None:
-    shaped = _mapping(inputs)
+    shaped = json_object(inputs)
     if shaped is None:
         return None
     if "method" in shaped and "path" in shaped:
-        return _mapping(shaped.get("body"))
+        return json_object(shaped.get("body"))
     return shaped  # the first adapter recorded the request fields themselves
 
 
 def _api(effect: str, inputs: JsonValue, request: Mapping[str, JsonValue]) -> Api | None:
-    path = (_mapping(inputs) or {}).get("path")
+    path = (json_object(inputs) or {}).get("path")
     path = path if isinstance(path, str) else ""
     if effect in _CHAT_EFFECTS or path.endswith("/chat/completions"):
         return "chat.completions" if "messages" in request else None
@@ -220,7 +210,7 @@ def _content_text(content: JsonValue | None) -> str:
     if isinstance(content, str):
         return content
     pieces: list[str] = []
-    for part in _items(content):
+    for part in json_objects(content):
         kind = str(part.get("type", ""))
         text = part.get("text")
         if isinstance(text, str):
@@ -228,7 +218,7 @@ def _content_text(content: JsonValue | None) -> str:
         elif kind in ("input_image", "image_url"):
             pieces.append("[image]")
         elif kind in ("input_file", "file"):
-            name = part.get("filename") or (_mapping(part.get("file")) or {}).get("filename")
+            name = part.get("filename") or (json_object(part.get("file")) or {}).get("filename")
             pieces.append(f"[file {name}]" if isinstance(name, str) else "[file]")
         elif kind in ("input_audio",):
             pieces.append("[audio]")
@@ -241,8 +231,8 @@ def _content_text(content: JsonValue | None) -> str:
 
 def _tool_names(tools: JsonValue | None) -> tuple[str, ...]:
     names: list[str] = []
-    for tool in _items(tools):
-        function = _mapping(tool.get("function"))
+    for tool in json_objects(tools):
+        function = json_object(tool.get("function"))
         name = tool.get("name") or (function or {}).get("name") or tool.get("type")
         names.append(str(name))
     return tuple(names)
@@ -257,7 +247,7 @@ def _responses_request(
     instructions = request.get("instructions")
     if isinstance(instructions, str) and instructions:
         entries.append(_entry("request", "instructions", "instructions", instructions))
-    prompt = _mapping(request.get("prompt"))
+    prompt = json_object(request.get("prompt"))
     if prompt is not None:  # a prompt stored on the platform, by id, with its variables
         version = prompt.get("version")
         text = f"{prompt.get('id')}" + (f" (version {version})" if version is not None else "")
@@ -271,7 +261,7 @@ def _responses_request(
     given = request.get("input")
     if isinstance(given, str):
         entries.append(_entry("request", "message", "user", given))
-    for item in _items(given):
+    for item in json_objects(given):
         _responses_item(item, "request", None, entries)
     return _tool_names(request.get("tools"))
 
@@ -292,7 +282,7 @@ def _responses_item(
         role = str(item.get("role", "assistant"))
         content = item.get("content")
         if side == "response" and isinstance(content, list):
-            for index, part in enumerate(_items(content)):
+            for index, part in enumerate(json_objects(content)):
                 if isinstance(part.get("text"), str):
                     text = str(part["text"])
                     entries.append(_entry(side, "text", role, text, at("content", index, "text")))
@@ -313,13 +303,13 @@ def _responses_item(
             _entry(side, "tool_output", str(item.get("call_id", "")), _pretty(item.get("output")))
         )
     elif kind == "reasoning":
-        for index, summary in enumerate(_items(item.get("summary"))):
+        for index, summary in enumerate(json_objects(item.get("summary"))):
             text = summary.get("text")
             if isinstance(text, str):
                 entries.append(
                     _entry(side, "reasoning", "reasoning", text, at("summary", index, "text"))
                 )
-        if not _items(item.get("summary")):
+        if not json_objects(item.get("summary")):
             entries.append(_entry(side, "reasoning", "reasoning", "(no summary)", None))
     else:
         entries.append(_entry(side, "hosted_tool", kind, _hosted_tool_text(item), at()))
@@ -327,7 +317,7 @@ def _responses_item(
 
 def _hosted_tool_text(item: Mapping[str, JsonValue]) -> str:
     """What a built-in tool did, in a line: the search, the code, the server tool."""
-    action = _mapping(item.get("action")) or {}
+    action = json_object(item.get("action")) or {}
     for key in ("query", "url", "pattern"):
         if isinstance(action.get(key), str):
             return f"{key}: {action[key]}"
@@ -346,15 +336,15 @@ def _hosted_tool_text(item: Mapping[str, JsonValue]) -> str:
 def _responses_body(
     body: Mapping[str, JsonValue], prefix: JsonPath, entries: list[TranscriptEntry]
 ) -> None:
-    error = _mapping(body.get("error"))
+    error = json_object(body.get("error"))
     if error is not None:
         entries.append(_entry("response", "error", "error", str(error.get("message", error))))
-    for index, item in enumerate(_items(body.get("output"))):
+    for index, item in enumerate(json_objects(body.get("output"))):
         _responses_item(item, "response", (*prefix, "output", index), entries)
-    incomplete = _mapping(body.get("incomplete_details"))
+    incomplete = json_object(body.get("incomplete_details"))
     if incomplete is not None:
         entries.append(_entry("response", "note", "incomplete", str(incomplete.get("reason"))))
-    usage = _mapping(body.get("usage"))
+    usage = json_object(body.get("usage"))
     if usage is not None:
         entries.append(_entry("response", "usage", "usage", _usage_text(usage)))
 
@@ -364,13 +354,13 @@ def _responses_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry
     final: tuple[int, dict[str, JsonValue]] | None = None
     done: list[tuple[int, dict[str, JsonValue]]] = []
     for index, event in enumerate(events):
-        data = _mapping((_mapping(event) or {}).get("data"))
+        data = json_object((json_object(event) or {}).get("data"))
         if data is None:
             continue
         kind = data.get("type")
-        if kind in _FINAL_STREAM_EVENTS and _mapping(data.get("response")) is not None:
+        if kind in _FINAL_STREAM_EVENTS and json_object(data.get("response")) is not None:
             final = (index, cast(dict[str, JsonValue], data["response"]))
-        elif kind == "response.output_item.done" and _mapping(data.get("item")) is not None:
+        elif kind == "response.output_item.done" and json_object(data.get("item")) is not None:
             done.append((index, cast(dict[str, JsonValue], data["item"])))
         elif kind == "error":
             entries.append(_entry("response", "error", "error", str(data.get("message"))))
@@ -389,7 +379,7 @@ def _responses_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry
 def _chat_request(
     request: Mapping[str, JsonValue], entries: list[TranscriptEntry]
 ) -> tuple[str, ...]:
-    for message in _items(request.get("messages")):
+    for message in json_objects(request.get("messages")):
         role = str(message.get("role", "user"))
         if role == "tool":
             who = str(message.get("tool_call_id", "tool"))
@@ -399,8 +389,8 @@ def _chat_request(
         if text:
             kind: EntryKind = "instructions" if role in ("system", "developer") else "message"
             entries.append(_entry("request", kind, role, text))
-        for call in _items(message.get("tool_calls")):
-            function = _mapping(call.get("function")) or {}
+        for call in json_objects(message.get("tool_calls")):
+            function = json_object(call.get("function")) or {}
             entries.append(
                 _entry(
                     "request",
@@ -427,8 +417,8 @@ def _chat_message(
     if isinstance(message.get("refusal"), str):
         refusal = str(message["refusal"])
         entries.append(_entry("response", "refusal", "assistant", refusal, at("refusal")))
-    for index, call in enumerate(_items(message.get("tool_calls"))):
-        function = _mapping(call.get("function")) or {}
+    for index, call in enumerate(json_objects(message.get("tool_calls"))):
+        function = json_object(call.get("function")) or {}
         entries.append(
             _entry(
                 "response",
@@ -443,17 +433,17 @@ def _chat_message(
 def _chat_body(
     body: Mapping[str, JsonValue], prefix: JsonPath, entries: list[TranscriptEntry]
 ) -> None:
-    error = _mapping(body.get("error"))
+    error = json_object(body.get("error"))
     if error is not None:
         entries.append(_entry("response", "error", "error", str(error.get("message", error))))
-    for index, choice in enumerate(_items(body.get("choices"))):
-        message = _mapping(choice.get("message"))
+    for index, choice in enumerate(json_objects(body.get("choices"))):
+        message = json_object(choice.get("message"))
         if message is not None:
             _chat_message(message, (*prefix, "choices", index, "message"), entries)
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason != "stop":
             entries.append(_entry("response", "note", "finish", reason))
-    usage = _mapping(body.get("usage"))
+    usage = json_object(body.get("usage"))
     if usage is not None:
         entries.append(_entry("response", "usage", "usage", _usage_text(usage)))
 
@@ -466,23 +456,23 @@ def _chat_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry]) ->
     reason: str | None = None
     usage: dict[str, JsonValue] | None = None
     for event in events:
-        data = _mapping((_mapping(event) or {}).get("data"))
+        data = json_object((json_object(event) or {}).get("data"))
         if data is None:
             continue
-        usage = _mapping(data.get("usage")) or usage
-        for choice in _items(data.get("choices"))[:1]:
-            delta = _mapping(choice.get("delta")) or {}
+        usage = json_object(data.get("usage")) or usage
+        for choice in json_objects(data.get("choices"))[:1]:
+            delta = json_object(choice.get("delta")) or {}
             if isinstance(delta.get("content"), str):
                 content.append(str(delta["content"]))
             for key in ("reasoning_content", "reasoning"):
                 if isinstance(delta.get(key), str):
                     reasoning.append(str(delta[key]))
-            for call in _items(delta.get("tool_calls")):
+            for call in json_objects(delta.get("tool_calls")):
                 position = call.get("index")
                 slot = calls.setdefault(
                     position if isinstance(position, int) else len(calls), {"name": "", "args": ""}
                 )
-                function = _mapping(call.get("function")) or {}
+                function = json_object(call.get("function")) or {}
                 if isinstance(function.get("name"), str):
                     slot["name"] += str(function["name"])
                 if isinstance(function.get("arguments"), str):
@@ -508,10 +498,11 @@ def _usage_text(usage: Mapping[str, JsonValue]) -> str:
     made = usage.get("output_tokens", usage.get("completion_tokens"))
     total = usage.get("total_tokens")
     given_details = (
-        _mapping(usage.get("input_tokens_details", usage.get("prompt_tokens_details"))) or {}
+        json_object(usage.get("input_tokens_details", usage.get("prompt_tokens_details"))) or {}
     )
     made_details = (
-        _mapping(usage.get("output_tokens_details", usage.get("completion_tokens_details"))) or {}
+        json_object(usage.get("output_tokens_details", usage.get("completion_tokens_details")))
+        or {}
     )
     parts = [f"{given} in"]
     if isinstance(given_details.get("cached_tokens"), int):
