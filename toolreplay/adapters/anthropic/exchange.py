@@ -13,7 +13,7 @@ Pure functions over plain values (no SDK, no HTTP library).
 
 from __future__ import annotations
 
-import re
+from toolreplay.adapters.capture.exchange import resource_effect_name
 
 __all__ = [
     "EFFECT_NAMESPACE",
@@ -49,7 +49,6 @@ features a request asks for change what the API answers."""
 TRANSPORT_ERROR_ENVELOPE = "anthropic.transport_error"
 """The envelope of a recorded transport failure (`httpx2.<Class>`) of this adapter."""
 
-_WORD = re.compile(r"[a-z]+(?:_[a-z]+)*")
 # Endpoints named by the action their last segment is, not by a verb of the method.
 _ACTIONS = frozenset({"count_tokens", "cancel", "results"})
 
@@ -67,16 +66,7 @@ def effect_name(method: str, path: str) -> str:
     sends is an input.
     """
     segments = [segment for segment in path.split("/") if segment]
-    words = [segment for segment in segments if _WORD.fullmatch(segment)]
-    if segments and segments[-1] in _ACTIONS:
-        return ".".join(words)
-    on_item = bool(segments) and not _WORD.fullmatch(segments[-1])
-    verb = method.lower()
-    if verb == "post":
-        verb = "update" if on_item else "create"
-    elif verb == "get":
-        verb = "retrieve" if on_item else "list"
-    return ".".join([*words, verb]) if words else f"root.{verb}"
+    return resource_effect_name(method, segments, _ACTIONS)
 
 
 def keeps_response_header(name: str) -> bool:

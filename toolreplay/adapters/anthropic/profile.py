@@ -13,7 +13,7 @@ from toolreplay.adapters.anthropic.exchange import (
     effect_name,
     keeps_response_header,
 )
-from toolreplay.adapters.anthropic.replies import AnthropicRecipes
+from toolreplay.adapters.anthropic.replies import ANTHROPIC_RECIPES
 from toolreplay.adapters.capture import ProviderProfile, register_profile
 
 __all__ = ["ANTHROPIC"]
@@ -25,7 +25,7 @@ ANTHROPIC = ProviderProfile(
     keeps_response_header=keeps_response_header,
     transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
     request_headers=REQUEST_HEADERS,
-    recipes=AnthropicRecipes(),
+    recipes=ANTHROPIC_RECIPES,
 )
 """The Anthropic profile: every request of an instrumented Anthropic client."""
 

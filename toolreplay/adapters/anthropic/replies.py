@@ -7,7 +7,7 @@
     )
     toolreplay.replace_output(at=3, value=edit({"$.content[0].text": "No."}))
 
-Both are `OutputRecipe`s of the `anthropic` namespace, resolved by `AnthropicRecipes`
+Both are `OutputRecipe`s of the `anthropic` namespace, resolved by `ANTHROPIC_RECIPES`
 (registered with the profile) against the call they answer. A reply becomes the whole
 response the Messages API would send for that request: a message as a JSON body, or
 the exact event stream the SDK reads when the request streams, with the model and the
@@ -43,7 +43,7 @@ from toolreplay.portable import (
 )
 from toolreplay.runtime.recipes import RecipeCall
 
-__all__ = ["REPLY_EFFECT", "AnthropicRecipes", "ToolCallSpec", "edit", "reply"]
+__all__ = ["ANTHROPIC_RECIPES", "REPLY_EFFECT", "ToolCallSpec", "edit", "reply"]
 
 REPLY_EFFECT = f"{EFFECT_NAMESPACE}.messages.create"
 """The effect a `reply(...)` answers: a Messages API call."""
@@ -199,20 +199,14 @@ def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
     return nearest_recorded(call, accept)
 
 
-class AnthropicRecipes(ModelRecipes):
-    """`reply(...)` and `edit(...)` for the Anthropic profile's calls."""
-
-    reply_effects = frozenset({REPLY_EFFECT})
-    answers = f"{REPLY_EFFECT} (a Messages API call)"
-
-    def reply_problem(self, spec: JsonValue) -> str | None:
-        return _reply_problem(spec)
-
-    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
-        return _Reply(call, spec).output()
-
-    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
-        return edited_output(output, spec)
+ANTHROPIC_RECIPES = ModelRecipes(
+    reply_effects=frozenset({REPLY_EFFECT}),
+    answers=f"{REPLY_EFFECT} (a Messages API call)",
+    reply_problem=_reply_problem,
+    reply_output=lambda call, spec: _Reply(call, spec).output(),
+    edited=edited_output,
+)
+"""`reply(...)` and `edit(...)` for the Anthropic profile's calls."""
 
 
 class _Reply:

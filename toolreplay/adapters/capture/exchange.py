@@ -38,6 +38,7 @@ __all__ = [
     "relative_path",
     "replayed_body",
     "request_inputs",
+    "resource_effect_name",
 ]
 
 StreamEnd = Literal["complete", "closed_early"]
@@ -57,6 +58,33 @@ _BODY_DEPTH = 1
 def is_secret_query_name(name: str) -> bool:
     """Whether a query parameter's value may be a credential (recorded as `<redacted>`)."""
     return _SECRET_QUERY.search(name) is not None
+
+
+_WORD = re.compile(r"[a-z]+(?:_[a-z]+)*")
+
+
+def resource_effect_name(
+    method: str, segments: list[str], actions: frozenset[str] = frozenset()
+) -> str:
+    """The effect name of a request to a resource-shaped API, from its path's segments:
+    `responses.create`, `models.list`, `messages.batches.cancel`.
+
+    The path's words joined by dots, then a verb: `create` (POST) and `list` (GET) on a
+    collection, `retrieve` (GET) and `update` (POST) on an item, `delete` for DELETE; a
+    path ending in one of `actions` is named by it instead. A segment that is not a
+    lowercase word (`v1`, `resp_123`, `gpt-4o`) is a version or a path parameter: it
+    stays in the inputs' path and is left out of the name.
+    """
+    words = [segment for segment in segments if _WORD.fullmatch(segment)]
+    if segments and segments[-1] in actions:
+        return ".".join(words)
+    on_item = bool(segments) and not _WORD.fullmatch(segments[-1])
+    verb = method.lower()
+    if verb == "post":
+        verb = "update" if on_item else "create"
+    elif verb == "get":
+        verb = "retrieve" if on_item else "list"
+    return ".".join([*words, verb]) if words else f"root.{verb}"
 
 
 def relative_path(path: str, base_path: str) -> str:

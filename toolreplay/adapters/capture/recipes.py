@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import ClassVar, TypeVar, cast
+from dataclasses import dataclass
+from typing import TypeVar, cast
 
 from toolreplay.errors import PatchError
 from toolreplay.jsonpath import parse_path
@@ -144,29 +145,21 @@ def made_id(call: RecipeCall, prefix: str, purpose: str, size: int) -> str:
     return f"{prefix}{hashlib.sha256(seed.encode()).hexdigest()[:size]}"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRecipes:
     """The `reply(...)`/`edit(...)` resolver of a model API's profile.
 
-    An edit applies to any recorded answer; a reply only to `reply_effects` (None:
-    any), which `answers` names in the refusal for any other endpoint. A subclass says what a
-    valid reply spec is (`reply_problem`), builds a reply's output for a call
-    (`reply_output`) and an edit's (`edited`).
+    An edit applies to any recorded answer, and `edited(output, spec)` sets its paths;
+    a reply applies to `reply_effects` (None: any endpoint; `answers` names them in
+    the refusal for another), `reply_problem(spec)` says what is wrong with its spec
+    (or None), and `reply_output(call, spec)` builds its output for a call.
     """
 
-    reply_effects: ClassVar[frozenset[str] | None]
-    answers: ClassVar[str] = ""
-
-    def reply_problem(self, spec: JsonValue) -> str | None:
-        """What is wrong with a reply's spec, or None."""
-        raise NotImplementedError
-
-    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
-        """The output a checked reply resolves to for `call`."""
-        raise NotImplementedError
-
-    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
-        """A recorded output with an edit's paths set."""
-        raise NotImplementedError
+    reply_effects: frozenset[str] | None
+    answers: str = ""
+    reply_problem: Callable[[JsonValue], str | None]
+    reply_output: Callable[[RecipeCall, JsonObject], JsonValue]
+    edited: Callable[[JsonObject, JsonObject], JsonValue]
 
     def check(self, recipe: OutputRecipe, effect: str) -> None:
         if recipe.kind == "edit":

@@ -15,7 +15,7 @@ from toolreplay.adapters.capture import (
     is_credential_header,
     register_profile,
 )
-from toolreplay.adapters.http.replies import HttpRecipes
+from toolreplay.adapters.http.replies import HTTP_RECIPES
 from toolreplay.adapters.http.routes import Routes
 from toolreplay.errors import AdapterOptionError
 
@@ -129,7 +129,7 @@ def _profile(
         keeps_response_header=lambda header: header not in excluded,
         transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
         request_headers=kept,
-        recipes=HttpRecipes(),
+        recipes=HTTP_RECIPES,
     )
     register_profile(profile)
     return profile

@@ -27,7 +27,7 @@ from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonObject, JsonValue, copy_value, ensure_portable, preview
 from toolreplay.runtime.recipes import RecipeCall
 
-__all__ = ["HttpRecipes", "edit", "edited_http_output", "reply"]
+__all__ = ["HTTP_RECIPES", "edit", "edited_http_output", "reply"]
 
 NAMESPACE = "*"
 """These recipes answer calls of any namespace a client was instrumented under (the fork
@@ -140,34 +140,34 @@ def edited_http_output(
     return result
 
 
-class HttpRecipes(ModelRecipes):
-    """`reply(...)` and `edit(...)` for the plain HTTP profile's calls (any endpoint)."""
+def _reply_output(call: RecipeCall, spec: JsonObject) -> JsonValue:
+    """A checked reply's output: the status, headers and body or events it gives, with
+    the headers of the nearest recorded answer of the endpoint."""
+    recorded = nearest_recorded(call, lambda output: output.get("headers"))
+    headers: JsonObject = {
+        name: copy_value(value)
+        for name, value in (recorded.items() if isinstance(recorded, dict) else ())
+        if name not in ("content-type", "location")
+    }
+    streamed = "events" in spec
+    headers["content-type"] = "text/event-stream" if streamed else "application/json"
+    for name, value in cast(JsonObject, spec.get("headers", {})).items():
+        headers[name.lower()] = value
+    output: JsonObject = {"status": spec["status"], "headers": headers}
+    if streamed:
+        output["events"] = [
+            {"data": copy_value(data)} for data in cast(list[JsonValue], spec["events"])
+        ]
+    else:
+        output["body"] = copy_value(spec["body"])
+    output["end"] = "complete"
+    return output
 
-    reply_effects = None
 
-    def reply_problem(self, spec: JsonValue) -> str | None:
-        return _reply_problem(spec)
-
-    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
-        return edited_http_output(output, spec)
-
-    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
-        recorded = nearest_recorded(call, lambda output: output.get("headers"))
-        headers: JsonObject = {
-            name: copy_value(value)
-            for name, value in (recorded.items() if isinstance(recorded, dict) else ())
-            if name not in ("content-type", "location")
-        }
-        streamed = "events" in spec
-        headers["content-type"] = "text/event-stream" if streamed else "application/json"
-        for name, value in cast(JsonObject, spec.get("headers", {})).items():
-            headers[name.lower()] = value
-        output: JsonObject = {"status": spec["status"], "headers": headers}
-        if streamed:
-            output["events"] = [
-                {"data": copy_value(data)} for data in cast(list[JsonValue], spec["events"])
-            ]
-        else:
-            output["body"] = copy_value(spec["body"])
-        output["end"] = "complete"
-        return output
+HTTP_RECIPES = ModelRecipes(
+    reply_effects=None,
+    reply_problem=_reply_problem,
+    reply_output=_reply_output,
+    edited=edited_http_output,
+)
+"""`reply(...)` and `edit(...)` for the plain HTTP profile's calls (any endpoint)."""

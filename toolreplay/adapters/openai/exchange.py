@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from toolreplay.adapters.capture.exchange import request_inputs as _request_inputs
+from toolreplay.adapters.capture.exchange import resource_effect_name
 from toolreplay.errors import LegacyOpenAITraceError
 from toolreplay.portable import JsonValue
 from toolreplay.trace.model import operation_location
@@ -61,7 +62,6 @@ _RECORDED_HEADER_PREFIXES = ("x-ratelimit-",)
 TRANSPORT_ERROR_ENVELOPE = "openai.transport_error"
 """The envelope of a recorded transport failure (`httpx.<Class>`) of this adapter."""
 
-_WORD = re.compile(r"[a-z]+(?:_[a-z]+)*")
 # The Agents SDK sends a fresh random `prompt_cache_key` for every run that has no
 # conversation, session or group: it only groups the run's turns for caching, and would
 # make every run a different request. It is recorded as this placeholder.
@@ -81,14 +81,7 @@ def effect_name(method: str, path: str) -> str:
     segments = [segment for segment in path.split("/") if segment]
     if len(segments) >= 2 and segments[0] == "deployments":
         segments = segments[2:]
-    words = [segment for segment in segments if _WORD.fullmatch(segment)]
-    on_item = bool(segments) and not _WORD.fullmatch(segments[-1])
-    verb = method.lower()
-    if verb == "post":
-        verb = "update" if on_item else "create"
-    elif verb == "get":
-        verb = "retrieve" if on_item else "list"
-    return ".".join([*words, verb]) if words else f"root.{verb}"
+    return resource_effect_name(method, segments)
 
 
 def keeps_response_header(name: str) -> bool:

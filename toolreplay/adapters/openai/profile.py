@@ -15,7 +15,7 @@ from toolreplay.adapters.openai.exchange import (
     keeps_response_header,
     stable_body,
 )
-from toolreplay.adapters.openai.replies import OpenAIRecipes
+from toolreplay.adapters.openai.replies import OPENAI_RECIPES
 
 __all__ = ["OPENAI"]
 
@@ -27,7 +27,7 @@ OPENAI = ProviderProfile(
     transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
     stable_body=stable_body,
     explain_miss=explain_miss,
-    recipes=OpenAIRecipes(),
+    recipes=OPENAI_RECIPES,
 )
 """The OpenAI profile: every request of an instrumented OpenAI client."""
 

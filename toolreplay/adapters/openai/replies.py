@@ -8,7 +8,7 @@
 
 Both are `OutputRecipe`s: a patch stores them as written (and its id is computed
 from them), and a fork resolves them against the call they answer, through the
-OpenAI profile's resolver (`OpenAIRecipes`, registered for the `openai` namespace
+OpenAI profile's resolver (`OPENAI_RECIPES`, registered for the `openai` namespace
 with the profile, `toolreplay.runtime.recipes`). A reply becomes the complete response the API
 would send for that request: Responses or Chat Completions, a JSON body or the
 exact event stream the SDK reads (deltas, `*.done` events, the final response),
@@ -39,7 +39,7 @@ from toolreplay.patches import OutputRecipe
 from toolreplay.portable import JsonObject, JsonValue, copy_value, ensure_portable, preview
 from toolreplay.runtime.recipes import RecipeCall
 
-__all__ = ["REPLY_EFFECTS", "OpenAIRecipes", "ToolCallSpec", "edit", "reply"]
+__all__ = ["OPENAI_RECIPES", "REPLY_EFFECTS", "ToolCallSpec", "edit", "reply"]
 
 REPLY_EFFECTS = {
     f"{EFFECT_NAMESPACE}.responses.create": "responses",
@@ -225,20 +225,14 @@ def edit(edits: Mapping[str, object]) -> OutputRecipe:
 # --- resolving --------------------------------------------------------------------------
 
 
-class OpenAIRecipes(ModelRecipes):
-    """The `openai` namespace's recipe resolver: the OpenAI profile's `recipes`."""
-
-    reply_effects = frozenset(REPLY_EFFECTS)
-    answers = f"{' and '.join(REPLY_EFFECTS)} (the Responses and Chat Completions APIs)"
-
-    def reply_problem(self, spec: JsonValue) -> str | None:
-        return _reply_problem(spec)
-
-    def reply_output(self, call: RecipeCall, spec: JsonObject) -> JsonValue:
-        return _Reply(call, spec).output()
-
-    def edited(self, output: JsonObject, spec: JsonObject) -> JsonValue:
-        return edited_output(output, spec)
+OPENAI_RECIPES = ModelRecipes(
+    reply_effects=frozenset(REPLY_EFFECTS),
+    answers=f"{' and '.join(REPLY_EFFECTS)} (the Responses and Chat Completions APIs)",
+    reply_problem=_reply_problem,
+    reply_output=lambda call, spec: _Reply(call, spec).output(),
+    edited=edited_output,
+)
+"""The `openai` namespace's recipe resolver: the OpenAI profile's `recipes`."""
 
 
 class _Reply:
