@@ -47,6 +47,7 @@ from toolreplay.errors import (
     DiffError as DiffError,
     EffectDefinitionError as EffectDefinitionError,
     ForkOptionError as ForkOptionError,
+    GoogleGenAIAdapterDependencyError as GoogleGenAIAdapterDependencyError,
     JsonTextError as JsonTextError,
     LegacyOpenAITraceError as LegacyOpenAITraceError,
     LiveCallLimitError as LiveCallLimitError,

@@ -33,6 +33,7 @@ __all__ = [
     "DiffError",
     "EffectDefinitionError",
     "ForkOptionError",
+    "GoogleGenAIAdapterDependencyError",
     "JsonTextError",
     "LegacyOpenAITraceError",
     "LiveCallLimitError",
@@ -598,6 +599,11 @@ class OpenAIAdapterDependencyError(AdapterError, ImportError):
 
 class AnthropicAdapterDependencyError(AdapterError, ImportError):
     """The Anthropic adapter needs an `anthropic` SDK version in its range, and it is missing."""
+
+
+class GoogleGenAIAdapterDependencyError(AdapterError, ImportError):
+    """The Google Gen AI adapter needs a `google-genai` SDK version in its range, and it is
+    missing."""
 
 
 class MCPAdapterDependencyError(AdapterError, ImportError):

@@ -109,7 +109,12 @@ def http_library(http_client: object, *, what: str = "the HTTP client") -> Modul
 
 
 def capturing_client(
-    original_http: Any, *, asynchronous: bool, base_path: str, profile: ProviderProfile
+    original_http: Any,
+    *,
+    asynchronous: bool,
+    base_path: str,
+    profile: ProviderProfile,
+    sends_through: Any = None,
 ) -> Any:
     """A new HTTP client that captures, sending through `original_http`'s transports.
 
@@ -119,6 +124,11 @@ def capturing_client(
     transport. So a request crosses one HTTP client, as it does without Tool Replay,
     and the original's connection pool carries it. Closing it closes nothing of the
     original's.
+
+    `sends_through`, when given, is the one transport to wrap instead of the original's
+    transport and mounts: for an original client that does not send through its own
+    (google-genai's async client picks a pool per event loop, and its transport is
+    never used).
     """
     library = http_library(original_http, what=f"the {profile.provider} client's HTTP client")
     capture: Any
@@ -134,8 +144,15 @@ def capturing_client(
         else capture(transport, library, base_path, profile)
         for pattern, transport in original_http._mounts.items()
     }
+    if sends_through is not None:
+        mounts = {}  # the transport given picks its own
     return client_class(
-        transport=capture(original_http._transport, library, base_path, profile),
+        transport=capture(
+            original_http._transport if sends_through is None else sends_through,
+            library,
+            base_path,
+            profile,
+        ),
         mounts=mounts,
         auth=original_http.auth,
         event_hooks=original_http.event_hooks,

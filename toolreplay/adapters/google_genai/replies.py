@@ -1,0 +1,339 @@
+"""`reply(...)` and `edit(...)`: a Gemini answer for a fork in one line (RFC 0006 Part V).
+
+`reply(...)` is a recipe (RFC 0004 §1.7) resolved when the fork reaches the call it
+answers: a `GenerateContentResponse` holding the given thought summary, text and function
+calls, as a JSON body for `models.generate_content` and as the chunks the API streams for
+`models.stream_generate_content`, in the shape of the nearest recorded answer. `edit(...)`
+changes a recorded answer by JSON path (`responses.edited_output`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from toolreplay.adapters.capture.recipes import (
+    edit_problem,
+    edit_recipe,
+    nearest_recorded,
+    replaced_output,
+)
+from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
+from toolreplay.adapters.google_genai.exchange import EFFECT_NAMESPACE
+from toolreplay.adapters.google_genai.responses import (
+    edited_output,
+    final_response,
+    response_chunks,
+)
+from toolreplay.errors import PatchError
+from toolreplay.patches import OutputRecipe
+from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.runtime.recipes import RecipeCall
+
+__all__ = ["REPLY_EFFECTS", "FunctionCallSpec", "GoogleGenAIRecipes", "edit", "reply"]
+
+REPLY_EFFECTS = (
+    f"{EFFECT_NAMESPACE}.models.generate_content",
+    f"{EFFECT_NAMESPACE}.models.stream_generate_content",
+)
+"""The effects a `reply(...)` answers: a `generateContent` call, streamed or not."""
+
+FunctionCallSpec = tuple[str, Mapping[str, object]] | Mapping[str, object]
+"""One function call of a reply: `(name, args)` or `{"name": ..., "args": ...}`, the args a
+JSON object."""
+
+_REPLY_KEYS = ("text", "function_calls", "thought", "finish_reason", "model", "usage")
+_USAGE_KEYS = ("input_tokens", "output_tokens")
+_FINISH = re.compile(r"[A-Z][A-Z_]*")
+_MODEL_IN_PATH = re.compile(r"/models/([^/:]+):")
+_COUNTS = ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount")
+
+
+def reply(
+    *,
+    text: str | None = None,
+    function_calls: Sequence[FunctionCallSpec] = (),
+    thought: str | None = None,
+    finish_reason: str | None = None,
+    model: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+) -> OutputRecipe:
+    """A Gemini answer for `supply_output`/`replace_output` on
+    `google_genai.models.generate_content` (or `...stream_generate_content`).
+
+        reply(text="Order 8812 was lost in transit; I have opened a claim.")
+        reply(function_calls=[("issue_refund", {"order_id": 8812})])
+        reply(thought="The order is lost, so...", text="I have opened a claim.")
+
+    `text` is the model's text part; `function_calls` the functions it calls, each
+    `(name, args)` with the args a JSON object (a function the request declares);
+    `thought` a thought summary part before them (the request must ask for thoughts,
+    `thinking_config=ThinkingConfig(include_thoughts=True)`). `finish_reason` defaults to
+    `STOP`, as the API answers a function call too. `model` overrides the answer's
+    `modelVersion` (by default the nearest recorded answer's when it names the requested
+    model, else the requested model); `input_tokens` and `output_tokens` the usage's
+    prompt and candidates counts (by default the nearest recorded answer's prompt count,
+    and about four characters per output token).
+
+    The fork builds the response when the call comes: a JSON body, or the chunks the API
+    streams (each text in word-sized pieces, each function call whole, the finish reason
+    and usage on the last) for a streamed call; the response id is made from the patch.
+    """
+    spec: JsonObject = {}
+    if text is not None:
+        spec["text"] = text
+    calls = [_function_call(call, position) for position, call in enumerate(function_calls)]
+    if calls:
+        spec["function_calls"] = cast(list[JsonValue], calls)
+    for key, value in (("thought", thought), ("finish_reason", finish_reason), ("model", model)):
+        if value is not None:
+            spec[key] = value
+    usage = {
+        key: value
+        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens))
+        if value is not None
+    }
+    if usage:
+        spec["usage"] = cast(JsonObject, usage)
+    problem = _reply_problem(spec)
+    if problem is not None:
+        raise PatchError(f"reply(...): {problem}")
+    return OutputRecipe("reply", EFFECT_NAMESPACE, spec)
+
+
+def edit(edits: Mapping[str, object]) -> OutputRecipe:
+    """Changes to a recorded Gemini answer by JSON path, for `replace_output`.
+
+        replace_output(at=3, value=edit({"$.candidates[0].content.parts[0].text": "Held."}))
+
+    Paths run through the response (for a stream, the one its chunks add up to); a
+    stream's chunks are rewritten to agree (`edited_output`).
+    """
+    return edit_recipe(edits, EFFECT_NAMESPACE, "$.candidates[0].content.parts[0].text")
+
+
+def _function_call(call: FunctionCallSpec, position: int) -> JsonObject:
+    if isinstance(call, Mapping):
+        if set(call) != {"name", "args"}:
+            raise PatchError(
+                f"reply(...): function_calls[{position}] is a mapping with exactly name and "
+                f"args, got keys {sorted(call)}"
+            )
+        name, given = call["name"], call["args"]
+    elif isinstance(call, tuple) and len(call) == 2:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
+        name, given = call
+    else:
+        raise PatchError(
+            f"reply(...): function_calls[{position}] is (name, args) or "
+            f'{{"name": ..., "args": ...}}, got {call!r}'
+        )
+    if not isinstance(given, Mapping):
+        raise PatchError(
+            f"reply(...): function_calls[{position}]'s args are a JSON object (a mapping), got "
+            f"{given!r}"
+        )
+    portable = ensure_portable(
+        dict(cast(Mapping[str, object], given)), what=f"reply function_calls[{position}] args"
+    )
+    return {"name": cast(JsonValue, name), "args": portable}
+
+
+def _reply_problem(spec: JsonValue) -> str | None:
+    """What is wrong with a reply's spec (as `reply` builds it, or a patch file holds it)."""
+    if not isinstance(spec, dict):
+        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
+    unknown = sorted(spec.keys() - set(_REPLY_KEYS))
+    if unknown:
+        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(_REPLY_KEYS)})"
+    for key in ("text", "thought", "finish_reason", "model"):
+        if key in spec and not isinstance(spec[key], str):
+            return f"{key} must be a string, got {preview(spec[key])}"
+    if not ({"text", "function_calls"} & spec.keys()):
+        return "give the answer: text= or function_calls="
+    reason = spec.get("finish_reason")
+    if isinstance(reason, str) and not _FINISH.fullmatch(reason):
+        return (
+            "finish_reason is one of the API's FinishReason names in capitals (STOP, "
+            f"MAX_TOKENS, SAFETY, ...), got {preview(reason)}"
+        )
+    calls = spec.get("function_calls", [])
+    if not isinstance(calls, list) or (not calls and "function_calls" in spec):
+        return "function_calls must be a non-empty list of {name, args}"
+    for position, call in enumerate(calls):
+        if not isinstance(call, dict) or call.keys() != {"name", "args"}:
+            return f"function_calls[{position}]: a call is {{name, args}}, got {preview(call)}"
+        if not isinstance(call["name"], str) or not call["name"]:
+            return f"function_calls[{position}]: the name must be a non-empty string"
+        if not isinstance(call["args"], dict):
+            return f"function_calls[{position}]: the args must be a JSON object"
+    usage = spec.get("usage", {})
+    if (
+        not isinstance(usage, dict)
+        or ("usage" in spec and not usage)
+        or usage.keys() - set(_USAGE_KEYS)
+    ):
+        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
+    for key, value in usage.items():
+        if type(value) is not int or value < 0:
+            return f"{key} must be a non-negative int, got {preview(value)}"
+    return None
+
+
+def _nearest_answer(call: RecipeCall) -> JsonObject | None:
+    """The final response of the recorded answer of the call's endpoint nearest the call."""
+
+    def accept(output: dict[str, JsonValue]) -> JsonObject | None:
+        return final_response(output) if output.get("status") == 200 else None
+
+    return nearest_recorded(call, accept)
+
+
+class GoogleGenAIRecipes:
+    """`reply(...)` and `edit(...)` for the Google Gen AI profile's calls."""
+
+    def check(self, recipe: OutputRecipe, effect: str) -> None:
+        if recipe.kind == "edit":
+            problem = edit_problem(recipe.spec)
+        else:
+            problem = _reply_problem(recipe.spec)
+            if problem is None and effect not in REPLY_EFFECTS:
+                problem = (
+                    f"reply(...) answers {' or '.join(REPLY_EFFECTS)}; {effect} is another "
+                    "endpoint, whose output the patch must give itself (status, headers and "
+                    "body, as `toolreplay show` prints a recorded one)"
+                )
+        if problem is not None:
+            raise PatchError(problem)
+
+    def resolve(self, call: RecipeCall) -> JsonValue:
+        spec = cast(JsonObject, call.recipe.spec)
+        if call.recipe.kind == "edit":
+            return edited_output(replaced_output(call), spec)
+        return _Reply(call, spec).output()
+
+
+class _Reply:
+    """One reply resolved for one call."""
+
+    def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
+        self.call = call
+        self.spec = spec
+        body = call.inputs.get("body")
+        if call.inputs.get("method") != "POST" or not isinstance(body, dict):
+            raise PatchError(
+                f"reply(...) answers a POST with a JSON body; this call is "
+                f"{call.inputs.get('method')} {call.inputs.get('path')}"
+            )
+        self.request = cast(JsonObject, body)
+        self.template: JsonObject = _nearest_answer(call) or {}
+
+    def _id(self, purpose: str) -> str:
+        """An identifier made from the patch and the call: the same on every run."""
+        identity = self.call.identity
+        seed = f"{self.call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
+        return hashlib.sha256(seed.encode()).hexdigest()[:22]
+
+    def output(self) -> JsonValue:
+        self._check_request()
+        response = self._response()
+        streamed = self.call.identity.name.startswith("models.stream_")
+        headers: JsonObject = {
+            "content-type": "text/event-stream" if streamed else "application/json; charset=UTF-8"
+        }
+        output: JsonObject = {"status": 200, "headers": headers}
+        if streamed:
+            output["events"] = response_chunks(response)
+        else:
+            output["body"] = response
+        output["end"] = "complete"
+        return output
+
+    def _check_request(self) -> None:
+        declared = [
+            str(declaration["name"])
+            for tool in objects(self.request.get("tools"))
+            for declaration in objects(tool.get("functionDeclarations"))
+            if "name" in declaration
+        ]
+        for call in objects(self.spec.get("function_calls")):
+            if call["name"] not in declared:
+                shown = ", ".join(sorted(declared)) or "none"
+                raise PatchError(
+                    f"the reply calls the function {call['name']!r}, which this request does "
+                    f"not declare (its functions: {shown}); name one of them"
+                )
+        config = as_object(self.request.get("generationConfig")) or {}
+        thinking = as_object(config.get("thinkingConfig")) or {}
+        # Proto JSON: the API reads a field by its camelCase or its snake_case name.
+        asked = thinking.get("includeThoughts", thinking.get("include_thoughts"))
+        if "thought" in self.spec and asked is not True:
+            raise PatchError(
+                "the reply has a thought summary, and this request does not ask for thoughts "
+                "(thinking_config=ThinkingConfig(include_thoughts=True)); leave thought= out"
+            )
+
+    def _model(self) -> JsonValue:
+        if "model" in self.spec:
+            return self.spec["model"]
+        found = _MODEL_IN_PATH.search(str(self.call.inputs.get("path", "")))
+        requested = found.group(1) if found else None
+        recorded = self.template.get("modelVersion")
+        # A recorded answer names the version behind the requested model.
+        if isinstance(recorded, str) and (requested is None or recorded.startswith(requested)):
+            return recorded
+        return requested
+
+    def _usage(self) -> JsonObject:
+        given = cast(JsonObject, self.spec.get("usage", {}))
+        recorded = as_object(self.template.get("usageMetadata"))
+        usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
+        for key, value in usage.items():  # what the recorded answer was made of, not this one
+            if key not in _COUNTS and type(value) is int:
+                usage[key] = 0
+        usage.pop("candidatesTokensDetails", None)
+        written = len(str(self.spec.get("text", "")))
+        written += sum(len(str(call)) for call in objects(self.spec.get("function_calls")))
+        prompt = given.get("input_tokens", usage.get("promptTokenCount", 0))
+        answer = given.get("output_tokens", max(1, -(-written // 4)))
+        usage["promptTokenCount"] = prompt
+        usage["candidatesTokenCount"] = answer
+        thoughts = -(-len(str(self.spec.get("thought", ""))) // 4)
+        if thoughts:
+            usage["thoughtsTokenCount"] = thoughts
+        else:
+            usage.pop("thoughtsTokenCount", None)
+        usage["totalTokenCount"] = sum(
+            value
+            for key, value in usage.items()
+            if key in ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
+            and type(value) is int
+        )
+        return usage
+
+    def _response(self) -> JsonObject:
+        spec = self.spec
+        parts: list[JsonValue] = []
+        if "thought" in spec:
+            parts.append({"text": spec["thought"], "thought": True})
+        if "text" in spec:
+            parts.append({"text": spec["text"]})
+        for call in objects(spec.get("function_calls")):
+            parts.append({"functionCall": {"name": call["name"], "args": copy_value(call["args"])}})
+        candidate: JsonObject = {
+            "content": {"parts": parts, "role": "model"},
+            "finishReason": spec.get("finish_reason", "STOP"),
+            "index": 0,
+        }
+        # The recorded response's fields, in its order, with this answer's own set afresh.
+        response = cast(JsonObject, copy_value(self.template))
+        response.pop("promptFeedback", None)
+        response.update(
+            candidates=[candidate],
+            usageMetadata=self._usage(),
+            modelVersion=self._model(),
+            responseId=self._id("response"),
+        )
+        return response
