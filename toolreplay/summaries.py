@@ -128,6 +128,7 @@ value: traces are untrusted input."""
 
 _BUILT_IN = {
     "anthropic": "toolreplay.adapters.anthropic_summary",
+    "google_genai": "toolreplay.adapters.gemini_summary",
     "openai": "toolreplay.adapters.openai_summary",
     "mcp": "toolreplay.adapters.mcp_summary",
 }

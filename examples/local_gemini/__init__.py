@@ -180,7 +180,7 @@ class LocalGemini:
         path = request.url.path.removeprefix("/v1beta1").removeprefix("/v1beta")
         path = re.sub(r"^/projects/[^/]+/locations/[^/]+/publishers/google", "", path)
         action = _ACTION.match(path)
-        if action and self.fail and "GenerateContent" in action["action"]:
+        if action and self.fail and action["action"].lower().endswith("generatecontent"):
             status = self.fail.pop(0)
             error = {
                 "error": {
