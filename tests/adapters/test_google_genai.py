@@ -13,6 +13,7 @@ connections, with the network guard open, so a request that leaked would be coun
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, cast
 import pytest
 from google import genai
 from google.genai import errors, types
+from google.oauth2.credentials import Credentials
 
 import toolreplay
 from examples.local_gemini import API_KEY, MODEL, MODEL_VERSION, PROJECT_HEADER, LocalGemini
@@ -277,11 +279,15 @@ def test_a_retried_request_is_a_request_of_its_own(tmp_path: Path) -> None:
     assert [
         (op.identity.occurrence, cast(Any, op.outcome).value["status"]) for op in operations
     ] == [(0, 503), (1, 429), (2, 200)]
-    assert replay_offline(path, app) == recorded == "Order 8812 was refunded in full. Anything else?"
+    assert (
+        replay_offline(path, app) == recorded == "Order 8812 was refunded in full. Anything else?"
+    )
 
 
 def _stream_app(client: Any, contents: Any = ASK) -> dict[str, Any]:
-    chunks = list(client.models.generate_content_stream(model=MODEL, contents=contents, config=CONFIG))
+    chunks = list(
+        client.models.generate_content_stream(model=MODEL, contents=contents, config=CONFIG)
+    )
     thought = "".join(p.text for c in chunks for p in c.candidates[0].content.parts if p.thought)
     text = "".join(
         p.text for c in chunks for p in c.candidates[0].content.parts if p.text and not p.thought
@@ -393,7 +399,7 @@ def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
         reply(text="x", finish_reason="stop")
     with pytest.raises(PatchError, match="args are a JSON object"):
         reply(function_calls=[("issue_refund", "8812")])  # type: ignore[list-item]  # a wrong input on purpose
-    with pytest.raises(PatchError, match="answers google_genai.models.generate_content"):
+    with pytest.raises(PatchError, match=r"answers google_genai\.models\.generate_content"):
         with toolreplay.fork(
             path,
             tmp_path / "c.trp",
@@ -417,7 +423,7 @@ def test_an_edit_that_changes_the_answers_structure_is_refused(tmp_path: Path) -
         edited_output(output, {"$.candidates[0].content.parts[1]": {"functionCall": {}}})
     with pytest.raises(PatchError, match="selects nothing"):
         edited_output(output, {"$.candidates[0].content.parts[9].text": "x"})
-    edited = edited_output(output, {"$.candidates[0].finishReason": "MAX_TOKENS"})
+    edited: Any = edited_output(output, {"$.candidates[0].finishReason": "MAX_TOKENS"})
     assert edited["events"][-1]["data"]["candidates"][0]["finishReason"] == "MAX_TOKENS"
     assert output["events"][-1]["data"]["candidates"][0]["finishReason"] == "STOP"  # unchanged
 
@@ -500,3 +506,180 @@ def test_show_and_find_read_gemini_turns_without_the_sdk(tmp_path: Path) -> None
     assert "google_genai.models.count_tokens" in rows[3]
     found = command("find", str(tmp_path), "--effect", "google_genai.models.generate_content")
     assert "turns.trp" in found
+
+
+def test_one_client_records_in_two_event_loops(tmp_path: Path) -> None:
+    """google-genai keeps an async connection pool per event loop; the instrumented client
+    sends through the running loop's, so a client used by two `asyncio.run`s records both."""
+    original = genai.Client(api_key=API_KEY)._api_client._async_httpx_client
+    if not hasattr(original, "_client_for_running_loop"):
+        pytest.skip(
+            "this google-genai release keeps one async pool for every loop (the plain client "
+            "cannot be used from a second loop either)"
+        )
+    path = tmp_path / "loops.trp"
+    with served(LocalGemini()) as url, toolreplay.record(path):
+        client = client_for(url)
+        answers = [
+            asyncio.run(client.aio.models.generate_content(model=MODEL, contents=ASK)).text
+            for _ in range(2)
+        ]
+    assert answers == ["Order 8812 was refunded in full. Anything else?"] * 2
+    assert [op.identity.occurrence for op in toolreplay.read_trace(path).operations] == [0, 1]
+
+
+ABSENT_AIOHTTP = """
+import sys
+sys.modules["aiohttp"] = None  # `import aiohttp` now raises ImportError, as when not installed
+import json
+from pathlib import Path
+
+from google.genai import _api_client
+
+import toolreplay
+from examples.local_gemini import LocalGemini
+from tests.adapters.http_api import served
+from tests.adapters.test_google_genai import replay_offline, run
+
+path = Path(sys.argv[1])
+with served(LocalGemini()) as url, toolreplay.record(path):
+    recorded = run("async", url)
+replayed = replay_offline(path, lambda url: run("async", url))
+effects = [op.effect for op in toolreplay.read_trace(path).operations]
+print(json.dumps({"aiohttp": _api_client.has_aiohttp, "same": replayed == recorded,
+                  "effects": effects, "loaded": "aiohttp" in sys.modules and
+                  sys.modules["aiohttp"] is not None}))
+"""
+
+
+def test_the_async_path_is_captured_with_aiohttp_installed_and_absent(tmp_path: Path) -> None:
+    # Installed (this process): the plain client sends async requests with aiohttp, the
+    # instrumented one through its capturing httpx client (the SDK's own switch).
+    from google.genai import _api_client
+
+    plain = genai.Client(api_key=API_KEY)
+    assert _api_client.has_aiohttp
+    assert cast(Any, plain)._api_client._use_aiohttp()
+    assert not cast(Any, instrument(plain))._api_client._use_aiohttp()
+    # Absent: a real child process in which `import aiohttp` fails before google.genai is
+    # first imported. The SDK decides once, at its import, by `try: import aiohttp /
+    # except ImportError`, so this is the path it takes where aiohttp is not installed.
+    result = subprocess.run(
+        [sys.executable, "-c", ABSENT_AIOHTTP, str(tmp_path / "absent.trp")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen == {"aiohttp": False, "same": True, "effects": EFFECTS, "loaded": False}
+
+
+CANARIES = {
+    "bearer": "CANARY-gemini-bearer-81c2",
+    "oauth": "CANARY-gemini-oauth-token-40aa",
+    "header": "CANARY-gemini-header-5e07",
+    "plain": "CANARY-gemini-plain-header-9d3b",
+    "cookie": "CANARY-gemini-cookie-2b9f",
+    "query": "CANARY-gemini-query-77d1",
+}
+
+
+def canary_app(base_url: str) -> list[Any]:
+    """Gemini calls carrying a credential in every place a client can put one: the key
+    (`x-goog-api-key`), an `Authorization: Bearer` header, a credential header and a plain
+    header of the application's, a cookie, a `key=` query parameter in every URL; and a
+    Vertex AI client whose OAuth credentials send their token as a bearer. Sync, async and
+    streamed. Also the promoted case's runner (`case_runner`)."""
+    base = base_url.removesuffix("/v1")
+    query = {"params": {"key": CANARIES["query"]}}
+    http = types.HttpOptions(
+        base_url=base,
+        api_version="v1beta",
+        headers={
+            "Authorization": f"Bearer {CANARIES['bearer']}",
+            "X-Tenant-Api-Key": CANARIES["header"],
+            "X-Tenant": CANARIES["plain"],
+            "Cookie": f"session={CANARIES['cookie']}",
+        },
+        client_args=query,
+        async_client_args=query,
+    )
+    client = instrument(genai.Client(api_key=API_KEY, http_options=http))
+    vertex = instrument(
+        genai.Client(
+            vertexai=True,
+            project="refund-prod",
+            location="us-central1",
+            credentials=Credentials(token=CANARIES["oauth"]),
+            http_options=types.HttpOptions(base_url=base, api_version="v1beta1"),
+        )
+    )
+    answers: list[Any] = [client.models.generate_content(model=MODEL, contents=ASK).text]
+    answers += [c.text for c in client.models.generate_content_stream(model=MODEL, contents=ASK)]
+    answers.append(
+        asyncio.run(client.aio.models.generate_content(model=MODEL, contents=ASK + "?")).text
+    )
+    answers.append(vertex.models.generate_content(model=MODEL, contents=ASK).text)
+    return answers
+
+
+def case_runner() -> list[Any]:
+    """The promoted case's runner: the calls, against an address nothing listens on."""
+    return canary_app("http://127.0.0.1:9")
+
+
+def test_no_credential_reaches_a_trace_a_branch_a_case_or_the_output(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = tmp_path / "canaries.trp"
+    api = LocalGemini()
+    with served(api) as url, toolreplay.record(path):
+        answers = canary_app(url)
+    sent = b"".join(
+        b"".join(name + b": " + value for name, value in request.headers.raw)
+        + str(request.url).encode()
+        for request in api.requests
+    )
+    for secret in (API_KEY, *CANARIES.values()):  # each was really sent
+        assert secret.encode() in sent, secret
+    operations = toolreplay.read_trace(path).operations
+    assert cast(Any, operations[-1].inputs)["path"] == (
+        f"/v1beta1/projects/refund-prod/locations/us-central1/publishers/google/models/"
+        f"{MODEL}:generateContent"
+    )
+    assert operations[-1].effect == "google_genai.models.generate_content"
+    assert cast(Any, operations[0].inputs)["query"] == {"key": "<redacted>"}
+
+    branch = tmp_path / "branch.trp"
+    patch = edit({"$.candidates[0].content.parts[0].text": "Held."})
+    with toolreplay.fork(path, branch, patches=[toolreplay.replace_output(at=0, value=patch)]):
+        assert case_runner()[0] == "Held."
+    case = toolreplay.promote(
+        path,
+        tmp_path / "cases" / "gemini",
+        name="gemini",
+        runner="tests.adapters.test_google_genai:case_runner",
+        expected=answers,
+    )
+    toolreplay.verify_case(case.directory)
+    for arguments in (["show", str(path), "--format", "json"], ["show", str(branch)]):
+        shown = subprocess.run(
+            [sys.executable, "-m", "toolreplay", *arguments],
+            capture_output=True,
+            cwd=ROOT,
+            check=True,
+        )
+        sys.stdout.buffer.write(shown.stdout)
+        sys.stderr.buffer.write(shown.stderr)
+    captured = capfdbinary.readouterr()
+    written = {"stdout": captured.out, "stderr": captured.err}
+    written.update({str(p): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()})
+    assert len(written) >= 5
+    for where, content in written.items():
+        for secret in (API_KEY, *CANARIES.values()):
+            assert secret.encode() not in content, (where, secret)
+    for header in (b"x-goog-api-key", b"x-tenant", b"authorization", b"cookie"):
+        assert header not in path.read_bytes().lower()

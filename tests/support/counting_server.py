@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -45,5 +46,8 @@ class CountingServer:
                     pass
 
     def close(self) -> None:
+        # Shut down first: closing alone does not wake the thread blocked in accept().
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
         self._socket.close()
         self._thread.join(timeout=5)

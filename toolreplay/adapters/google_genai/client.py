@@ -102,7 +102,7 @@ def _captured(api: Any) -> _CapturedApiClient:
         else None,
     )
     twin: Any = copy.copy(api)
-    state = vars(twin)
+    state = cast(dict[str, Any], twin.__dict__)
     twin.__class__ = _CapturedApiClient
     if "_websocket_ssl_ctx" in state:  # now kept behind the property
         twin._websocket_ssl_ctx = state.pop("_websocket_ssl_ctx")
@@ -133,9 +133,10 @@ class InstrumentedClient(genai.Client):
 def _refusal(client: genai.Client) -> str | None:
     """Why `client` cannot be captured, or None."""
     api: Any = cast(Any, client)._api_client
-    if type(api) is not _api_client.BaseApiClient:
+    kind: type = type(api)  # pyright: ignore[reportUnknownVariableType]  # the SDK client is untyped here
+    if kind is not _api_client.BaseApiClient:
         return (
-            f"its API client is a {type(api).__qualname__} (the SDK's own record/replay "
+            f"its API client is a {kind.__qualname__} (the SDK's own record/replay "
             "client, chosen by debug_config or GOOGLE_GENAI_CLIENT_MODE), not the one that "
             "sends requests; instrument a client made without it"
         )
@@ -192,9 +193,9 @@ def instrument(client: genai.Client) -> InstrumentedClient:
     twin: Any = InstrumentedClient.__new__(InstrumentedClient)
     # The SDK's constructor builds every resource over the API client `_get_api_client`
     # gives it: here, the copy, so the resources are the SDK's own for this version.
-    twin._get_api_client = lambda **_: api
+    twin._get_api_client = lambda **_: api  # pyright: ignore[reportUnknownLambdaType]  # the SDK's arguments, unused
     try:
-        genai.Client.__init__(twin, debug_config=cast(Any, client)._debug_config)
+        cast(Any, genai.Client).__init__(twin, debug_config=cast(Any, client)._debug_config)
     finally:
         del twin._get_api_client
     twin.original_client = client

@@ -303,7 +303,9 @@ def _rewrite_content(
             _set_where_stated(contents, key, after.get(key), every=True)
     old_parts, new_parts = objects(before.get("parts")), objects(after.get("parts"))
     if len(old_parts) != len(new_parts) or not isinstance(after.get("parts", []), list):
-        raise PatchError(f"edit at {where}.parts: an edit cannot add or remove parts; use reply(...)")
+        raise PatchError(
+            f"edit at {where}.parts: an edit cannot add or remove parts; use reply(...)"
+        )
     for index, (was, now) in enumerate(zip(old_parts, new_parts, strict=True)):
         if was == now:
             continue
