@@ -365,12 +365,14 @@ def test_a_fork_edits_a_stream_consistently_and_replies_to_a_new_call(tmp_path: 
 def test_a_reply_answers_a_call_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "source.trp"
     with served(LocalGemini()) as url, toolreplay.record(path):
-        client_for(url).models.generate_content(model=MODEL, contents=ASK, config=CONFIG)
+        client = client_for(url)  # kept: google-genai 1.x closes a collected client's pool
+        client.models.generate_content(model=MODEL, contents=ASK, config=CONFIG)
     patch = toolreplay.replace_output(
         at=0, value=reply(function_calls=[("issue_refund", {"order_id": 7})], input_tokens=5)
     )
     with toolreplay.fork(path, tmp_path / "b.trp", patches=[patch]):
-        answer = client_for("http://127.0.0.1:9").models.generate_content(
+        client = client_for("http://127.0.0.1:9")
+        answer = client.models.generate_content(
             model=MODEL, contents=ASK, config=CONFIG
         )
     assert [(call.name, call.args) for call in answer.function_calls] == [
@@ -383,7 +385,8 @@ def test_a_reply_answers_a_call_in_one_line(tmp_path: Path) -> None:
 def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
     path = tmp_path / "source.trp"
     with served(LocalGemini()) as url, toolreplay.record(path):
-        client_for(url).models.generate_content(model=MODEL, contents=ASK)
+        client = client_for(url)  # kept: google-genai 1.x closes a collected client's pool
+        client.models.generate_content(model=MODEL, contents=ASK)
     cases = [
         (reply(function_calls=[("delete_account", {})]), "does not declare.*its functions: none"),
         (reply(thought="hm", text="x"), "does not ask for thoughts"),
@@ -393,7 +396,8 @@ def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
             with toolreplay.fork(
                 path, tmp_path / "b.trp", patches=[toolreplay.replace_output(at=0, value=recipe)]
             ):
-                client_for("http://127.0.0.1:9").models.generate_content(model=MODEL, contents=ASK)
+                client = client_for("http://127.0.0.1:9")
+                client.models.generate_content(model=MODEL, contents=ASK)
         (tmp_path / "b.trp").unlink(missing_ok=True)
     with pytest.raises(PatchError, match="finish_reason is one of"):
         reply(text="x", finish_reason="stop")
