@@ -182,11 +182,15 @@ def _reply_problem(spec: JsonValue) -> str | None:
     return None
 
 
-def _nearest_answer(call: RecipeCall) -> JsonObject | None:
-    """The final response of the recorded answer of the call's endpoint nearest the call."""
+def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
+    """The final response and headers of the recorded answer of the call's endpoint
+    nearest the call, or None."""
 
-    def accept(output: dict[str, JsonValue]) -> JsonObject | None:
-        return final_response(output) if output.get("status") == 200 else None
+    def accept(output: dict[str, JsonValue]) -> tuple[JsonObject, JsonObject] | None:
+        response = final_response(output) if output.get("status") == 200 else None
+        if response is None:
+            return None
+        return response, as_object(output.get("headers")) or {}
 
     return nearest_recorded(call, accept)
 
@@ -228,7 +232,9 @@ class _Reply:
                 f"{call.inputs.get('method')} {call.inputs.get('path')}"
             )
         self.request = cast(JsonObject, body)
-        self.template: JsonObject = _nearest_answer(call) or {}
+        template = _nearest_answer(call)
+        self.template: JsonObject = template[0] if template else {}
+        self.template_headers: JsonObject = template[1] if template else {}
 
     def _id(self, purpose: str) -> str:
         """An identifier made from the patch and the call: the same on every run."""
@@ -240,9 +246,11 @@ class _Reply:
         self._check_request()
         response = self._response()
         streamed = self.call.identity.name.startswith("models.stream_")
-        headers: JsonObject = {
-            "content-type": "text/event-stream" if streamed else "application/json; charset=UTF-8"
-        }
+        # The recorded answer's kept headers (the same endpoint: its content type too).
+        headers = cast(JsonObject, copy_value(self.template_headers))
+        headers.setdefault(
+            "content-type", "text/event-stream" if streamed else "application/json; charset=UTF-8"
+        )
         output: JsonObject = {"status": 200, "headers": headers}
         if streamed:
             output["events"] = response_chunks(response)
