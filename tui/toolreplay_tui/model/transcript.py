@@ -16,12 +16,22 @@ gives None: the caller shows the raw JSON.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import cast
 
 from toolreplay.portable import JsonValue, json_object, json_objects
+from toolreplay_tui.model.conversation import (
+    Api,
+    Conversation,
+    ConversationEntry,
+    EntryKind,
+    Side,
+    Transcript,
+    TranscriptEntry,
+)
+from toolreplay_tui.model.conversation import entry as _entry
+from toolreplay_tui.model.conversation import pretty as _pretty
+from toolreplay_tui.model.gemini_transcript import gemini_transcript
 from toolreplay_tui.model.jsonpaths import JsonPath
 
 __all__ = [
@@ -34,87 +44,15 @@ __all__ = [
     "transcript_of",
 ]
 
-EntryKind = Literal[
-    "instructions",
-    "message",
-    "tool_call",
-    "tool_output",
-    "reasoning",
-    "hosted_tool",
-    "text",
-    "refusal",
-    "error",
-    "note",
-    "usage",
-]
-
-Side = Literal["request", "response"]
-Api = Literal["responses", "chat.completions"]
-
 _RESPONSES_EFFECTS = ("openai.responses.create", "openai.responses.retrieve")
 _CHAT_EFFECTS = ("openai.chat.completions.create",)
 _FINAL_STREAM_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-Kind = TypeVar("Kind", bound=str)
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationEntry(Generic[Kind]):
-    """One line of a call read as a conversation (a model call, an MCP request).
-
-    `who` names the speaker, tool or part (`user`, `get_weather`, an argument), `text`
-    is what it said as shown (JSON pretty-printed), and `path` is where the value lives
-    in the output shown (None for request-side entries, and for values a stream spreads
-    over several events). `kind` says how to style it.
-    """
-
-    side: Side
-    kind: Kind
-    who: str
-    text: str
-    path: JsonPath | None = None
-
-
-class TranscriptEntry(ConversationEntry[EntryKind]):
-    """One line of a model call's conversation."""
-
-    __slots__ = ()
-
-
-Entry = TypeVar("Entry", bound=ConversationEntry[Any])
-
-
-class Conversation(Generic[Entry]):
-    """A call read as a conversation: its `entries`, what was sent, then what came back."""
-
-    __slots__ = ()
-    entries: tuple[Entry, ...]
-
-    @property
-    def request(self) -> tuple[Entry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "request")
-
-    @property
-    def response(self) -> tuple[Entry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "response")
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript(Conversation[TranscriptEntry]):
-    """A model call read as a conversation: what was sent, then what came back."""
-
-    api: Api
-    model: str | None
-    status: int | None
-    streamed: bool
-    event_count: int
-    tools_offered: tuple[str, ...]
-    entries: tuple[TranscriptEntry, ...]
-
-
 def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcript | None:
-    """The transcript of a recorded Responses or Chat Completions call, or None."""
+    """The transcript of a recorded Responses, Chat Completions or Gemini call, or None."""
+    if effect.startswith("google_genai."):
+        return gemini_transcript(effect, inputs, output)
     request = _request_body(inputs)
     if request is None:
         return None
@@ -184,25 +122,6 @@ def _api(effect: str, inputs: JsonValue, request: Mapping[str, JsonValue]) -> Ap
         known = ("input", "model", "prompt")
         return "responses" if any(key in request for key in known) else None
     return None
-
-
-def _entry(
-    side: Side, kind: EntryKind, who: str, text: str, path: JsonPath | None = None
-) -> TranscriptEntry:
-    return TranscriptEntry(side=side, kind=kind, who=who, text=text, path=path)
-
-
-def _pretty(value: JsonValue | None) -> str:
-    """A tool's arguments or output: pretty JSON when the string holds JSON."""
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return value
-        if isinstance(parsed, dict | list):
-            return json.dumps(parsed, indent=2, ensure_ascii=False)
-        return value
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def _content_text(content: JsonValue | None) -> str:

@@ -1,0 +1,119 @@
+"""What a recorded call read as a conversation is made of: entries, who said them, on which
+side, and the transcript of a model call (`transcript.py` reads OpenAI's calls into it,
+`gemini_transcript.py` Gemini's, `mcp_transcript.py` an MCP request's), with the helpers
+those readers share over recorded JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from toolreplay.portable import JsonValue
+from toolreplay_tui.model.jsonpaths import JsonPath
+
+__all__ = [
+    "Api",
+    "Conversation",
+    "ConversationEntry",
+    "EntryKind",
+    "Side",
+    "Transcript",
+    "TranscriptEntry",
+    "entry",
+    "pretty",
+]
+
+EntryKind = Literal[
+    "instructions",
+    "message",
+    "tool_call",
+    "tool_output",
+    "reasoning",
+    "hosted_tool",
+    "text",
+    "refusal",
+    "error",
+    "note",
+    "usage",
+]
+
+Side = Literal["request", "response"]
+Api = Literal["responses", "chat.completions", "gemini"]
+
+Kind = TypeVar("Kind", bound=str)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationEntry(Generic[Kind]):
+    """One line of a call read as a conversation (a model call, an MCP request).
+
+    `who` names the speaker, tool or part (`user`, `get_weather`, an argument), `text`
+    is what it said as shown (JSON pretty-printed), and `path` is where the value lives
+    in the output shown (None for request-side entries, and for values a stream spreads
+    over several events). `kind` says how to style it.
+    """
+
+    side: Side
+    kind: Kind
+    who: str
+    text: str
+    path: JsonPath | None = None
+
+
+class TranscriptEntry(ConversationEntry[EntryKind]):
+    """One line of a model call's conversation."""
+
+    __slots__ = ()
+
+
+Entry = TypeVar("Entry", bound=ConversationEntry[Any])
+
+
+class Conversation(Generic[Entry]):
+    """A call read as a conversation: its `entries`, what was sent, then what came back."""
+
+    __slots__ = ()
+    entries: tuple[Entry, ...]
+
+    @property
+    def request(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.side == "request")
+
+    @property
+    def response(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.side == "response")
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript(Conversation[TranscriptEntry]):
+    """A model call read as a conversation: what was sent, then what came back."""
+
+    api: Api
+    model: str | None
+    status: int | None
+    streamed: bool
+    event_count: int
+    tools_offered: tuple[str, ...]
+    entries: tuple[TranscriptEntry, ...]
+
+
+def entry(
+    side: Side, kind: EntryKind, who: str, text: str, path: JsonPath | None = None
+) -> TranscriptEntry:
+    """One transcript entry."""
+    return TranscriptEntry(side=side, kind=kind, who=who, text=text, path=path)
+
+
+def pretty(value: JsonValue | None) -> str:
+    """A tool's arguments or output: pretty JSON when the string holds JSON."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(parsed, dict | list):
+            return json.dumps(parsed, indent=2, ensure_ascii=False)
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
