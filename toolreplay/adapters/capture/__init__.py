@@ -1,7 +1,7 @@
 """The capture core: any HTTP API's requests as effects, whatever the provider.
 
 Every provider adapter built on an `httpx`/`httpx2` client (`toolreplay.adapters.openai`,
-`toolreplay.adapters.http`) records and replays through this package: a capturing
+`.anthropic`, `.google_genai`, `.http`) records and replays through this package: a capturing
 transport wraps each of the client's transports (`transport.py`), turns a request
 into inputs and a response into an output (`exchange.py`; streams as ordered events,
 `sse.py`), hands a live body on as it arrives and records it when it ends
