@@ -372,9 +372,7 @@ def test_a_reply_answers_a_call_in_one_line(tmp_path: Path) -> None:
     )
     with toolreplay.fork(path, tmp_path / "b.trp", patches=[patch]):
         client = client_for("http://127.0.0.1:9")
-        answer = client.models.generate_content(
-            model=MODEL, contents=ASK, config=CONFIG
-        )
+        answer = client.models.generate_content(model=MODEL, contents=ASK, config=CONFIG)
     assert [(call.name, call.args) for call in answer.function_calls] == [
         ("issue_refund", {"order_id": 7})
     ]
