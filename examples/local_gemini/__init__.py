@@ -174,7 +174,8 @@ class LocalGemini:
     def __call__(self, request: Any) -> Any:
         self.requests.append(request)
         key = request.headers.get("x-goog-api-key") or request.headers.get("authorization", "")
-        assert key, "the SDK sends its key or a bearer token"
+        # An upload's bytes go to the URL its start answered, which names the session.
+        assert key or b"upload_id=" in request.url.query, "the SDK sends its key or a token"
         number = len(self.requests)
         headers = {PROJECT_HEADER.split("-CANARY")[0]: PROJECT_HEADER, "server-timing": "gfet4t7"}
         path = request.url.path.removeprefix("/v1beta1").removeprefix("/v1beta")
@@ -199,12 +200,39 @@ class LocalGemini:
             return httpx.Response(status, json=error, headers=headers)
         if action is not None:
             return self._action(request, action["action"], number, headers)
+        if path == "/upload/v1beta/files" or path == "/upload/v1/files":
+            return self._upload(request, headers)
         if _MODELS.match(path):
             return httpx.Response(200, json={"models": [MODEL_INFO]}, headers=headers)
         if _MODEL.match(path):
             return httpx.Response(200, json=MODEL_INFO, headers=headers)
         error = {"error": {"code": 404, "message": f"{path} not found", "status": "NOT_FOUND"}}
         return httpx.Response(404, json=error, headers=headers)
+
+    def _upload(self, request: Any, headers: dict[str, str]) -> Any:
+        """The resumable upload protocol: `start` answers the URL to send the bytes to,
+        `upload, finalize` the file."""
+        command = request.headers.get("x-goog-upload-command", "")
+        base = f"{request.url.scheme}://{request.url.host}:{request.url.port}"
+        if command == "start":
+            url = f"{base}{request.url.path}?upload_id=ADPycdu3Zqf1oSvC"
+            started = {**headers, "x-goog-upload-url": url, "x-goog-upload-status": "active"}
+            return httpx.Response(200, content=b"", headers=started)
+        file = {
+            "name": "files/k3x9q2m1z8ab",
+            "displayName": "notes",
+            "mimeType": "text/plain",
+            "sizeBytes": str(len(request.content)),
+            "createTime": "2026-01-05T10:00:00.000000Z",
+            "updateTime": "2026-01-05T10:00:00.000000Z",
+            "expirationTime": "2026-01-07T10:00:00.000000Z",
+            "sha256Hash": "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=",
+            "uri": f"{base}/v1beta/files/k3x9q2m1z8ab",
+            "state": "ACTIVE",
+            "source": "UPLOADED",
+        }
+        final = {**headers, "x-goog-upload-status": "final"}
+        return httpx.Response(200, json={"file": file}, headers=final)
 
     def _action(self, request: Any, action: str, number: int, headers: dict[str, str]) -> Any:
         sent = json.loads(request.content or b"{}")

@@ -13,6 +13,7 @@ connections, with the network guard open, so a request that leaked would be coun
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -198,6 +199,34 @@ def test_every_call_records_and_replays_with_the_sdks_objects(mode: str, tmp_pat
 
     replayed = replay_offline(path, lambda url: run(mode, url))
     assert replayed == recorded
+
+
+def test_a_file_upload_replays_its_resumable_protocol(tmp_path: Path) -> None:
+    def app(base_url: str) -> list[Any]:
+        client = client_for(base_url)
+        config = {"mime_type": "text/plain", "display_name": "notes"}
+        uploaded = client.files.upload(file=io.BytesIO(b"hello"), config=config)
+
+        async def again() -> Any:
+            return await client.aio.files.upload(file=io.BytesIO(b"hello!"), config=config)
+
+        return [_dump(uploaded), _dump(asyncio.run(again()))]
+
+    path = tmp_path / "upload.trp"
+    with served(LocalGemini()) as url, toolreplay.record(path):
+        recorded = app(url)
+    assert recorded[0]["name"] == "files/k3x9q2m1z8ab"
+    assert recorded[1]["size_bytes"] == 6
+    operations = toolreplay.read_trace(path).operations
+    assert [op.effect for op in operations] == ["google_genai.files.upload"] * 4
+    start, chunk = (cast(Any, op) for op in operations[:2])
+    assert start.inputs["headers"]["x-goog-upload-command"] == "start"
+    assert chunk.inputs["headers"]["x-goog-upload-command"] == "upload, finalize"
+    assert chunk.inputs["query"] == {"upload_id": "ADPycdu3Zqf1oSvC"}
+    assert chunk.inputs["body_digest"]["size"] == 5  # the bytes themselves are not recorded
+    assert start.outcome.value["headers"]["x-goog-upload-status"] == "active"
+    assert "x-goog-upload-url" in start.outcome.value["headers"]
+    assert replay_offline(path, app) == recorded
 
 
 def test_a_trace_recorded_sync_replays_async_and_back(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ differs between providers is small, and a profile says it:
 - `stream_format`: how a streamed body is split into ordered events (`SSE`);
 - `stable_body` and `explain_miss`: how a request body is made the same across runs,
   and what a replay miss means for this provider's older traces;
+- `body_type`: what a request's body is where its SDK labels it wrongly (an upload's
+  bytes sent as `application/json`);
 - `transport_error_envelope`: the envelope a transport failure is recorded in;
 - `recipes`: how `reply(...)` and `edit(...)` build an output for a fork.
 
@@ -24,7 +26,7 @@ transport failure as the client library's own exception class.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -104,6 +106,9 @@ class ProviderProfile:
     parsed JSON request body in place of values that differ on every run (None: the
     body as sent). `explain_miss(session, operation, inputs)` may turn a replay miss
     into a clearer error (a trace recorded by an older adapter), or give None.
+    `body_type(content_type, headers)` gives the content type a request's body is
+    recorded by, from the one it was sent with and its headers (lowercase names):
+    for an SDK that sends bytes labelled as JSON (None: the header as sent).
     `provider` names the API in messages ("OpenAI").
     """
 
@@ -119,6 +124,7 @@ class ProviderProfile:
         Callable[[ReplaySession, str, dict[str, JsonValue]], ToolReplayError | None] | None
     ) = None
     recipes: RecipeResolver | None = None
+    body_type: Callable[[str | None, Mapping[str, str]], str | None] | None = None
 
     def __post_init__(self) -> None:
         credentials = sorted(name for name in self.request_headers if is_credential_header(name))

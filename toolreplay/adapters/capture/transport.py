@@ -212,7 +212,7 @@ class _Capture:
                 request.url.path,
                 self.base_path,
                 request.url.params.multi_items(),
-                request.headers.get("content-type"),
+                self._content_type(request),
                 content,
                 stable=profile.stable_body,
                 headers=kept_request_headers(profile, request.headers.multi_items())
@@ -225,6 +225,12 @@ class _Capture:
                 raise
             return None
         return _Exchange(name, inputs, session, f"{self.namespace}.{name}")
+
+    def _content_type(self, request: Any) -> str | None:
+        """The content type the request's body is recorded by (the profile's `body_type`)."""
+        sent: str | None = request.headers.get("content-type")
+        body_type = self.profile.body_type
+        return sent if body_type is None else body_type(sent, request.headers)
 
     def _path(self, request: Any) -> str:
         path = str(request.url.path)

@@ -7,7 +7,8 @@
   (`RECORDED_RESPONSE_HEADERS`: the content type, a retry delay, the resumable-upload
   protocol's `x-goog-upload-*`);
 - the request headers of the resumable-upload protocol are inputs (`REQUEST_HEADERS`:
-  which step of an upload a request is); `x-goog-api-key`, `Authorization` and a `key=`
+  which step of an upload a request is), and an upload's bytes are recorded by digest
+  though the SDK labels them JSON (`body_type`); `x-goog-api-key`, `Authorization` and a `key=`
   query parameter never are, nor recorded anywhere (the core's credential rules).
 
 Pure functions over plain values (no SDK, no HTTP library).
@@ -16,12 +17,14 @@ Pure functions over plain values (no SDK, no HTTP library).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 __all__ = [
     "EFFECT_NAMESPACE",
     "RECORDED_RESPONSE_HEADERS",
     "REQUEST_HEADERS",
     "TRANSPORT_ERROR_ENVELOPE",
+    "body_type",
     "effect_name",
     "keeps_response_header",
 ]
@@ -109,3 +112,11 @@ def effect_name(method: str, path: str) -> str:
 def keeps_response_header(name: str) -> bool:
     """Whether a response header (lowercase name) is kept in the output."""
     return name in RECORDED_RESPONSE_HEADERS or name.startswith(_RECORDED_HEADER_PREFIXES)
+
+
+def body_type(content_type: str | None, headers: Mapping[str, str]) -> str | None:
+    """The content type a request body is recorded by: a resumable upload's bytes are
+    bytes (recorded by digest), though the SDK sends them with its JSON content type."""
+    if "upload" in headers.get("x-goog-upload-command", ""):
+        return "application/octet-stream"
+    return content_type

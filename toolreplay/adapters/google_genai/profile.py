@@ -11,6 +11,7 @@ from toolreplay.adapters.google_genai.exchange import (
     EFFECT_NAMESPACE,
     REQUEST_HEADERS,
     TRANSPORT_ERROR_ENVELOPE,
+    body_type,
     effect_name,
     keeps_response_header,
 )
@@ -26,6 +27,7 @@ GOOGLE_GENAI = ProviderProfile(
     transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
     request_headers=REQUEST_HEADERS,
     recipes=GoogleGenAIRecipes(),
+    body_type=body_type,
 )
 """The Google Gen AI profile: every request of an instrumented `genai.Client`."""
 
