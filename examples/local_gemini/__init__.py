@@ -39,6 +39,7 @@ THOUGHT = "The user gives the order number, so I can refund it directly."
 SIGNATURE = "CiQB0e2Kb3Qx7vJmZl8tQ2Z0aG91Z2h0LXNpZ25hdHVyZQ=="
 STATUSES = {
     400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
     403: "PERMISSION_DENIED",
     404: "NOT_FOUND",
     429: "RESOURCE_EXHAUSTED",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import re
 import socket
 import threading
 import time
@@ -49,6 +50,9 @@ class Stalled:
     after_events: int | None = None
 
 
+_EVENT = re.compile(rb".*?(?:\r\n\r\n|\n\n)|.+$", re.S)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -58,8 +62,13 @@ class _Server(ThreadingHTTPServer):
 
 
 def _events(body: bytes) -> list[bytes]:
-    """The body's server-sent events, each with its closing blank line."""
-    return [block + b"\n\n" for block in body.split(b"\n\n") if block.strip()]
+    """The body's server-sent events, each with its closing blank line as sent (`\\n\\n`,
+    or `\\r\\n\\r\\n` as the Gemini API sends)."""
+    return [
+        block if block.endswith(b"\n\n") else block + b"\n\n"
+        for block in _EVENT.findall(body)
+        if block.strip()
+    ]
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -27,7 +27,7 @@ from google.oauth2.credentials import Credentials
 
 import toolreplay
 from examples.local_gemini import API_KEY, MODEL, MODEL_VERSION, PROJECT_HEADER, LocalGemini
-from tests.adapters.http_api import served
+from tests.adapters.http_api import Dropped, served
 from tests.support.counting_server import CountingServer
 from toolreplay.adapters.google_genai import (
     edit,
@@ -201,6 +201,31 @@ def test_every_call_records_and_replays_with_the_sdks_objects(mode: str, tmp_pat
     assert replayed == recorded
 
 
+def test_a_stream_cut_by_the_server_replays_its_chunks_then_the_same_error(
+    tmp_path: Path,
+) -> None:
+    api = LocalGemini()
+
+    def cut(request: Any) -> Any:
+        return Dropped(api(request), events=3)
+
+    def app(base_url: str) -> tuple[list[str], str]:
+        client = client_for(base_url)
+        seen: list[str] = []
+        with pytest.raises(Exception) as error:  # the HTTP library's own error
+            for chunk in client.models.generate_content_stream(model=MODEL, contents=ASK):
+                seen.append(chunk.text)
+        return seen, type(error.value).__name__
+
+    path = tmp_path / "cut.trp"
+    with served(cut) as url, toolreplay.record(path):
+        recorded = app(url)
+    assert recorded[0] == ["Order 881", "2 was ref", "unded in "]
+    (operation,) = toolreplay.read_trace(path).operations
+    assert cast(Any, operation.outcome).error_type == f"httpx.{recorded[1]}"
+    assert replay_offline(path, app) == recorded
+
+
 def test_a_file_upload_replays_its_resumable_protocol(tmp_path: Path) -> None:
     def app(base_url: str) -> list[Any]:
         client = client_for(base_url)
@@ -240,7 +265,7 @@ def test_a_trace_recorded_sync_replays_async_and_back(tmp_path: Path) -> None:
 def test_errors_of_every_status_replay_as_the_sdks_own_exceptions(
     mode: str, tmp_path: Path
 ) -> None:
-    statuses = [400, 403, 404, 429, 500, 503, 504]
+    statuses = [400, 401, 403, 404, 429, 500, 503, 504]
 
     def app(base_url: str) -> list[Any]:
         client = client_for(base_url)
@@ -278,9 +303,10 @@ def test_errors_of_every_status_replay_as_the_sdks_own_exceptions(
     with served(api) as url, toolreplay.record(path):
         recorded = app(url)
     # The SDK's own classes, as the plain client raises them from these bodies.
-    assert [kind for kind, *_ in recorded] == [errors.ClientError] * 4 + [errors.ServerError] * 3
+    assert [kind for kind, *_ in recorded] == [errors.ClientError] * 5 + [errors.ServerError] * 3
     assert [(code, status) for _, code, status, *_ in recorded] == [
         (400, "INVALID_ARGUMENT"),
+        (401, "UNAUTHENTICATED"),
         (403, "PERMISSION_DENIED"),
         (404, "NOT_FOUND"),
         (429, "RESOURCE_EXHAUSTED"),
