@@ -22,15 +22,13 @@ from collections.abc import Mapping
 from toolreplay.adapters.model_summaries import (
     TEXT_LIMIT,
     answered,
-    as_object,
     call_text,
     cut,
     event_data,
     joined,
     json_text,
-    objects,
 )
-from toolreplay.portable import JsonValue
+from toolreplay.portable import JsonValue, json_object, json_objects
 from toolreplay.summaries import CallSummary
 from toolreplay.trace.model import Outcome
 
@@ -41,10 +39,10 @@ _EFFECTS = ("google_genai.models.generate_content", "google_genai.models.stream_
 
 def summarize(effect: str, inputs: JsonValue, outcome: Outcome | None) -> CallSummary | None:
     """What a Gemini call was asked last, and what it answered."""
-    shaped = as_object(inputs)
+    shaped = json_object(inputs)
     if shaped is None or effect not in _EFFECTS:
         return None
-    request = as_object(shaped.get("body"))
+    request = json_object(shaped.get("body"))
     if request is None or "contents" not in request:
         return None
     return CallSummary(_asked(request), answered(outcome, _answer))
@@ -54,7 +52,7 @@ def _part_text(part: Mapping[str, JsonValue]) -> str:
     text = part.get("text")
     if isinstance(text, str):
         return cut(text)
-    call = as_object(part.get("functionCall"))
+    call = json_object(part.get("functionCall"))
     if call is not None:
         return call_text(call.get("name"), call.get("args"))
     kind = next((key for key in part if key not in ("thought", "thoughtSignature")), "part")
@@ -65,13 +63,13 @@ def _asked(request: Mapping[str, JsonValue]) -> str:
     contents = request.get("contents")
     if isinstance(contents, str):  # the API takes a bare string too
         return f"user: {cut(contents)}"
-    last = (objects(contents) or [{}])[-1]
-    parts = objects(last.get("parts"))
+    last = (json_objects(contents) or [{}])[-1]
+    parts = json_objects(last.get("parts"))
     if not parts:
-        system = as_object(request.get("systemInstruction")) or {}
-        texts = [_part_text(part) for part in objects(system.get("parts"))]
+        system = json_object(request.get("systemInstruction")) or {}
+        texts = [_part_text(part) for part in json_objects(system.get("parts"))]
         return f"system: {joined(texts)}" if texts else ""
-    responses = [as_object(part.get("functionResponse")) for part in parts]
+    responses = [json_object(part.get("functionResponse")) for part in parts]
     answered_calls = [response for response in responses if response is not None]
     if answered_calls:
         return joined(
@@ -110,19 +108,19 @@ def _with_finish(answer: str, reason: JsonValue | None) -> str:
 
 
 def _candidate(response: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-    return (objects(response.get("candidates")) or [{}])[0]
+    return (json_objects(response.get("candidates")) or [{}])[0]
 
 
 def _answer(body: dict[str, JsonValue] | None, events: list[JsonValue] | None) -> str:
     if body is None:
         assert events is not None
         return _stream_answer(events)
-    blocked = as_object(body.get("promptFeedback")) or {}
+    blocked = json_object(body.get("promptFeedback")) or {}
     if "candidates" not in body and isinstance(blocked.get("blockReason"), str):
         return f"blocked: {blocked['blockReason']}"
     candidate = _candidate(body)
-    content = as_object(candidate.get("content")) or {}
-    answer = joined(_parts(objects(content.get("parts")))) or "(no content)"
+    content = json_object(candidate.get("content")) or {}
+    answer = joined(_parts(json_objects(content.get("parts")))) or "(no content)"
     return _with_finish(answer, candidate.get("finishReason"))
 
 
@@ -135,14 +133,14 @@ def _stream_answer(events: list[JsonValue]) -> str:
         data = event_data(event)
         if data is None:
             continue
-        error = as_object(data.get("error"))
+        error = json_object(data.get("error"))
         if error is not None:
             return f"error: {cut(str(error.get('message', '')))}"
         candidate = _candidate(data)
         reason = candidate.get("finishReason", reason)
         if size < TEXT_LIMIT:
-            content = as_object(candidate.get("content")) or {}
-            for part in objects(content.get("parts")):
+            content = json_object(candidate.get("content")) or {}
+            for part in json_objects(content.get("parts")):
                 parts.append(part)
                 size += len(str(part.get("text", ""))) or 16
     answer = _with_finish(joined(_parts(parts)) or "(no content)", reason)

@@ -15,7 +15,7 @@ from toolreplay.adapters.google_genai.exchange import (
     effect_name,
     keeps_response_header,
 )
-from toolreplay.adapters.google_genai.replies import GoogleGenAIRecipes
+from toolreplay.adapters.google_genai.replies import GOOGLE_GENAI_RECIPES
 
 __all__ = ["GOOGLE_GENAI"]
 
@@ -26,7 +26,7 @@ GOOGLE_GENAI = ProviderProfile(
     keeps_response_header=keeps_response_header,
     transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
     request_headers=REQUEST_HEADERS,
-    recipes=GoogleGenAIRecipes(),
+    recipes=GOOGLE_GENAI_RECIPES,
     body_type=body_type,
 )
 """The Google Gen AI profile: every request of an instrumented `genai.Client`."""

@@ -9,18 +9,17 @@ changes a recorded answer by JSON path (`responses.edited_output`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import cast
 
 from toolreplay.adapters.capture.recipes import (
-    edit_problem,
+    ModelRecipes,
     edit_recipe,
+    made_id,
     nearest_recorded,
-    replaced_output,
+    posted_body,
 )
-from toolreplay.adapters.capture.streamed import JsonObject, as_object, objects
 from toolreplay.adapters.google_genai.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.google_genai.responses import (
     edited_output,
@@ -29,10 +28,18 @@ from toolreplay.adapters.google_genai.responses import (
 )
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
-from toolreplay.portable import JsonValue, copy_value, ensure_portable, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    ensure_portable,
+    json_object,
+    json_objects,
+    preview,
+)
 from toolreplay.runtime.recipes import RecipeCall
 
-__all__ = ["REPLY_EFFECTS", "FunctionCallSpec", "GoogleGenAIRecipes", "edit", "reply"]
+__all__ = ["GOOGLE_GENAI_RECIPES", "REPLY_EFFECTS", "FunctionCallSpec", "edit", "reply"]
 
 REPLY_EFFECTS = (
     f"{EFFECT_NAMESPACE}.models.generate_content",
@@ -190,33 +197,19 @@ def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
         response = final_response(output) if output.get("status") == 200 else None
         if response is None:
             return None
-        return response, as_object(output.get("headers")) or {}
+        return response, json_object(output.get("headers")) or {}
 
     return nearest_recorded(call, accept)
 
 
-class GoogleGenAIRecipes:
-    """`reply(...)` and `edit(...)` for the Google Gen AI profile's calls."""
-
-    def check(self, recipe: OutputRecipe, effect: str) -> None:
-        if recipe.kind == "edit":
-            problem = edit_problem(recipe.spec)
-        else:
-            problem = _reply_problem(recipe.spec)
-            if problem is None and effect not in REPLY_EFFECTS:
-                problem = (
-                    f"reply(...) answers {' or '.join(REPLY_EFFECTS)}; {effect} is another "
-                    "endpoint, whose output the patch must give itself (status, headers and "
-                    "body, as `toolreplay show` prints a recorded one)"
-                )
-        if problem is not None:
-            raise PatchError(problem)
-
-    def resolve(self, call: RecipeCall) -> JsonValue:
-        spec = cast(JsonObject, call.recipe.spec)
-        if call.recipe.kind == "edit":
-            return edited_output(replaced_output(call), spec)
-        return _Reply(call, spec).output()
+GOOGLE_GENAI_RECIPES = ModelRecipes(
+    reply_effects=frozenset(REPLY_EFFECTS),
+    answers=" or ".join(REPLY_EFFECTS),
+    reply_problem=_reply_problem,
+    reply_output=lambda call, spec: _Reply(call, spec).output(),
+    edited=edited_output,
+)
+"""`reply(...)` and `edit(...)` for the Google Gen AI profile's calls."""
 
 
 class _Reply:
@@ -225,22 +218,10 @@ class _Reply:
     def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
         self.call = call
         self.spec = spec
-        body = call.inputs.get("body")
-        if call.inputs.get("method") != "POST" or not isinstance(body, dict):
-            raise PatchError(
-                f"reply(...) answers a POST with a JSON body; this call is "
-                f"{call.inputs.get('method')} {call.inputs.get('path')}"
-            )
-        self.request = cast(JsonObject, body)
+        self.request = posted_body(call)
         template = _nearest_answer(call)
         self.template: JsonObject = template[0] if template else {}
         self.template_headers: JsonObject = template[1] if template else {}
-
-    def _id(self, purpose: str) -> str:
-        """An identifier made from the patch and the call: the same on every run."""
-        identity = self.call.identity
-        seed = f"{self.call.patch_id}:{identity.fingerprint}:{identity.occurrence}:{purpose}"
-        return hashlib.sha256(seed.encode()).hexdigest()[:22]
 
     def output(self) -> JsonValue:
         self._check_request()
@@ -262,19 +243,19 @@ class _Reply:
     def _check_request(self) -> None:
         declared = [
             str(declaration["name"])
-            for tool in objects(self.request.get("tools"))
-            for declaration in objects(tool.get("functionDeclarations"))
+            for tool in json_objects(self.request.get("tools"))
+            for declaration in json_objects(tool.get("functionDeclarations"))
             if "name" in declaration
         ]
-        for call in objects(self.spec.get("function_calls")):
+        for call in json_objects(self.spec.get("function_calls")):
             if call["name"] not in declared:
                 shown = ", ".join(sorted(declared)) or "none"
                 raise PatchError(
                     f"the reply calls the function {call['name']!r}, which this request does "
                     f"not declare (its functions: {shown}); name one of them"
                 )
-        config = as_object(self.request.get("generationConfig")) or {}
-        thinking = as_object(config.get("thinkingConfig")) or {}
+        config = json_object(self.request.get("generationConfig")) or {}
+        thinking = json_object(config.get("thinkingConfig")) or {}
         # Proto JSON: the API reads a field by its camelCase or its snake_case name.
         asked = thinking.get("includeThoughts", thinking.get("include_thoughts"))
         if "thought" in self.spec and asked is not True:
@@ -296,14 +277,14 @@ class _Reply:
 
     def _usage(self) -> JsonObject:
         given = cast(JsonObject, self.spec.get("usage", {}))
-        recorded = as_object(self.template.get("usageMetadata"))
+        recorded = json_object(self.template.get("usageMetadata"))
         usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
         for key, value in usage.items():  # what the recorded answer was made of, not this one
             if key not in _COUNTS and type(value) is int:
                 usage[key] = 0
         usage.pop("candidatesTokensDetails", None)
         written = len(str(self.spec.get("text", "")))
-        written += sum(len(str(call)) for call in objects(self.spec.get("function_calls")))
+        written += sum(len(str(call)) for call in json_objects(self.spec.get("function_calls")))
         prompt = given.get("input_tokens", usage.get("promptTokenCount", 0))
         answer = given.get("output_tokens", max(1, -(-written // 4)))
         usage["promptTokenCount"] = prompt
@@ -328,7 +309,7 @@ class _Reply:
             parts.append({"text": spec["thought"], "thought": True})
         if "text" in spec:
             parts.append({"text": spec["text"]})
-        for call in objects(spec.get("function_calls")):
+        for call in json_objects(spec.get("function_calls")):
             parts.append({"functionCall": {"name": call["name"], "args": copy_value(call["args"])}})
         candidate: JsonObject = {
             "content": {"parts": parts, "role": "model"},
@@ -342,6 +323,6 @@ class _Reply:
             candidates=[candidate],
             usageMetadata=self._usage(),
             modelVersion=self._model(),
-            responseId=self._id("response"),
+            responseId=made_id(self.call, "", "response", 22),
         )
         return response

@@ -18,15 +18,16 @@ from collections.abc import Mapping
 from typing import cast
 
 from toolreplay.adapters.capture.recipes import apply_edits
-from toolreplay.adapters.capture.streamed import (
-    JsonObject,
-    as_object,
-    objects,
-    redistribute,
-    text_pieces,
-)
+from toolreplay.adapters.capture.streamed import redistribute, text_pieces
 from toolreplay.errors import PatchError
-from toolreplay.portable import JsonValue, copy_value, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    json_object,
+    json_objects,
+    preview,
+)
 
 __all__ = ["edited_output", "final_response", "response_chunks"]
 
@@ -76,7 +77,7 @@ class _Sum:
                 self.response[key] = copy_value(value)
                 continue
             self.response.setdefault("candidates", [])
-            for position, candidate in enumerate(objects(value)):
+            for position, candidate in enumerate(json_objects(value)):
                 self._candidate(number, position, candidate)
 
     def _candidate(self, number: int, position: int, candidate: JsonObject) -> None:
@@ -85,11 +86,11 @@ class _Sum:
         merged = self.candidates.setdefault(slot, {})
         places = self.places.setdefault(slot, [])
         for key, value in candidate.items():
-            content = as_object(value) if key == "content" else None
+            content = json_object(value) if key == "content" else None
             if content is None:
                 merged[key] = copy_value(value)
                 continue
-            into = as_object(merged.get("content"))
+            into = json_object(merged.get("content"))
             if into is None:
                 into = merged["content"] = {}
             for name, field in content.items():
@@ -98,8 +99,8 @@ class _Sum:
                     continue
                 parts = into.setdefault("parts", [])
                 assert isinstance(parts, list)
-                for index, part in enumerate(objects(field)):
-                    previous = as_object(parts[-1]) if parts else None
+                for index, part in enumerate(json_objects(field)):
+                    previous = json_object(parts[-1]) if parts else None
                     if (
                         previous is not None
                         and _is_text(part)
@@ -134,7 +135,7 @@ def _summed(chunks: list[JsonObject]) -> _Sum | None:
 def _chunks(output: Mapping[str, JsonValue]) -> list[JsonObject]:
     return [
         cast(JsonObject, event["data"])
-        for event in objects(output.get("events"))
+        for event in json_objects(output.get("events"))
         if isinstance(event.get("data"), dict)
     ]
 
@@ -142,7 +143,7 @@ def _chunks(output: Mapping[str, JsonValue]) -> list[JsonObject]:
 def final_response(output: Mapping[str, JsonValue]) -> JsonObject | None:
     """The response of a recorded Gemini answer: its JSON body, or the response its stream's
     chunks add up to; None for any other output (an error, an empty stream)."""
-    body = as_object(output.get("body"))
+    body = json_object(output.get("body"))
     if body is not None:
         return body if _is_response(body) else None
     total = _summed(_chunks(output))
@@ -158,11 +159,11 @@ def response_chunks(final: JsonObject) -> list[JsonValue]:
     candidate's own fields and the usage on the last chunk; `final_response` adds them up
     to `final` again."""
     head = {key: copy_value(value) for key, value in final.items() if key not in _OWN_KEYS}
-    candidates = objects(final.get("candidates"))
+    candidates = json_objects(final.get("candidates"))
     pieces: list[tuple[int, JsonObject]] = []
     for slot, candidate in enumerate(candidates):
-        content = as_object(candidate.get("content")) or {}
-        for part in objects(content.get("parts")):
+        content = json_object(candidate.get("content")) or {}
+        for part in json_objects(content.get("parts")):
             if not _is_text(part):
                 pieces.append((slot, _copy(part)))
                 continue
@@ -178,7 +179,7 @@ def response_chunks(final: JsonObject) -> list[JsonValue]:
     last = {slot: number for number, (slot, _) in enumerate(pieces)}
     for number, (slot, piece) in enumerate(pieces):
         candidate = candidates[slot]
-        content = as_object(candidate.get("content")) or {}
+        content = json_object(candidate.get("content")) or {}
         streamed: JsonObject = {"content": {**_without(content, "parts"), "parts": [piece]}}
         if last[slot] == number:
             streamed.update(_without(_copy(candidate), "content"))
@@ -224,7 +225,7 @@ def edited_output(
             "edit(...) changes a recorded Gemini answer (a GenerateContentResponse); this "
             "output is not one. Give the output value itself instead"
         )
-    edited = as_object(apply_edits(final, edits, _WHERE))
+    edited = json_object(apply_edits(final, edits, _WHERE))
     if edited is None:
         raise PatchError("an edit must leave the response a JSON object")
     result = cast(dict[str, JsonValue], copy_value(dict(output)))
@@ -262,7 +263,7 @@ def _rewrite(chunks: list[JsonObject], total: _Sum, final: JsonObject, edited: J
         if key != "candidates" and final.get(key) != edited.get(key):
             every = key != "usageMetadata"  # the last chunk carries the full usage
             _set_where_stated(chunks, key, edited.get(key), every=every)
-    before, after = objects(final.get("candidates")), objects(edited.get("candidates"))
+    before, after = json_objects(final.get("candidates")), json_objects(edited.get("candidates"))
     if len(before) != len(after) or ("candidates" in final) != ("candidates" in edited):
         raise PatchError(
             "edit at $.candidates: an edit cannot add or remove candidates; use reply(...)"
@@ -280,7 +281,7 @@ def _holders(chunks: list[JsonObject], slot: int) -> list[JsonObject]:
     """The candidate objects of `slot` in the chunks, in order."""
     found: list[JsonObject] = []
     for chunk in chunks:
-        for position, candidate in enumerate(objects(chunk.get("candidates"))):
+        for position, candidate in enumerate(json_objects(chunk.get("candidates"))):
             index = candidate.get("index")
             if (index if type(index) is int else position) == slot:
                 found.append(candidate)
@@ -296,12 +297,12 @@ def _rewrite_content(
     new: JsonObject,
 ) -> None:
     where = f"$.candidates[{position}].content"
-    before, after = as_object(old.get("content")) or {}, as_object(new.get("content")) or {}
-    contents = [c for c in (as_object(h.get("content")) for h in holders) if c is not None]
+    before, after = json_object(old.get("content")) or {}, json_object(new.get("content")) or {}
+    contents = [c for c in (json_object(h.get("content")) for h in holders) if c is not None]
     for key in before.keys() | after.keys():
         if key != "parts" and before.get(key) != after.get(key):
             _set_where_stated(contents, key, after.get(key), every=True)
-    old_parts, new_parts = objects(before.get("parts")), objects(after.get("parts"))
+    old_parts, new_parts = json_objects(before.get("parts")), json_objects(after.get("parts"))
     if len(old_parts) != len(new_parts) or not isinstance(after.get("parts", []), list):
         raise PatchError(
             f"edit at {where}.parts: an edit cannot add or remove parts; use reply(...)"
@@ -328,6 +329,6 @@ def _rewrite_content(
 
 def _part_at(chunks: list[JsonObject], place: _Place) -> JsonObject:
     number, position, index = place
-    candidate = objects(chunks[number].get("candidates"))[position]
-    content = as_object(candidate.get("content")) or {}
-    return objects(content.get("parts"))[index]
+    candidate = json_objects(chunks[number].get("candidates"))[position]
+    content = json_object(candidate.get("content")) or {}
+    return json_objects(content.get("parts"))[index]
