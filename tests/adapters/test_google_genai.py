@@ -6,8 +6,10 @@ local fake of the Gemini API served over loopback (`examples/local_gemini`):
 `generate_content` with a system instruction, function declarations, a function call and
 its response, thought summaries; `generate_content_stream` as SSE chunks; chats
 (`send_message`, `send_message_stream`); `count_tokens`; `embed_content`; models (list,
-get); errors of every status; a retry. Replay points the clients at a server that counts
-connections, with the network guard open, so a request that leaked would be counted.
+get); a file upload; errors of every status; a retry; a stream the server cuts. Replay
+points the clients at a server that counts connections, with the network guard open, so
+a request that leaked would be counted. Also: forks (`reply`, `edit`), the version check,
+`show`/`find` without the SDK, credential canaries, aiohttp installed and absent.
 """
 
 from __future__ import annotations
@@ -530,6 +532,18 @@ def test_a_missing_sdk_is_named_with_its_supported_range() -> None:
     assert result.stdout.startswith("GoogleGenAIAdapterDependencyError"), result.stderr
     assert ">=1.47.0,<4" in result.stdout
     assert "uv sync --extra google-genai" in result.stdout
+    # A release outside the range (the installed SDK, reporting an older version).
+    old = (
+        "from google.genai import version; version.__version__ = '1.46.0'\n"
+        + code.split("\n", 1)[1]
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", old], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert result.stdout.startswith("GoogleGenAIAdapterDependencyError"), result.stderr
+    assert "supports google-genai >=1.47.0,<4, but google-genai 1.46.0 is installed" in (
+        result.stdout
+    )
 
 
 def test_show_and_find_read_gemini_turns_without_the_sdk(tmp_path: Path) -> None:
