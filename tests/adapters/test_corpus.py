@@ -1,6 +1,6 @@
 """Real traffic: every pair of the corpus round-trips through `instrument()` identically.
 
-Each pair (`corpus/*.json`, recorded against the real API by other projects; the
+Each pair (`corpus/openai/*.json`, recorded against the real API by other projects; the
 README lists the sources) is served three ways through the SDK's own resource method
 for its endpoint: to the plain SDK, to an instrumented client under `record`, and to
 an instrumented client under `replay` whose transport refuses every request. The
@@ -13,10 +13,7 @@ the replay must send nothing. A multipart upload sends placeholder bytes for its
 from __future__ import annotations
 
 import asyncio
-import base64
 import inspect
-import json
-import os
 import re
 import warnings
 from collections.abc import Callable
@@ -28,43 +25,24 @@ import pytest
 
 import toolreplay
 from examples.local_openai import HTTP, refusing
+from tests.adapters.corpus_pairs import (
+    body_mode,
+    failures,
+    load_pairs,
+    one_per_shape,
+    readme_lists_every_file,
+)
+from tests.adapters.corpus_pairs import serving as serving_with
 from tests.adapters.support import async_client, sync_client
 from toolreplay.adapters.openai import instrument
 
-# TOOLREPLAY_CORPUS_DIR runs the round trips over another folder of pairs in this format
-# (`extract_cassettes.py --all` writes every candidate pair, before the selection).
-CORPUS = Path(os.environ.get("TOOLREPLAY_CORPUS_DIR") or Path(__file__).parent / "corpus")
 BASE_URL = "https://api.openai.com/v1"
-
-
-def load_pairs() -> list[Any]:
-    pairs: list[Any] = []
-    for path in sorted(CORPUS.glob("*.json")):
-        document = json.loads(path.read_text())
-        for index, pair in enumerate(document["pairs"]):
-            pairs.append(pytest.param(pair, id=f"{path.stem}[{index}]"))
-    return pairs
-
-
-PAIRS = load_pairs()
+PAIRS = load_pairs("openai")
 
 
 def serving(response: dict[str, Any]) -> Callable[[Any], Any]:
     """A handler answering every request with the recorded response."""
-
-    def answer(request: Any) -> Any:
-        if "body" in response:
-            return HTTP.Response(response["status"], json=response["body"])
-        if "sse" in response:
-            content = response["sse"].encode()
-        elif "text" in response:
-            content = response["text"].encode()
-        else:
-            content = base64.b64decode(response["base64"])
-        headers = {"content-type": response["content_type"]}
-        return HTTP.Response(response["status"], content=content, headers=headers)
-
-    return answer
+    return serving_with(response, HTTP)
 
 
 # Each endpoint of the corpus: method, path pattern (its parameters named as the SDK
@@ -248,48 +226,24 @@ def shape_of(pair: dict[str, Any]) -> tuple[str, str, int, str]:
         for method, pattern, _ in ROUTES
         if method == request["method"] and re.fullmatch(pattern, request["path"])
     )
-    body = (
-        next(kind for kind in ("body", "sse", "text") if kind in response)
-        if any(kind in response for kind in ("body", "sse", "text"))
-        else "bytes"
-    )
-    return request["method"], route, response["status"] // 100, body
-
-
-def one_per_shape(pairs: list[Any]) -> list[Any]:
-    """The first pair of each shape: the default run's one test per shape."""
-    seen: dict[tuple[str, str, int, str], Any] = {}
-    for param in pairs:
-        seen.setdefault(shape_of(param.values[0]), param)
-    return list(seen.values())
+    return request["method"], route, response["status"] // 100, body_mode(response)
 
 
 STREAMS = [param for param in PAIRS if "sse" in param.values[0]["response"]]
 
 
-@pytest.mark.parametrize("pair", one_per_shape(PAIRS))
+@pytest.mark.parametrize("pair", one_per_shape(PAIRS, shape_of))
 def test_a_real_pair_of_each_shape_round_trips_identically(
     pair: dict[str, Any], tmp_path: Path
 ) -> None:
     round_trip(pair, tmp_path / "pair.trp")
 
 
-@pytest.mark.parametrize("pair", one_per_shape(STREAMS))
+@pytest.mark.parametrize("pair", one_per_shape(STREAMS, shape_of))
 def test_a_real_stream_of_each_shape_round_trips_identically_through_the_async_client(
     pair: dict[str, Any], tmp_path: Path
 ) -> None:
     round_trip_async(pair, tmp_path / "pair.trp")
-
-
-def failures(pairs: list[Any], check: Callable[[dict[str, Any], Path], None], folder: Path) -> str:
-    """Each pair that fails `check`, with its assertion: every failure, not the first."""
-    failed: list[str] = []
-    for number, param in enumerate(pairs):
-        try:
-            check(param.values[0], folder / f"{number}.trp")
-        except AssertionError as error:
-            failed.append(f"{param.id}: {error}")
-    return "\n\n".join(failed)
 
 
 def test_every_real_pair_round_trips_identically(tmp_path: Path) -> None:
@@ -305,15 +259,8 @@ def test_every_real_stream_round_trips_identically_through_the_async_client(
 
 
 def test_the_corpus_is_large_and_its_readme_lists_every_file() -> None:
-    files = sorted(CORPUS.glob("*.json"))
     assert len(PAIRS) >= 150
-    readme = (CORPUS / "README.md").read_text()
-    for path in files:
-        source = json.loads(path.read_text())["source"]
-        assert f"`{path.name}`" in readme
-        assert source["licence"] in ("MIT", "Apache-2.0", "BSD-3-Clause")
-        assert source["repository"] in readme
-        assert len(source["commit"]) == 40
+    assert readme_lists_every_file("openai") > 0
 
 
 MODEL_CALLS = [

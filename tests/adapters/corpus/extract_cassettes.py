@@ -1,24 +1,29 @@
-"""Extract OpenAI request/response pairs from another project's VCR cassettes.
+"""Extract request/response pairs of one provider's API from other projects' VCR cassettes.
 
 Usage, from the project root::
 
-    uv run python tests/adapters/corpus/extract_cassettes.py CLONE_ROOT [--all OUT_DIR]
+    uv run python tests/adapters/corpus/extract_cassettes.py PROVIDER CLONE_ROOT [--all OUT_DIR]
 
-CLONE_ROOT/OWNER+NAME is a git clone (a bare mirror works) of each repository in
-SOURCES; cassettes are read at its HEAD commit. Every interaction with api.openai.com on
-an endpoint the test knows is a candidate; pairs are grouped by what they exercise
-(endpoint, status, JSON or stream, item kinds) and at most PER_KIND of each kind are
-kept, mixing sources. Each cassette contributing a pair becomes one JSON file in this
-folder holding its origin (repository, path, commit, licence) and its pairs, and the
-README in this folder is rewritten to list them. Only what the corpus test needs is
-kept: method, path, query and JSON body of the request; status, content type and JSON
-body (or the server-sent events as text) of the response. Every header other than the
-content type is dropped, and long base64-like strings (images, audio, encrypted
-reasoning) are cut to a marked prefix, so nothing secret and nothing large is copied.
+PROVIDER is `openai`, `anthropic` or `gemini` (PROVIDERS below). CLONE_ROOT/OWNER+NAME
+is a git clone (a bare mirror works) of each repository of the provider's sources;
+cassettes are read at its HEAD commit. Every interaction with the provider's host on an
+endpoint its corpus test knows is a candidate; pairs are grouped by what they exercise
+(endpoint, status, JSON or stream, the kinds of items, blocks or parts the answer holds)
+and at most `per_kind` of each kind are kept, mixing sources. Each cassette contributing
+a pair becomes one JSON file in the provider's folder here (`openai/`, `anthropic/`,
+`gemini/`) holding its origin (repository, path, commit, licence) and its pairs, and the
+provider's section of the README in this folder is rewritten to list them. Only what
+the corpus test needs is kept: method, path, query and JSON body of the request (and
+the request headers that choose what the API does, such as `anthropic-beta`); status,
+content type and JSON body (or the server-sent events as text) of the response. Every
+other header is dropped, a query parameter named like a credential (Gemini's `key=`)
+too, and long base64-like strings (images, audio, encrypted reasoning, thought
+signatures) are cut to a marked prefix, so nothing secret and nothing large is copied.
 
 With `--all OUT_DIR`, every candidate pair (no selection, no size limit) is written to
-OUT_DIR instead, in the same format and without a README, so that the corpus test can
-be run over all of them (`TOOLREPLAY_CORPUS_DIR=OUT_DIR`) before choosing what to keep.
+OUT_DIR/PROVIDER instead, in the same format and without a README, so that the corpus
+test can be run over all of them (`TOOLREPLAY_CORPUS_DIR=OUT_DIR`) before choosing what
+to keep.
 """
 
 from __future__ import annotations
@@ -35,71 +40,18 @@ import subprocess
 import sys
 import zlib
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from toolreplay.adapters.capture.exchange import is_secret_query_name
+
 CORPUS_DIR = Path(__file__).parent
-OPENAI_HOST = "api.openai.com"
-# Endpoints the corpus test knows how to call through the SDK's own resource methods
-# (its ROUTES).
 ID = r"[^/]+"
-ENDPOINT_PATTERNS = tuple(
-    (method, re.compile(f"^/v1/{path}$"))
-    for method, path in (
-        ("POST", "responses"),
-        ("GET", f"responses/{ID}"),
-        ("POST", "responses/compact"),
-        ("POST", "responses/input_tokens"),
-        ("POST", "chat/completions"),
-        ("POST", "completions"),
-        ("POST", "embeddings"),
-        ("POST", "audio/speech"),
-        ("POST", "audio/transcriptions"),
-        ("POST", "files"),
-        ("GET", f"files/{ID}/content"),
-        ("POST", "realtime/calls"),
-        ("POST", "moderations"),
-        ("POST", "images/generations"),
-        ("POST", "conversations"),
-        ("DELETE", f"conversations/{ID}"),
-        ("GET", "files"),
-        ("GET", f"files/{ID}"),
-        ("DELETE", f"files/{ID}"),
-        ("GET", "models"),
-        ("GET", f"models/{ID}"),
-        ("DELETE", f"models/{ID}"),
-        ("POST", "vector_stores"),
-        ("DELETE", f"vector_stores/{ID}"),
-        ("POST", f"vector_stores/{ID}/files"),
-        ("POST", "realtime/client_secrets"),
-        ("POST", "assistants"),
-        ("GET", f"assistants/{ID}"),
-        ("POST", "threads"),
-        ("POST", f"threads/{ID}/messages"),
-        ("GET", f"threads/{ID}/messages"),
-        ("POST", f"threads/{ID}/runs"),
-        ("GET", f"threads/{ID}/runs/{ID}"),
-        ("POST", f"threads/{ID}/runs/{ID}/submit_tool_outputs"),
-    )
-)
-# Where the pairs come from (all MIT or Apache-2.0), and how many pairs of one kind to keep.
-SOURCES = (
-    ("pydantic/pydantic-ai", "MIT"),
-    ("simonw/llm", "Apache-2.0"),
-    ("traceloop/openllmetry", "Apache-2.0"),
-    ("pydantic/logfire", "MIT"),
-    ("crewAIInc/crewAI", "MIT"),
-    ("Arize-ai/openinference", "Apache-2.0"),
-    ("open-telemetry/opentelemetry-python-contrib", "Apache-2.0"),
-    ("Mirascope/mirascope", "MIT"),
-    ("langchain-ai/langsmith-sdk", "MIT"),
-    ("DataDog/dd-trace-py", "Apache-2.0"),  # dual-licensed Apache-2.0 or BSD-3-Clause
-    ("elastic/elastic-otel-python-instrumentations", "Apache-2.0"),
-)
-PER_KIND = 15
 MAX_PAIR_CHARS = 48_000
 LONG_STRING = 256
 KEPT_PREFIX = 24
@@ -172,12 +124,12 @@ def sse_text(text: str) -> str:
     return "\n".join(lines)
 
 
-def request_of(request: dict[str, Any]) -> dict[str, Any] | None:
+def request_of(provider: Provider, request: dict[str, Any]) -> dict[str, Any] | None:
     url = urlsplit(request.get("uri", ""))
-    if url.hostname != OPENAI_HOST:
+    if url.hostname != provider.host:
         return None
     method = request.get("method", "")
-    if not any(method == m and p.match(url.path) for m, p in ENDPOINT_PATTERNS):
+    if not provider.knows(method, url.path):
         return None
     body: Any = None
     files: dict[str, str] | None = None
@@ -196,7 +148,16 @@ def request_of(request: dict[str, Any]) -> dict[str, Any] | None:
                 body = json.loads(data)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 return None
-    kept = {"method": method, "path": url.path, "query": dict(parse_qsl(url.query))}
+    # A credential in the query (Gemini's `?key=`) is never copied, nor its name.
+    query = {k: v for k, v in parse_qsl(url.query) if not is_secret_query_name(k)}
+    kept: dict[str, Any] = {"method": method, "path": url.path, "query": query}
+    headers = {
+        name: value
+        for name in provider.request_headers
+        if (value := header(request.get("headers"), name)) is not None
+    }
+    if headers:
+        kept["headers"] = headers
     if files is not None:
         return {**kept, "body": body, "files": files}
     return {**kept, "body": trim(body)}
@@ -269,20 +230,72 @@ def git(clone: Path, *args: str) -> str:
     ).stdout
 
 
+_WORD = r"v1|v1beta|[a-z]+(_[a-z]+)*|[a-z]+([A-Z][a-z]+)*|"
+
+
 def kind_path(path: str) -> str:
     """The path with its parameters (anything but a lowercase word, and a model's name)
-    as `{id}`, so they do not make a kind of their own."""
+    as `{id}`, so they do not make a kind of their own; a Gemini method after a colon
+    (`models/gemini-2.5-flash:generateContent`) stays."""
     parts = path.split("/")
-    return "/".join(
-        "{id}"
-        if not re.fullmatch(r"v1|[a-z]+(_[a-z]+)*|", part)
-        or (index > 0 and parts[index - 1] == "models")
-        else part
-        for index, part in enumerate(parts)
-    )
+    kinds: list[str] = []
+    for index, part in enumerate(parts):
+        name, colon, action = part.partition(":")
+        if not re.fullmatch(_WORD, name) or (index > 0 and parts[index - 1] == "models"):
+            name = "{id}"
+        kinds.append(name + colon + action)
+    return "/".join(kinds)
 
 
-def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
+def openai_items(body: dict[str, Any]) -> set[str]:
+    """A Responses answer's (or stream event's) output item types, and `tool_calls`
+    for a Chat Completions message or delta that calls tools."""
+    items = list(body.get("output") or [])
+    if isinstance(body.get("item"), dict):
+        items.append(body["item"])
+    seen = {str(item.get("type")) for item in items if isinstance(item, dict)}
+    for choice in body.get("choices") or []:
+        message = choice.get("message") or choice.get("delta") or {}
+        if message.get("tool_calls"):
+            seen.add("tool_calls")
+    return seen
+
+
+def anthropic_items(body: dict[str, Any]) -> set[str]:
+    """A message's content block types (a stream's, from its `content_block_start`
+    events), and an error's type."""
+    blocks = list(body.get("content") or [])
+    if isinstance(body.get("content_block"), dict):
+        blocks.append(body["content_block"])
+    seen = {str(block.get("type")) for block in blocks if isinstance(block, dict)}
+    error = body.get("error")
+    if isinstance(error, dict):
+        seen.add(f"error:{error.get('type')}")
+    return seen
+
+
+def gemini_items(body: dict[str, Any]) -> set[str]:
+    """A candidate's part kinds (`text`, `thought`, `functionCall`, `inlineData`, ...),
+    `grounding` when it is grounded, a finish reason other than STOP, an error's status."""
+    seen: set[str] = set()
+    for candidate in body.get("candidates") or []:
+        if not isinstance(candidate, dict):
+            continue
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            if isinstance(part, dict):
+                seen.update("thought" if key == "thought" else key for key in part)
+        if candidate.get("groundingMetadata"):
+            seen.add("grounding")
+        if candidate.get("finishReason") not in (None, "STOP"):
+            seen.add(f"finish:{candidate['finishReason']}")
+    seen -= {"thoughtSignature"}  # beside a text or a call: says nothing of its own
+    error = body.get("error")
+    if isinstance(error, dict):
+        seen.add(f"error:{error.get('status')}")
+    return seen
+
+
+def kind_of(provider: Provider, pair: dict[str, Any]) -> tuple[str, ...]:
     """What a pair exercises: endpoint, status, JSON or stream, and the item kinds seen."""
     request, response = pair["request"], pair["response"]
     path = kind_path(request["path"])
@@ -292,21 +305,159 @@ def kind_of(pair: dict[str, Any]) -> tuple[str, ...]:
         if line.startswith("data: {"):
             bodies.append(json.loads(line[6:]))
     for body in bodies:
-        if not isinstance(body, dict):
-            continue
-        items = list(body.get("output") or [])
-        if isinstance(body.get("item"), dict):
-            items.append(body["item"])
-        seen.update(str(item.get("type")) for item in items if isinstance(item, dict))
-        for choice in body.get("choices") or []:
-            message = choice.get("message") or choice.get("delta") or {}
-            if message.get("tool_calls"):
-                seen.add("tool_calls")
+        if isinstance(body, dict):
+            seen |= provider.items(body)
     mode = next(m for m in ("sse", "text", "base64", "body") if m in response)
     mode = {"body": "json", "base64": "binary"}.get(mode, mode)
     if "files" in request:
         mode = f"multipart {mode}"
     return (request["method"], path, str(response["status"]), mode, *sorted(seen))
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One API's corpus: where its traffic goes, the endpoints its test calls, where the
+    pairs come from, and what makes two answers of one endpoint different kinds."""
+
+    name: str  # its folder here, and its section of the README
+    title: str
+    host: str
+    endpoints: tuple[tuple[str, str], ...]  # method and path pattern (a regex)
+    sources: tuple[tuple[str, str], ...]  # repository and its licence
+    items: Callable[[dict[str, Any]], set[str]]
+    per_kind: int
+    request_headers: tuple[str, ...] = ()
+    round_tripped: str = ""  # how the candidates were checked, for the README
+
+    def knows(self, method: str, path: str) -> bool:
+        return any(method == m and re.fullmatch(p, path) for m, p in self.endpoints)
+
+
+OPENAI = Provider(
+    name="openai",
+    title="OpenAI",
+    host="api.openai.com",
+    # Endpoints the corpus test knows how to call through the SDK's own resource
+    # methods (its ROUTES).
+    endpoints=tuple(
+        (method, f"/v1/{path}")
+        for method, path in (
+            ("POST", "responses"),
+            ("GET", f"responses/{ID}"),
+            ("POST", "responses/compact"),
+            ("POST", "responses/input_tokens"),
+            ("POST", "chat/completions"),
+            ("POST", "completions"),
+            ("POST", "embeddings"),
+            ("POST", "audio/speech"),
+            ("POST", "audio/transcriptions"),
+            ("POST", "files"),
+            ("GET", f"files/{ID}/content"),
+            ("POST", "realtime/calls"),
+            ("POST", "moderations"),
+            ("POST", "images/generations"),
+            ("POST", "conversations"),
+            ("DELETE", f"conversations/{ID}"),
+            ("GET", "files"),
+            ("GET", f"files/{ID}"),
+            ("DELETE", f"files/{ID}"),
+            ("GET", "models"),
+            ("GET", f"models/{ID}"),
+            ("DELETE", f"models/{ID}"),
+            ("POST", "vector_stores"),
+            ("DELETE", f"vector_stores/{ID}"),
+            ("POST", f"vector_stores/{ID}/files"),
+            ("POST", "realtime/client_secrets"),
+            ("POST", "assistants"),
+            ("GET", f"assistants/{ID}"),
+            ("POST", "threads"),
+            ("POST", f"threads/{ID}/messages"),
+            ("GET", f"threads/{ID}/messages"),
+            ("POST", f"threads/{ID}/runs"),
+            ("GET", f"threads/{ID}/runs/{ID}"),
+            ("POST", f"threads/{ID}/runs/{ID}/submit_tool_outputs"),
+        )
+    ),
+    sources=(
+        ("pydantic/pydantic-ai", "MIT"),
+        ("simonw/llm", "Apache-2.0"),
+        ("traceloop/openllmetry", "Apache-2.0"),
+        ("pydantic/logfire", "MIT"),
+        ("crewAIInc/crewAI", "MIT"),
+        ("Arize-ai/openinference", "Apache-2.0"),
+        ("open-telemetry/opentelemetry-python-contrib", "Apache-2.0"),
+        ("Mirascope/mirascope", "MIT"),
+        ("langchain-ai/langsmith-sdk", "MIT"),
+        ("DataDog/dd-trace-py", "Apache-2.0"),  # dual-licensed Apache-2.0 or BSD-3-Clause
+        ("elastic/elastic-otel-python-instrumentations", "Apache-2.0"),
+    ),
+    items=openai_items,
+    per_kind=15,
+    round_tripped="under both SDK lines",
+)
+ANTHROPIC = Provider(
+    name="anthropic",
+    title="Anthropic",
+    host="api.anthropic.com",
+    endpoints=tuple(
+        (method, f"/v1/{path}")
+        for method, path in (
+            ("POST", "messages"),
+            ("POST", "messages/count_tokens"),
+            ("POST", "complete"),
+            ("POST", "messages/batches"),
+            ("GET", f"messages/batches/{ID}"),
+            ("GET", f"messages/batches/{ID}/results"),
+            ("GET", "models"),
+            ("GET", f"models/{ID}"),
+            ("POST", "files"),
+            ("GET", "files"),
+            ("GET", f"files/{ID}"),
+            ("DELETE", f"files/{ID}"),
+        )
+    ),
+    sources=(
+        ("pydantic/pydantic-ai", "MIT"),
+        ("Arize-ai/openinference", "Apache-2.0"),
+        ("traceloop/openllmetry", "Apache-2.0"),
+        ("Mirascope/mirascope", "MIT"),
+        ("crewAIInc/crewAI", "MIT"),
+        ("simonw/llm-anthropic", "Apache-2.0"),
+        ("DataDog/dd-trace-py", "Apache-2.0"),  # dual-licensed Apache-2.0 or BSD-3-Clause
+    ),
+    items=anthropic_items,
+    per_kind=4,
+    request_headers=("anthropic-beta",),
+    round_tripped="under the locked SDK",
+)
+_MODEL = r"/v1beta/models/[^/:]+"
+GEMINI = Provider(
+    name="gemini",
+    title="Google Gemini",
+    host="generativelanguage.googleapis.com",
+    endpoints=(
+        ("POST", rf"{_MODEL}:generateContent"),
+        ("POST", rf"{_MODEL}:streamGenerateContent"),
+        ("POST", rf"{_MODEL}:countTokens"),
+        ("POST", rf"{_MODEL}:embedContent"),
+        ("POST", rf"{_MODEL}:batchEmbedContents"),
+        ("GET", "/v1beta/models"),
+        ("GET", rf"{_MODEL}"),
+    ),
+    sources=(
+        ("pydantic/pydantic-ai", "MIT"),
+        ("Arize-ai/openinference", "Apache-2.0"),
+        ("Mirascope/mirascope", "MIT"),
+        ("crewAIInc/crewAI", "MIT"),
+        ("simonw/llm-gemini", "Apache-2.0"),
+        ("traceloop/openllmetry", "Apache-2.0"),
+        ("DataDog/dd-trace-py", "Apache-2.0"),  # dual-licensed Apache-2.0 or BSD-3-Clause
+    ),
+    items=gemini_items,
+    per_kind=4,
+    round_tripped="through the plain SDK",
+)
+PROVIDERS = {provider.name: provider for provider in (OPENAI, ANTHROPIC, GEMINI)}
 
 
 class CassetteLoader(yaml.CSafeLoader):
@@ -351,9 +502,11 @@ def har_interaction(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def cassette_pairs(clone: Path, path: str, left_out: Counter[str]) -> list[dict[str, Any]]:
-    """The pairs of a VCR (YAML) or HAR (JSON) cassette; why others were not taken is
-    counted in `left_out`."""
+def cassette_pairs(
+    provider: Provider, clone: Path, path: str, left_out: Counter[str]
+) -> list[dict[str, Any]]:
+    """The provider's pairs of a VCR (YAML) or HAR (JSON) cassette; why others were not
+    taken is counted in `left_out`."""
     try:
         document = yaml.load(git(clone, "show", f"HEAD:{path}"), Loader=CassetteLoader)
     except (subprocess.CalledProcessError, yaml.YAMLError):
@@ -368,13 +521,13 @@ def cassette_pairs(clone: Path, path: str, left_out: Counter[str]) -> list[dict[
     for interaction in interactions:
         raw = interaction.get("request") or {}
         url = urlsplit(raw.get("uri", ""))
-        if url.hostname != OPENAI_HOST:
+        if url.hostname != provider.host:
             continue
-        request = request_of(raw)
+        request = request_of(provider, raw)
         response = response_of(interaction.get("response") or {})
         if request is not None and response is not None:
             pairs.append({"request": request, "response": response})
-        elif not any(raw.get("method") == m and p.match(url.path) for m, p in ENDPOINT_PATTERNS):
+        elif not provider.knows(raw.get("method", ""), url.path):
             left_out[f"`{raw.get('method')} {kind_path(url.path)}`: no SDK method for it"] += 1
         elif request is None:
             left_out["a request body neither JSON nor a multipart form"] += 1
@@ -386,45 +539,36 @@ def cassette_pairs(clone: Path, path: str, left_out: Counter[str]) -> list[dict[
     return pairs
 
 
-def write_readme(files: dict[str, dict[str, Any]], tried: dict[str, Counter[str]]) -> None:
-    """The README: what the corpus is, how it was cut, what each source gave and what
-    was left out of it, and every file's origin."""
+SECTION = "<!-- corpus:{name} -->"
+SECTION_END = "<!-- /corpus:{name} -->"
+
+
+def readme_section(
+    provider: Provider, files: dict[str, dict[str, Any]], tried: dict[str, Counter[str]]
+) -> list[str]:
+    """The provider's part of the README: what each source gave and what was left out of
+    it, the pairs of each kind, and every file's origin."""
     kinds: dict[str, int] = {}
     for document in files.values():
         for pair in document["pairs"]:
-            kind = kind_of(pair)
+            kind = kind_of(provider, pair)
             label = f"{kind[0]} {kind[1]} {kind[3]} {kind[2]}"
             kinds[label] = kinds.get(label, 0) + 1
-    lines = [
-        "# Real OpenAI traffic corpus",
+    licences = sorted({licence for _, licence in provider.sources})
+    pairs = sum(len(document["pairs"]) for document in files.values())
+    return [
+        f"## {provider.title} (`{provider.name}/`)",
         "",
-        "Request/response pairs that other open-source projects recorded against the real",
-        "OpenAI API in their VCR cassettes, used by `tests/adapters/test_corpus.py`: each pair",
-        "is served to the plain SDK and to `instrument()` (record, then replay with a",
-        "transport that refuses every request), and the three results must be identical.",
+        f"{pairs} pairs in {len(files)} files, recorded against https://{provider.host}; at",
+        f"most {provider.per_kind} pairs of each kind (endpoint, status, body mode, and the",
+        f"kinds of items, blocks or parts of the answer), mixing sources. Licences: "
+        f"{', '.join(licences)}.",
         "",
-        "`extract_cassettes.py` wrote every file here from clones of the repositories below",
-        "(all MIT or Apache-2.0, dd-trace-py dual Apache-2.0 or BSD-3-Clause; their",
-        "licences apply to these excerpts), reading VCR (YAML) and HAR (Polly.js)",
-        "cassettes. Kept: method, path, query and JSON body of the request, or for a",
-        "multipart upload its text fields and its files' names (the test uploads",
-        "placeholder bytes in their place); status, content type and the response body:",
-        "JSON, server-sent events, other text as text, binary (audio) as the base64 of its",
-        f"first {BINARY_KEEP} bytes with its size. Dropped: every other header (keys,",
-        "organisations, cookies). Cut: base64-like strings longer than 256 characters",
-        "(images, audio, encrypted reasoning) keep a 24-character prefix and a",
-        "`...[N chars trimmed]` mark, base64 embeddings keep 32 characters, float",
-        "embeddings 8 values. At most "
-        + str(PER_KIND)
-        + " pairs of each kind (endpoint, status, body mode,",
-        "output item kinds) were kept, mixing sources. `--all` writes every candidate",
-        "instead, and `TOOLREPLAY_CORPUS_DIR=FOLDER` runs the test over them.",
+        "### What each source gave",
         "",
-        "## What each source gave",
-        "",
-        "Interactions with api.openai.com in the source's cassettes: the candidate pairs",
-        "(every one was round-tripped, through `--all`, under both SDK lines before this",
-        "selection was cut), and each interaction left out, with why.",
+        f"Interactions with {provider.host} in the source's cassettes: the candidate pairs",
+        f"(every one was round-tripped, through `--all`, {provider.round_tripped} before",
+        "this selection was cut), and each interaction left out, with why.",
         "",
         "| repository | candidates | left out |",
         "|------------|-----------:|----------|",
@@ -442,24 +586,40 @@ def write_readme(files: dict[str, dict[str, Any]], tried: dict[str, Counter[str]
             for repository, counts in tried.items()
         ),
         "",
-        "## Pairs by endpoint, body mode and status",
+        "### Pairs by endpoint, body mode and status",
         "",
         "| pairs | method, endpoint, body mode, status |",
         "|------:|------------------------|",
         *(f"| {count} | {label} |" for label, count in sorted(kinds.items())),
         "",
-        "## Sources",
+        "### Sources",
         "",
         "| file | repository | path | commit | licence | pairs |",
         "|------|------------|------|--------|---------|------:|",
+        *(
+            f"| `{provider.name}/{name}.json` | {files[name]['source']['repository']} "
+            f"| `{files[name]['source']['path']}` | `{files[name]['source']['commit'][:12]}` "
+            f"| {files[name]['source']['licence']} | {len(files[name]['pairs'])} |"
+            for name in sorted(files)
+        ),
     ]
-    for name in sorted(files):
-        source = files[name]["source"]
-        lines.append(
-            f"| `{name}.json` | {source['repository']} | `{source['path']}` "
-            f"| `{source['commit'][:12]}` | {source['licence']} | {len(files[name]['pairs'])} |"
-        )
-    (CORPUS_DIR / "README.md").write_text("\n".join(lines) + "\n")
+
+
+def write_readme(provider: Provider, lines: list[str]) -> None:
+    """Replace the provider's section of the README (between its markers, appended when
+    it has none), leaving the rest as it is."""
+    readme = CORPUS_DIR / "README.md"
+    text = readme.read_text()
+    start, end = SECTION.format(name=provider.name), SECTION_END.format(name=provider.name)
+    section = "\n".join([start, *lines, end])
+    if start in text:
+        before, rest = text.split(start, 1)
+        text = before + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    temporary = readme.with_name(readme.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(readme)
 
 
 Candidate = tuple[int, int, str, dict[str, Any], dict[str, Any]]
@@ -477,6 +637,7 @@ def file_name(files: dict[str, dict[str, Any]], origin: dict[str, str]) -> str:
 
 
 def write_files(folder: Path, files: dict[str, dict[str, Any]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.json"):
         old.unlink()
     for name, document in files.items():
@@ -487,23 +648,29 @@ def write_files(folder: Path, files: dict[str, dict[str, Any]]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Extract every source below CLONE_ROOT (CLONE_ROOT/OWNER+NAME[/repo]) and select."""
-    root = Path(argv[0])
-    every_pair_to = Path(argv[2]) if argv[1:2] == ["--all"] else None
+    """Extract the provider's sources below CLONE_ROOT (CLONE_ROOT/OWNER+NAME[/repo])
+    and select."""
+    if len(argv) not in (2, 4) or argv[0] not in PROVIDERS or argv[2:3] not in ([], ["--all"]):
+        print(__doc__, file=sys.stderr)
+        return 2
+    provider, root = PROVIDERS[argv[0]], Path(argv[1])
+    every_pair_to = Path(argv[3]) / provider.name if len(argv) == 4 else None
     candidates: dict[tuple[str, ...], list[Candidate]] = {}
     everything: dict[str, dict[str, Any]] = {}
     tried: dict[str, Counter[str]] = {}
     order = 0
-    for repository, licence in SOURCES:
+    for repository, licence in provider.sources:
         left_out = tried[repository] = Counter[str]()
         clone = root / repository.replace("/", "+")
         clone = clone / "repo" if (clone / "repo").exists() else clone
         commit = git(clone, "rev-parse", "HEAD").strip()
-        listed = git(clone, "grep", "-l", OPENAI_HOST, "HEAD", "--", "*cassettes*")
-        for entry in sorted(listed.split()):
+        listed = git(clone, "grep", "-l", provider.host, "HEAD", "--", "*cassettes*")
+        for entry in sorted(listed.split("\n")):
+            if not entry:
+                continue
             path = entry.split(":", 1)[1]
             origin = {"repository": repository, "path": path, "commit": commit, "licence": licence}
-            for pair in cassette_pairs(clone, path, left_out):
+            for pair in cassette_pairs(provider, clone, path, left_out):
                 left_out["candidates"] += 1
                 name = file_name(everything, origin)
                 everything.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
@@ -512,11 +679,10 @@ def main(argv: list[str]) -> int:
                     left_out[f"larger than {MAX_PAIR_CHARS:,} characters (`--all` only)"] += 1
                 else:
                     order += 1
-                    candidates.setdefault(kind_of(pair), []).append(
+                    candidates.setdefault(kind_of(provider, pair), []).append(
                         (size, order, path, origin, pair)
                     )
     if every_pair_to is not None:
-        every_pair_to.mkdir(parents=True, exist_ok=True)
         write_files(every_pair_to, everything)
         print(
             f"{sum(len(d['pairs']) for d in everything.values())} pairs in {len(everything)} files"
@@ -526,18 +692,18 @@ def main(argv: list[str]) -> int:
     for kind in sorted(candidates):
         # Round-robin over sources, smallest first, so each kind mixes projects.
         by_source: dict[str, list[Candidate]] = {}
-        for candidate in sorted(candidates[kind]):
+        for candidate in sorted(candidates[kind], key=lambda c: c[:3]):
             by_source.setdefault(candidate[3]["repository"], []).append(candidate)
         chosen: list[Candidate] = []
-        while len(chosen) < PER_KIND and any(by_source.values()):
+        while len(chosen) < provider.per_kind and any(by_source.values()):
             for queue in by_source.values():
-                if queue and len(chosen) < PER_KIND:
+                if queue and len(chosen) < provider.per_kind:
                     chosen.append(queue.pop(0))
         for _size, _order, _path, origin, pair in sorted(chosen, key=lambda c: c[1]):
             name = file_name(files, origin)
             files.setdefault(name, {"source": origin, "pairs": []})["pairs"].append(pair)
-    write_files(CORPUS_DIR, files)
-    write_readme(files, tried)
+    write_files(CORPUS_DIR / provider.name, files)
+    write_readme(provider, readme_section(provider, files, tried))
     print(f"{sum(len(d['pairs']) for d in files.values())} pairs in {len(files)} files")
     return 0
 
