@@ -384,13 +384,15 @@ class LocalOpenAI:
         )
 
 
-def refusing(requests: list[Any] | None = None) -> Callable[[Any], Any]:
-    """A handler that fails on any request it is given (and appends it to `requests`)."""
+def refusing(requests: list[Any] | None = None, *, http: Any = HTTP) -> Callable[[Any], Any]:
+    """A handler that fails on any request it is given (and appends it to `requests`), with
+    the `ConnectError` of `http` (by default the OpenAI SDK's HTTP library; another SDK's
+    clients may be built on the other one)."""
 
     def refuse(request: Any) -> Any:
         if requests is not None:
             requests.append(request)
-        raise HTTP.ConnectError(
+        raise http.ConnectError(
             f"no provider in this run, yet {request.method} {request.url.path} was sent",
             request=request,
         )

@@ -38,6 +38,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 import zlib
 from collections import Counter
 from collections.abc import Callable
@@ -59,6 +60,8 @@ BASE64ISH = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+$")
 EMBEDDING_KEEP = 8
 EMBEDDING_BASE64_KEEP = 32
 BINARY_KEEP = 1024
+LONG_TEXT = 4000
+TEXT_PREFIX = 200
 
 
 def trim(value: Any, key: str = "") -> Any:
@@ -78,6 +81,19 @@ def trim(value: Any, key: str = "") -> Any:
     if isinstance(value, dict):
         mapping: dict[str, Any] = value
         return {k: trim(v, k) for k, v in mapping.items()}
+    return value
+
+
+def cut_long_texts(value: Any) -> Any:
+    """A request's texts longer than LONG_TEXT cut to a marked prefix, recursively: a
+    long document or context in a prompt says nothing about how the answer is parsed,
+    and would keep a pair with a small answer out of the corpus by its size."""
+    if isinstance(value, str) and len(value) > LONG_TEXT:
+        return f"{value[:TEXT_PREFIX]}...[{len(value)} chars cut]"
+    if isinstance(value, list):
+        return [cut_long_texts(x) for x in value]
+    if isinstance(value, dict):
+        return {k: cut_long_texts(v) for k, v in value.items()}
     return value
 
 
@@ -160,7 +176,7 @@ def request_of(provider: Provider, request: dict[str, Any]) -> dict[str, Any] | 
         kept["headers"] = headers
     if files is not None:
         return {**kept, "body": body, "files": files}
-    return {**kept, "body": trim(body)}
+    return {**kept, "body": cut_long_texts(trim(body))}
 
 
 def multipart_form(data: bytes) -> tuple[dict[str, str], dict[str, str]] | None:
@@ -299,6 +315,8 @@ def kind_of(provider: Provider, pair: dict[str, Any]) -> tuple[str, ...]:
     """What a pair exercises: endpoint, status, JSON or stream, and the item kinds seen."""
     request, response = pair["request"], pair["response"]
     path = kind_path(request["path"])
+    if request["query"]:  # `?beta=true` (another SDK resource), `?alt=sse`
+        path += "?" + "&".join(sorted(request["query"]))
     seen: set[str] = set()
     bodies: list[Any] = [response.get("body")]
     for line in response.get("sse", "").split("\n"):
@@ -404,15 +422,7 @@ ANTHROPIC = Provider(
         for method, path in (
             ("POST", "messages"),
             ("POST", "messages/count_tokens"),
-            ("POST", "complete"),
-            ("POST", "messages/batches"),
-            ("GET", f"messages/batches/{ID}"),
-            ("GET", f"messages/batches/{ID}/results"),
-            ("GET", "models"),
-            ("GET", f"models/{ID}"),
             ("POST", "files"),
-            ("GET", "files"),
-            ("GET", f"files/{ID}"),
             ("DELETE", f"files/{ID}"),
         )
     ),
@@ -559,16 +569,22 @@ def readme_section(
     return [
         f"## {provider.title} (`{provider.name}/`)",
         "",
-        f"{pairs} pairs in {len(files)} files, recorded against https://{provider.host}; at",
-        f"most {provider.per_kind} pairs of each kind (endpoint, status, body mode, and the",
-        f"kinds of items, blocks or parts of the answer), mixing sources. Licences: "
-        f"{', '.join(licences)}.",
+        textwrap.fill(
+            f"{pairs} pairs in {len(files)} files, recorded against https://{provider.host}; "
+            f"at most {provider.per_kind} pairs of each kind (endpoint, status, body mode, "
+            "and the kinds of items, blocks or parts of the answer), mixing sources. "
+            f"Licences: {', '.join(licences)}.",
+            width=88,
+        ),
         "",
         "### What each source gave",
         "",
-        f"Interactions with {provider.host} in the source's cassettes: the candidate pairs",
-        f"(every one was round-tripped, through `--all`, {provider.round_tripped} before",
-        "this selection was cut), and each interaction left out, with why.",
+        textwrap.fill(
+            f"Interactions with {provider.host} in the source's cassettes: the candidate "
+            f"pairs (every one was round-tripped, through `--all`, {provider.round_tripped} "
+            "before this selection was cut), and each interaction left out, with why.",
+            width=88,
+        ),
         "",
         "| repository | candidates | left out |",
         "|------------|-----------:|----------|",

@@ -4,8 +4,9 @@ message, and a recorded stream rewritten to agree with an edit.
 A Messages stream is a run of named server-sent events: `message_start` (the message
 with no content yet), then per content block `content_block_start`, its deltas
 (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`,
-`citations_delta`) and `content_block_stop`, then `message_delta` (the stop reason
-and the usage) and `message_stop`; `ping` events may come between. The SDK adds the
+`citations_delta`, `compaction_delta`) and `content_block_stop`, then `message_delta`
+(the stop reason and the usage, and in a beta stream context management's edits) and
+`message_stop`; `ping` events may come between. The SDK adds the
 events up into the message `get_final_message()` returns; `final_message` adds them up
 the same way.
 
@@ -36,6 +37,9 @@ __all__ = ["edited_output", "final_message", "message_events"]
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 # Message fields the closing `message_delta` states, not `message_start`.
 _CLOSING = ("stop_reason", "stop_sequence", "stop_details")
+# Message fields a beta stream's `message_delta` states beside its delta (context
+# management's applied edits), which replace `message_start`'s when given.
+_STATED_AT_CLOSE = ("context_management", "input_transformations")
 _WHERE = (
     "Paths run through the final message (for a stream, the message the SDK ends up "
     "with), like $.content[0].text, $.content[1].input.order_id, $.stop_reason, "
@@ -98,6 +102,9 @@ def _accumulate(events: list[JsonObject]) -> JsonObject | None:
                 message[key] = copy_value(delta.get(key))
             if delta.get("container") is not None:
                 message["container"] = copy_value(delta["container"])
+            for key in _STATED_AT_CLOSE:
+                if data.get(key) is not None:
+                    message[key] = copy_value(data[key])
             usage = json_object(message.get("usage"))
             if usage is None:
                 usage = message["usage"] = {}
@@ -120,6 +127,10 @@ def _add_delta(block: JsonObject, delta: JsonObject, buffers: dict[int, str], in
         block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking", ""))
     elif kind == "signature_delta" and block.get("type") == "thinking":
         block["signature"] = copy_value(delta.get("signature"))
+    elif kind == "compaction_delta" and block.get("type") == "compaction":
+        # Each delta states the whole compacted context, not a piece of it.
+        block["content"] = copy_value(delta.get("content"))
+        block["encrypted_content"] = copy_value(delta.get("encrypted_content"))
     elif kind == "citations_delta" and block.get("type") == "text":
         cited = block.get("citations")
         block["citations"] = [*(cited if isinstance(cited, list) else []), delta.get("citation")]
