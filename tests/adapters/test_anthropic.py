@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anthropic
+import httpx2
 import pytest
 
 import toolreplay
@@ -27,6 +28,7 @@ from examples.local_anthropic import (
     MODEL,
     ORGANIZATION,
     LocalAnthropic,
+    sse,
 )
 from tests.adapters.http_api import served
 from tests.support.counting_server import CountingServer
@@ -396,6 +398,74 @@ def test_a_fork_edits_a_stream_consistently_and_replies_to_a_new_call(tmp_path: 
     assert report.differences[0].patch_id == patches[0].patch_id
     # The branch replays as any recording does.
     assert replay_offline(branch, app) == (forked, new)
+
+
+def test_a_compacted_beta_stream_adds_up_as_the_sdk_adds_it(tmp_path: Path) -> None:
+    """Found by the real-traffic corpus: a beta stream's compaction block is stated by a
+    `compaction_delta`, and its `message_delta` carries `context_management` beside the
+    delta; `final_message` (what edits' paths run through) takes both, as the SDK does."""
+    summary = "The user pasted a long log and asked for a greeting."
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_compacted",
+                "type": "message",
+                "role": "assistant",
+                "model": DATED_MODEL,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 90, "output_tokens": 1},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "compaction", "content": None},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": summary},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+            "context_management": {"applied_edits": []},
+        },
+        {"type": "message_stop"},
+    ]
+    body = sse(events)
+    answer = httpx2.MockTransport(
+        lambda request: httpx2.Response(
+            200, content=body, headers={"content-type": "text/event-stream"}
+        )
+    )
+    client = anthropic.Anthropic(api_key=API_KEY, http_client=httpx2.Client(transport=answer))
+    path = tmp_path / "compacted.trp"
+    with toolreplay.record(path):
+        with instrument(client).beta.messages.stream(
+            model=MODEL, max_tokens=64, messages=ASK, betas=["compact-2026-01-12"]
+        ) as stream:
+            message = stream.get_final_message()
+    (operation,) = toolreplay.read_trace(path).operations
+    final = final_message(cast(Any, operation.outcome).value)
+    assert final is not None
+    compacted: Any = message.content[0]
+    assert final["content"] == [
+        {"type": "compaction", "content": summary, "encrypted_content": None},
+        {"type": "text", "text": "Hi"},
+    ]
+    assert compacted.type == "compaction" and compacted.content == summary
+    assert final["context_management"] == {"applied_edits": []}
+    assert message.context_management is not None
+    assert message.context_management.to_dict() == final["context_management"]
 
 
 def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
