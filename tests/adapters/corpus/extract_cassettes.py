@@ -58,6 +58,9 @@ LONG_STRING = 256
 KEPT_PREFIX = 24
 BASE64ISH = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+$")
 EMBEDDING_KEEP = 8
+# Bytes an SDK decodes from base64 (Gemini's thought signatures and inline data): cut to
+# a prefix that is still valid base64, with no mark.
+DECODED_BASE64_KEYS = frozenset({"thoughtSignature", "thought_signature", "data"})
 EMBEDDING_BASE64_KEEP = 32
 BINARY_KEEP = 1024
 LONG_TEXT = 4000
@@ -71,6 +74,8 @@ def trim(value: Any, key: str = "") -> Any:
         return value[:EMBEDDING_BASE64_KEEP]
     if isinstance(value, str):
         if len(value) > LONG_STRING and BASE64ISH.match(value.replace("\n", "")):
+            if key in DECODED_BASE64_KEYS and not value.startswith("data:"):
+                return value[:KEPT_PREFIX]  # whole 4-character groups: still base64
             return f"{value[:KEPT_PREFIX]}...[{len(value)} chars trimmed]"
         return value
     if isinstance(value, list):
@@ -144,7 +149,7 @@ def request_of(provider: Provider, request: dict[str, Any]) -> dict[str, Any] | 
     url = urlsplit(request.get("uri", ""))
     if url.hostname != provider.host:
         return None
-    method = request.get("method", "")
+    method = request.get("method", "").upper()  # some recorders keep `post`
     if not provider.knows(method, url.path):
         return None
     body: Any = None
@@ -346,6 +351,8 @@ class Provider:
     per_kind: int
     request_headers: tuple[str, ...] = ()
     round_tripped: str = ""  # how the candidates were checked, for the README
+    # Why a request of a known endpoint is still no candidate (None: it is one).
+    refuses: Callable[[dict[str, Any]], str | None] = lambda request: None
 
     def knows(self, method: str, path: str) -> bool:
         return any(method == m and re.fullmatch(p, path) for m, p in self.endpoints)
@@ -440,6 +447,17 @@ ANTHROPIC = Provider(
     request_headers=("anthropic-beta",),
     round_tripped="under the locked SDK",
 )
+
+
+def gemini_refuses(request: dict[str, Any]) -> str | None:
+    if request["path"].endswith(":streamGenerateContent") and request["query"].get("alt") != "sse":
+        return (
+            "`streamGenerateContent` without `alt=sse` (a JSON array, which the Python SDK "
+            "never asks for)"
+        )
+    return None
+
+
 _MODEL = r"/v1beta/models/[^/:]+"
 GEMINI = Provider(
     name="gemini",
@@ -449,7 +467,6 @@ GEMINI = Provider(
         ("POST", rf"{_MODEL}:generateContent"),
         ("POST", rf"{_MODEL}:streamGenerateContent"),
         ("POST", rf"{_MODEL}:countTokens"),
-        ("POST", rf"{_MODEL}:embedContent"),
         ("POST", rf"{_MODEL}:batchEmbedContents"),
         ("GET", "/v1beta/models"),
         ("GET", rf"{_MODEL}"),
@@ -466,6 +483,7 @@ GEMINI = Provider(
     items=gemini_items,
     per_kind=4,
     round_tripped="through the plain SDK",
+    refuses=gemini_refuses,
 )
 PROVIDERS = {provider.name: provider for provider in (OPENAI, ANTHROPIC, GEMINI)}
 
@@ -535,10 +553,13 @@ def cassette_pairs(
             continue
         request = request_of(provider, raw)
         response = response_of(interaction.get("response") or {})
-        if request is not None and response is not None:
+        refused = provider.refuses(request) if request is not None else None
+        if refused is not None:
+            left_out[refused] += 1
+        elif request is not None and response is not None:
             pairs.append({"request": request, "response": response})
-        elif not provider.knows(raw.get("method", ""), url.path):
-            left_out[f"`{raw.get('method')} {kind_path(url.path)}`: no SDK method for it"] += 1
+        elif not provider.knows(method := raw.get("method", "").upper(), url.path):
+            left_out[f"`{method} {kind_path(url.path)}`: an endpoint the test does not call"] += 1
         elif request is None:
             left_out["a request body neither JSON nor a multipart form"] += 1
         else:
