@@ -462,7 +462,8 @@ def test_a_compacted_beta_stream_adds_up_as_the_sdk_adds_it(tmp_path: Path) -> N
         {"type": "compaction", "content": summary, "encrypted_content": None},
         {"type": "text", "text": "Hi"},
     ]
-    assert compacted.type == "compaction" and compacted.content == summary
+    assert compacted.type == "compaction"
+    assert compacted.content == summary
     assert final["context_management"] == {"applied_edits": []}
     assert message.context_management is not None
     assert message.context_management.to_dict() == final["context_management"]
