@@ -445,7 +445,7 @@ ANTHROPIC = Provider(
     items=anthropic_items,
     per_kind=4,
     request_headers=("anthropic-beta",),
-    round_tripped="under the locked SDK",
+    round_tripped="through `instrument()` under the locked SDK, sync and async",
 )
 
 
@@ -482,7 +482,7 @@ GEMINI = Provider(
     ),
     items=gemini_items,
     per_kind=4,
-    round_tripped="through the plain SDK",
+    round_tripped="through the plain SDK and `instrument()`, sync and async",
     refuses=gemini_refuses,
 )
 PROVIDERS = {provider.name: provider for provider in (OPENAI, ANTHROPIC, GEMINI)}
