@@ -25,31 +25,63 @@ from typing import Any
 import pytest
 
 __all__ = [
-    "CORPUS_ROOT",
     "PROVIDERS",
     "body_mode",
+    "corpus_folder",
     "failures",
     "load_pairs",
     "one_per_shape",
     "readme_lists_every_file",
+    "requires_corpus",
     "serving",
 ]
 
-# TOOLREPLAY_CORPUS_DIR runs the round trips over another folder of pairs in this format,
-# one subfolder per provider (`extract_cassettes.py PROVIDER ROOT --all OUT_DIR` writes
-# every candidate pair, before the selection).
-CORPUS_ROOT = Path(os.environ.get("TOOLREPLAY_CORPUS_DIR") or Path(__file__).parent / "corpus")
+# Where a provider's pairs are looked for, in order: TOOLREPLAY_CORPUS_DIR (another folder of
+# pairs in this format, one subfolder per provider: `extract_cassettes.py PROVIDER ROOT --all
+# OUT_DIR` writes every candidate pair, before the selection), this folder, and the steering
+# repository's `shared/corpus/` beside the checkout. Pairs taken from other projects' cassettes
+# after the OpenAI corpus stay out of this repository's commits: the Anthropic and Gemini pairs
+# live in `shared/corpus/`, and their tests say so when it is missing.
+_ROOTS = tuple(
+    Path(root)
+    for root in (
+        os.environ.get("TOOLREPLAY_CORPUS_DIR"),
+        Path(__file__).parent / "corpus",
+        Path(__file__).resolve().parents[2].parent / "shared" / "corpus",
+    )
+    if root
+)
 README = Path(__file__).parent / "corpus" / "README.md"
 PROVIDERS = ("openai", "anthropic", "gemini")
 LICENCES = ("MIT", "Apache-2.0", "BSD-3-Clause")
 
 
-def load_pairs(provider: str) -> list[Any]:
-    """Every pair of the provider's corpus, as pytest params named `<file stem>[<index>]`."""
+def corpus_folder(provider: str) -> Path | None:
+    """The first folder holding the provider's pairs (see `_ROOTS`), or None."""
     if provider not in PROVIDERS:
         raise ValueError(f"no corpus for {provider!r}: the corpus has {', '.join(PROVIDERS)}")
+    return next((root / provider for root in _ROOTS if any((root / provider).glob("*.json"))), None)
+
+
+def requires_corpus(provider: str) -> pytest.MarkDecorator:
+    """Skip a provider's corpus tests, saying where the pairs go, when none is found."""
+    places = ", ".join(str(root / provider) for root in _ROOTS)
+    return pytest.mark.skipif(
+        corpus_folder(provider) is None,
+        reason=(
+            f"the {provider} corpus (real pairs from other projects' public cassettes, kept "
+            f"out of this repository's commits) is not here; looked in {places}. Put the "
+            "pairs in shared/corpus/ beside the checkout, or name a folder with "
+            "TOOLREPLAY_CORPUS_DIR"
+        ),
+    )
+
+
+def load_pairs(provider: str) -> list[Any]:
+    """Every pair of the provider's corpus, as pytest params named `<file stem>[<index>]`."""
+    folder = corpus_folder(provider)
     pairs: list[Any] = []
-    for path in sorted((CORPUS_ROOT / provider).glob("*.json")):
+    for path in sorted(folder.glob("*.json") if folder is not None else ()):
         document = json.loads(path.read_text())
         for index, pair in enumerate(document["pairs"]):
             pairs.append(pytest.param(pair, id=f"{path.stem}[{index}]"))
@@ -103,7 +135,8 @@ def readme_lists_every_file(provider: str) -> int:
     """Check that the README names each of the provider's files with its source, and
     that each source is openly licensed and pinned to a commit; the number of files."""
     readme = README.read_text()
-    files = sorted((CORPUS_ROOT / provider).glob("*.json"))
+    folder = corpus_folder(provider)
+    files = sorted(folder.glob("*.json") if folder is not None else ())
     for path in files:
         source = json.loads(path.read_text())["source"]
         assert f"`{provider}/{path.name}`" in readme, path.name

@@ -42,10 +42,12 @@ from tests.adapters.corpus_pairs import (
     load_pairs,
     one_per_shape,
     readme_lists_every_file,
+    requires_corpus,
     serving,
 )
 from toolreplay.adapters.anthropic import edit, final_message, instrument
 
+pytestmark = requires_corpus("anthropic")
 PAIRS = load_pairs("anthropic")
 API_KEY = "sk-ant-test-corpus-0123456789"
 # Not the SDK's default, so it does not refuse a large `max_tokens` without streaming

@@ -41,9 +41,11 @@ from tests.adapters.corpus_pairs import (
     load_pairs,
     one_per_shape,
     readme_lists_every_file,
+    requires_corpus,
     serving,
 )
 
+pytestmark = requires_corpus("gemini")
 PAIRS = load_pairs("gemini")
 API_KEY = "gemini-corpus-test-key"
 ADAPTER = "toolreplay.adapters.google_genai"
