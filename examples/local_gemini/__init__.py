@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -26,6 +28,7 @@ __all__ = [
     "MODEL",
     "MODEL_VERSION",
     "PROJECT_HEADER",
+    "AgentScript",
     "LocalGemini",
     "chunks",
     "final_answer",
@@ -57,9 +60,23 @@ def _last_parts(request: dict[str, Any]) -> list[dict[str, Any]]:
     return list(contents[-1].get("parts") or [])
 
 
-def final_answer(request: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class AgentScript:
+    """What the model does for an agent framework: call the first declared function with
+    `args` (no text before the call, as an agent's tool turn), then, once the request
+    holds the function's responses, answer with `answer(responses)` (each response the
+    `functionResponse` object the client sent)."""
+
+    args: dict[str, Any]
+    answer: Callable[[list[dict[str, Any]]], str]
+
+
+def final_answer(
+    request: dict[str, Any], script: AgentScript | None = None
+) -> list[dict[str, Any]]:
     """The parts the model answers with: a thought summary when thoughts are asked for,
-    then a function call when functions are offered and the user just asked, else text."""
+    then a function call when functions are offered and the user just asked, else text
+    (a `script` gives the call's arguments and the text)."""
     parts: list[dict[str, Any]] = []
     thinking = (request.get("generationConfig") or {}).get("thinkingConfig") or {}
     # Proto JSON: the API reads a field by its camelCase or its snake_case name.
@@ -72,16 +89,15 @@ def final_answer(request: dict[str, Any]) -> list[dict[str, Any]]:
         for declaration in tool.get("functionDeclarations") or []
     ]
     if declared and not answered:
-        parts.append({"text": "Let me refund that order."})
+        if script is None:
+            parts.append({"text": "Let me refund that order."})
+        args = script.args if script else {"order_id": 8812, "reason": "lost in transit"}
         parts.append(
-            {
-                "functionCall": {
-                    "name": declared[0],
-                    "args": {"order_id": 8812, "reason": "lost in transit"},
-                },
-                "thoughtSignature": SIGNATURE,
-            }
+            {"functionCall": {"name": declared[0], "args": args}, "thoughtSignature": SIGNATURE}
         )
+    elif script is not None:
+        responses = [p["functionResponse"] for p in _last_parts(request) if "functionResponse" in p]
+        parts.append({"text": script.answer(responses)})
     else:
         parts.append({"text": "Order 8812 was refunded in full. Anything else?"})
     return parts
@@ -101,9 +117,11 @@ def _usage(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return usage
 
 
-def response(request: dict[str, Any], number: int) -> dict[str, Any]:
+def response(
+    request: dict[str, Any], number: int, script: AgentScript | None = None
+) -> dict[str, Any]:
     """A `GenerateContentResponse` for `request`, as the API sends it."""
-    parts = final_answer(request)
+    parts = final_answer(request, script)
     return {
         "candidates": [
             {
@@ -166,11 +184,12 @@ MODEL_INFO = {
 class LocalGemini:
     """The Gemini API on loopback. `fail` lists statuses to answer the next generate or
     stream requests with (an error body of the API's shape); `requests` are those
-    received."""
+    received. `script` makes the model an agent's: one function call, then an answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: AgentScript | None = None) -> None:
         self.requests: list[Any] = []
         self.fail: list[int] = []
+        self.script = script
 
     def __call__(self, request: Any) -> Any:
         self.requests.append(request)
@@ -238,11 +257,11 @@ class LocalGemini:
     def _action(self, request: Any, action: str, number: int, headers: dict[str, str]) -> Any:
         sent = json.loads(request.content or b"{}")
         if action == "generateContent":
-            return httpx.Response(200, json=response(sent, number), headers=headers)
+            return httpx.Response(200, json=response(sent, number, self.script), headers=headers)
         if action == "streamGenerateContent":
             return httpx.Response(
                 200,
-                content=_sse(chunks(response(sent, number))),
+                content=_sse(chunks(response(sent, number, self.script))),
                 headers={**headers, "content-type": "text/event-stream"},
             )
         if action == "countTokens":

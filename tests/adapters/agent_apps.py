@@ -11,15 +11,20 @@ never reaches.
   `lookup_order` then `issue_refund`, whose receipt ends the run (it is the answer),
   run with `Runner.run` or `Runner.run_streamed`.
 - `pydantic-ai`: an agent with the example's `lookup_order` tool, then a final message, over
-  the Responses API or Chat Completions.
+  the Responses API or Chat Completions, or on Gemini (`GoogleModel` over an instrumented
+  `genai.Client`, served by the fake Gemini API of examples/local_gemini), run with
+  `agent.run` or `agent.run_stream`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import TYPE_CHECKING, Any
 
 import openai
 
+from examples.local_gemini import AgentScript, LocalGemini
 from examples.local_openai.scripted import ScriptedModel, ToolCall
 from examples.openai_agents_refund import (
     ORDER_ID,
@@ -33,6 +38,10 @@ from tests.adapters.support import async_client
 from toolreplay import JsonValue
 from toolreplay.adapters.openai import instrument
 
+if TYPE_CHECKING:
+    from google import genai
+    from pydantic_ai.models import Model
+
 INSTRUCTIONS = "You settle refund requests. Look the order up, then refund it in full."
 
 
@@ -42,6 +51,38 @@ def pydantic_ai_api() -> ScriptedModel:
         turns=[[ToolCall("lookup_order", {"order_id": ORDER_ID})]],
         final_text=lambda outputs: f"Order {ORDER_ID} is on file: {outputs[-1]}",
     )
+
+
+def pydantic_ai_gemini_api() -> LocalGemini:
+    """The Gemini API the pydantic-ai app talks to: look up, then answer as the OpenAI
+    model does (with the lookup's output)."""
+
+    def answer(responses: list[dict[str, Any]]) -> str:
+        output = json.dumps(responses[-1]["response"], separators=(",", ":"))
+        return f"Order {ORDER_ID} is on file: {output}"
+
+    return LocalGemini(AgentScript(args={"order_id": ORDER_ID}, answer=answer))
+
+
+def gemini_client(*, base_url: str | None = None, handler: Any = None) -> genai.Client:
+    """A plain `genai.Client` of the API at `base_url` (`served`'s URL), or whose only
+    transport is `handler`."""
+    import httpx
+    from google import genai
+    from google.genai import types
+
+    from examples.local_gemini import API_KEY
+
+    if handler is not None:
+        transport = httpx.MockTransport(handler)
+        options = types.HttpOptions(
+            httpx_client=httpx.Client(transport=transport),
+            httpx_async_client=httpx.AsyncClient(transport=transport),
+        )
+    else:
+        assert base_url is not None, "give the API's base_url or a transport handler"
+        options = types.HttpOptions(base_url=base_url.removesuffix("/v1"), api_version="v1beta")
+    return genai.Client(api_key=API_KEY, http_options=options)
 
 
 async def run_agents_sdk(client: openai.AsyncOpenAI, *, streamed: bool) -> JsonValue:
@@ -60,7 +101,6 @@ async def run_agents_sdk(client: openai.AsyncOpenAI, *, streamed: bool) -> JsonV
 
 async def run_pydantic_ai(client: openai.AsyncOpenAI, *, api: str, streamed: bool) -> JsonValue:
     """The pydantic-ai app over `api` ("responses" or "chat"): its final answer."""
-    from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -70,6 +110,26 @@ async def run_pydantic_ai(client: openai.AsyncOpenAI, *, api: str, streamed: boo
         if api == "responses"
         else OpenAIChatModel("gpt-5-mini", provider=provider)
     )
+    return await _run_refund_agent(model, streamed=streamed)
+
+
+async def run_pydantic_ai_gemini(client: genai.Client, *, streamed: bool) -> JsonValue:
+    """The pydantic-ai app on Gemini (`GoogleModel` over `client`, instrumented): its
+    final answer."""
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    from examples.local_gemini import MODEL
+    from toolreplay.adapters.google_genai import instrument as instrument_gemini
+
+    provider = GoogleProvider(client=instrument_gemini(client))
+    return await _run_refund_agent(GoogleModel(MODEL, provider=provider), streamed=streamed)
+
+
+async def _run_refund_agent(model: Model, *, streamed: bool) -> JsonValue:
+    """The pydantic-ai refund agent on `model`: its final answer, run or run streamed."""
+    from pydantic_ai import Agent
+
     agent = Agent(model, instructions=INSTRUCTIONS, tools=[lookup_order])
     if streamed:
         async with agent.run_stream(QUESTION) as run:
@@ -103,3 +163,13 @@ def pydantic_ai_refund_streamed() -> JsonValue:
 
 def pydantic_ai_refund_chat() -> JsonValue:
     return asyncio.run(run_pydantic_ai(async_client(pydantic_ai_api()), api="chat", streamed=False))
+
+
+def pydantic_ai_gemini_refund() -> JsonValue:
+    client = gemini_client(handler=pydantic_ai_gemini_api())
+    return asyncio.run(run_pydantic_ai_gemini(client, streamed=False))
+
+
+def pydantic_ai_gemini_refund_streamed() -> JsonValue:
+    client = gemini_client(handler=pydantic_ai_gemini_api())
+    return asyncio.run(run_pydantic_ai_gemini(client, streamed=True))

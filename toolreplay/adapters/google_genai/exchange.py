@@ -9,7 +9,9 @@
 - the request headers of the resumable-upload protocol are inputs (`REQUEST_HEADERS`:
   which step of an upload a request is), and an upload's bytes are recorded by digest
   though the SDK labels them JSON (`body_type`); `x-goog-api-key`, `Authorization` and a `key=`
-  query parameter never are, nor recorded anywhere (the core's credential rules).
+  query parameter never are, nor recorded anywhere (the core's credential rules);
+- a function call id the client made up (the Gemini API gives none) is recorded by
+  its order in the request (`stable_body`), so a run replays though ids differ per run.
 
 Pure functions over plain values (no SDK, no HTTP library).
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from toolreplay.portable import JsonValue
+
 __all__ = [
     "EFFECT_NAMESPACE",
     "RECORDED_RESPONSE_HEADERS",
@@ -27,6 +31,7 @@ __all__ = [
     "body_type",
     "effect_name",
     "keeps_response_header",
+    "stable_body",
 ]
 
 EFFECT_NAMESPACE = "google_genai"
@@ -120,3 +125,32 @@ def body_type(content_type: str | None, headers: Mapping[str, str]) -> str | Non
     if "upload" in headers.get("x-goog-upload-command", ""):
         return "application/octet-stream"
     return content_type
+
+
+# pydantic-ai gives a function call the API sent without an id one of its own,
+# `pyd_ai_<uuid4 hex>`, and sends it back on the call and its response: fresh every run.
+_MADE_UP_CALL_ID = re.compile(r"pyd_ai_[0-9a-f]{32}")
+_CALL_PARTS = ("functionCall", "functionResponse")
+
+
+def stable_body(body: JsonValue) -> JsonValue:
+    """The body with each made-up function call id (see `_MADE_UP_CALL_ID`) replaced by
+    `<call-N>`, N its order of first appearance in the request: which response answers
+    which call is kept, the per-run randomness is not."""
+    if not isinstance(body, dict):
+        return body
+    contents = body.get("contents")
+    numbers: dict[str, str] = {}
+    for content in contents if isinstance(contents, list) else []:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            for key in _CALL_PARTS:
+                call = part.get(key) if isinstance(part, dict) else None
+                given = call.get("id") if isinstance(call, dict) else None
+                if (
+                    isinstance(call, dict)
+                    and isinstance(given, str)
+                    and _MADE_UP_CALL_ID.fullmatch(given)
+                ):
+                    call["id"] = numbers.setdefault(given, f"<call-{len(numbers) + 1}>")
+    return body

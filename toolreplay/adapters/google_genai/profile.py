@@ -14,6 +14,7 @@ from toolreplay.adapters.google_genai.exchange import (
     body_type,
     effect_name,
     keeps_response_header,
+    stable_body,
 )
 from toolreplay.adapters.google_genai.replies import GOOGLE_GENAI_RECIPES
 
@@ -28,6 +29,7 @@ GOOGLE_GENAI = ProviderProfile(
     request_headers=REQUEST_HEADERS,
     recipes=GOOGLE_GENAI_RECIPES,
     body_type=body_type,
+    stable_body=stable_body,
 )
 """The Google Gen AI profile: every request of an instrumented `genai.Client`."""
 
