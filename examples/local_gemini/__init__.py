@@ -2,8 +2,8 @@
 `httpx` `MockTransport` (the example, the benchmark), or served over loopback by
 `tests/adapters/http_api.served` (the tests). `generateContent` and
 `streamGenerateContent?alt=sse` (text, function calls, thought summaries), `countTokens`,
-`embedContent`/`batchEmbedContents`, models (list, get), and an error of any status on
-request.
+`embedContent`/`batchEmbedContents`, models (list, get), ephemeral tokens
+(`auth_tokens`, answered with `AUTH_TOKEN`), and an error of any status on request.
 
 It answers as the API does: bodies in the API's camelCase shape, a stream as unnamed
 server-sent events (`data: {...}`, each a whole `GenerateContentResponse` holding the
@@ -25,6 +25,7 @@ import httpx
 
 __all__ = [
     "API_KEY",
+    "AUTH_TOKEN",
     "MODEL",
     "MODEL_VERSION",
     "PROJECT_HEADER",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 API_KEY = "AIzaSyCANARY-gemini-key-0000000000000"  # the shape of a Google API key
+AUTH_TOKEN = "auth_tokens/CANARY-ephemeral-token-5f1e9a"  # a credential, never recorded
 MODEL = "gemini-2.5-flash"
 MODEL_VERSION = "gemini-2.5-flash-preview-09-2025"
 PROJECT_HEADER = "x-goog-project-number-CANARY-7731"  # an account detail, never recorded
@@ -53,6 +55,7 @@ STATUSES = {
 _ACTION = re.compile(r"^/(?:v\d\w*/)?models/(?P<model>[^/:]+):(?P<action>\w+)$")
 _MODEL = re.compile(r"^/(?:v\d\w*/)?models/(?P<model>[^/:]+)$")
 _MODELS = re.compile(r"^/(?:v\d\w*/)?models$")
+_AUTH_TOKENS = re.compile(r"^/(?:v\d\w*/)?auth_tokens$")
 
 
 def _last_parts(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -222,6 +225,8 @@ class LocalGemini:
             return self._action(request, action["action"], number, headers)
         if path == "/upload/v1beta/files" or path == "/upload/v1/files":
             return self._upload(request, headers)
+        if _AUTH_TOKENS.match(path) and request.method == "POST":
+            return httpx.Response(200, json={"name": AUTH_TOKEN}, headers=headers)
         if _MODELS.match(path):
             return httpx.Response(200, json={"models": [MODEL_INFO]}, headers=headers)
         if _MODEL.match(path):

@@ -15,6 +15,7 @@ a request that leaked would be counted. Also: forks (`reply`, `edit`), the versi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import subprocess
@@ -28,7 +29,14 @@ from google.genai import errors, types
 from google.oauth2.credentials import Credentials
 
 import toolreplay
-from examples.local_gemini import API_KEY, MODEL, MODEL_VERSION, PROJECT_HEADER, LocalGemini
+from examples.local_gemini import (
+    API_KEY,
+    AUTH_TOKEN,
+    MODEL,
+    MODEL_VERSION,
+    PROJECT_HEADER,
+    LocalGemini,
+)
 from tests.adapters.http_api import Dropped, served
 from tests.support.counting_server import CountingServer
 from toolreplay.adapters.google_genai import (
@@ -38,7 +46,7 @@ from toolreplay.adapters.google_genai import (
     reply,
     response_chunks,
 )
-from toolreplay.errors import PatchError
+from toolreplay.errors import AdapterOptionError, PatchError
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUND = types.FunctionDeclaration(
@@ -754,3 +762,31 @@ def test_no_credential_reaches_a_trace_a_branch_a_case_or_the_output(
             assert secret.encode() not in content, (where, secret)
     for header in (b"x-goog-api-key", b"x-tenant", b"authorization", b"cookie"):
         assert header not in path.read_bytes().lower()
+
+
+@pytest.mark.filterwarnings("ignore:The SDK's token creation")
+def test_an_ephemeral_token_is_recorded_and_replayed_as_a_placeholder(tmp_path: Path) -> None:
+    """`auth_tokens.create` answers a credential (the token's name): the application gets
+    it live, the trace never holds it, and a replay hands back the placeholder."""
+    path = tmp_path / "token.trp"
+    with served(LocalGemini()) as url, toolreplay.record(path):
+        live = client_for(url).auth_tokens.create(config={"uses": 1})
+    assert live.name == AUTH_TOKEN
+    assert AUTH_TOKEN.encode() not in path.read_bytes()
+    assert b"<redacted>" in path.read_bytes()  # the trace is readable: the check can fail
+    (operation,) = toolreplay.read_trace(path).operations
+    assert operation.effect == "google_genai.auth_tokens.create"
+    assert cast(Any, operation.outcome).value["body"] == {"name": "<redacted>"}
+
+    replayed = replay_offline(
+        path, lambda base_url: client_for(base_url).auth_tokens.create(config={"uses": 1})
+    )
+    assert isinstance(replayed, types.AuthToken)
+    assert replayed.name == "<redacted>"
+
+
+def test_a_profiles_credential_path_must_parse() -> None:
+    from toolreplay.adapters.google_genai.profile import GOOGLE_GENAI
+
+    with pytest.raises(AdapterOptionError, match=r"google_genai\.auth_tokens\.create.*'\$'"):
+        dataclasses.replace(GOOGLE_GENAI, credential_outputs={"auth_tokens.create": ("name",)})

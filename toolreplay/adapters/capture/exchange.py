@@ -23,7 +23,8 @@ from typing import Literal, cast
 
 from toolreplay.adapters.capture.profile import ProviderProfile, StreamFormat, is_credential_header
 from toolreplay.adapters.capture.sse import compact_json
-from toolreplay.errors import UnsupportedRequestError, UnsupportedResponseError
+from toolreplay.errors import AdapterOptionError, UnsupportedRequestError, UnsupportedResponseError
+from toolreplay.jsonpath import parse_path
 from toolreplay.portable import JsonValue, loads_checked
 
 __all__ = [
@@ -202,6 +203,8 @@ def recorded_response(
     headers: Iterable[tuple[str, str]],
     content: bytes,
     end: StreamEnd,
+    *,
+    effect: str | None = None,
 ) -> tuple[dict[str, JsonValue], bool]:
     """The output of one exchange: status, kept headers and the body as received.
 
@@ -209,7 +212,9 @@ def recorded_response(
     profile's format, with `tail` for bytes after the last complete event), `text`
     or `base64`. `end` says whether the body was read to its end. The second item
     says whether the output is known to be portable JSON (see
-    `portable.loads_checked`); if not, it must still be checked.
+    `portable.loads_checked`); if not, it must still be checked. A JSON body of
+    `effect` (the name after the namespace) has the credentials the profile names for it
+    (`credential_outputs`) replaced by `<redacted>`.
     """
     kept = recorded_headers(profile, headers)
     output: dict[str, JsonValue] = {"status": status, "headers": kept}
@@ -236,8 +241,18 @@ def recorded_response(
             output["text"] = text
     else:
         output["text"] = text
+    if "body" in output and effect is not None:
+        output["body"] = _without_credentials(profile, effect, output["body"])
     output["end"] = end
     return output, portable
+
+
+def _without_credentials(profile: ProviderProfile, effect: str, body: JsonValue) -> JsonValue:
+    """`body` with the values at the profile's credential paths for `effect` redacted."""
+    for text in profile.credential_outputs.get(effect, ()):
+        path = parse_path(text, what="credential path", error=AdapterOptionError)
+        body = path.replace(body, lambda _value: REDACTED)
+    return body
 
 
 def replayed_body(operation: str, output: Mapping[str, JsonValue], stream: StreamFormat) -> bytes:

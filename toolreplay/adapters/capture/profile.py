@@ -15,6 +15,8 @@ differs between providers is small, and a profile says it:
   and what a replay miss means for this provider's older traces;
 - `body_type`: what a request's body is where its SDK labels it wrongly (an upload's
   bytes sent as `application/json`);
+- `credential_outputs`: where a response body holds a credential the API issues (an
+  ephemeral token), recorded as `<redacted>`;
 - `transport_error_envelope`: the envelope a transport failure is recorded in;
 - `recipes`: how `reply(...)` and `edit(...)` build an output for a fork.
 
@@ -27,15 +29,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from toolreplay.adapters.capture.sse import SSE
-from toolreplay.errors import AdapterOptionError
+from toolreplay.errors import AdapterOptionError, ToolReplayError
+from toolreplay.jsonpath import parse_path
 from toolreplay.portable import JsonValue
 
 if TYPE_CHECKING:
-    from toolreplay.errors import ToolReplayError
     from toolreplay.runtime.recipes import RecipeResolver
     from toolreplay.runtime.replaying import ReplaySession
 
@@ -109,6 +111,10 @@ class ProviderProfile:
     `body_type(content_type, headers)` gives the content type a request's body is
     recorded by, from the one it was sent with and its headers (lowercase names):
     for an SDK that sends bytes labelled as JSON (None: the header as sent).
+    `credential_outputs` maps an effect name (after the namespace) to JSON paths into
+    its JSON response body whose values are credentials the API hands out (an ephemeral
+    token): they are recorded, and so replayed, as `<redacted>`; the live response the
+    application gets while recording is untouched.
     `provider` names the API in messages ("OpenAI").
     """
 
@@ -125,8 +131,15 @@ class ProviderProfile:
     ) = None
     recipes: RecipeResolver | None = None
     body_type: Callable[[str | None, Mapping[str, str]], str | None] | None = None
+    credential_outputs: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict[str, tuple[str, ...]]
+    )
 
     def __post_init__(self) -> None:
+        for name, paths in self.credential_outputs.items():
+            what = f"credential path of {self.namespace}.{name} ({self.provider} profile)"
+            for path in paths:
+                parse_path(path, what=what, error=AdapterOptionError)
         credentials = sorted(name for name in self.request_headers if is_credential_header(name))
         if credentials:
             raise AdapterOptionError(

@@ -326,10 +326,15 @@ class _Capture:
         raise NotImplementedError
 
     def recorded_output(
-        self, response: Any, request: Any, content: bytes, end: StreamEnd
+        self, response: Any, request: Any, content: bytes, end: StreamEnd, effect: str
     ) -> tuple[dict[str, JsonValue], bool]:
         output, portable = recorded_response(
-            self.profile, response.status_code, response.headers.multi_items(), content, end
+            self.profile,
+            response.status_code,
+            response.headers.multi_items(),
+            content,
+            end,
+            effect=effect,
         )
         if 300 <= response.status_code < 400:
             location = self._redirect_target(response.headers.get("location"), request)
@@ -370,7 +375,7 @@ class _Capture:
         """Keep a sent request's exchange: a recording's call, or a fork's live one."""
         try:
             output, portable = (
-                self.recorded_output(response, request, content, end)
+                self.recorded_output(response, request, content, end, call.identity.name)
                 if response is not None
                 else (None, False)
             )

@@ -11,7 +11,9 @@
   though the SDK labels them JSON (`body_type`); `x-goog-api-key`, `Authorization` and a `key=`
   query parameter never are, nor recorded anywhere (the core's credential rules);
 - a function call id the client made up (the Gemini API gives none) is recorded by
-  its order in the request (`stable_body`), so a run replays though ids differ per run.
+  its order in the request (`stable_body`), so a run replays though ids differ per run;
+- the ephemeral token `auth_tokens.create` answers is recorded as `<redacted>`
+  (`CREDENTIAL_OUTPUTS`).
 
 Pure functions over plain values (no SDK, no HTTP library).
 """
@@ -24,6 +26,7 @@ from collections.abc import Mapping
 from toolreplay.portable import JsonValue
 
 __all__ = [
+    "CREDENTIAL_OUTPUTS",
     "EFFECT_NAMESPACE",
     "RECORDED_RESPONSE_HEADERS",
     "REQUEST_HEADERS",
@@ -54,11 +57,15 @@ REQUEST_HEADERS = frozenset(
 """Request headers recorded as the `headers` input: the step of a resumable upload (start,
 upload, finalize, at which offset) a request is, which its body alone does not say."""
 
+CREDENTIAL_OUTPUTS = {"auth_tokens.create": ("$.name",)}
+"""Where a response holds a credential the API issues, recorded as `<redacted>`: an
+ephemeral token's name (`auth_tokens/...`) is the token a Live API client connects with."""
+
 TRANSPORT_ERROR_ENVELOPE = "google_genai.transport_error"
 """The envelope of a recorded transport failure (`httpx.<Class>`) of this adapter."""
 
 _VERSION = re.compile(r"v\d+(?:(?:alpha|beta)\d*)?")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # `auth_tokens` is a collection too
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

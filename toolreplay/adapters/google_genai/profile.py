@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from toolreplay.adapters.capture import ProviderProfile, register_profile
 from toolreplay.adapters.google_genai.exchange import (
+    CREDENTIAL_OUTPUTS,
     EFFECT_NAMESPACE,
     REQUEST_HEADERS,
     TRANSPORT_ERROR_ENVELOPE,
@@ -30,6 +31,7 @@ GOOGLE_GENAI = ProviderProfile(
     recipes=GOOGLE_GENAI_RECIPES,
     body_type=body_type,
     stable_body=stable_body,
+    credential_outputs=CREDENTIAL_OUTPUTS,
 )
 """The Google Gen AI profile: every request of an instrumented `genai.Client`."""
 
