@@ -18,10 +18,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import cast
 
 from toolreplay.portable import JsonValue
+from toolreplay_tui.model.claude_transcript import claude_transcript_of
+from toolreplay_tui.model.conversation import (
+    Api,
+    Conversation,
+    ConversationEntry,
+    EntryKind,
+    Side,
+    Transcript,
+    TranscriptEntry,
+    entry,
+)
 from toolreplay_tui.model.jsonpaths import JsonPath
 
 __all__ = [
@@ -34,87 +44,16 @@ __all__ = [
     "transcript_of",
 ]
 
-EntryKind = Literal[
-    "instructions",
-    "message",
-    "tool_call",
-    "tool_output",
-    "reasoning",
-    "hosted_tool",
-    "text",
-    "refusal",
-    "error",
-    "note",
-    "usage",
-]
-
-Side = Literal["request", "response"]
-Api = Literal["responses", "chat.completions"]
-
 _RESPONSES_EFFECTS = ("openai.responses.create", "openai.responses.retrieve")
 _CHAT_EFFECTS = ("openai.chat.completions.create",)
 _FINAL_STREAM_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-Kind = TypeVar("Kind", bound=str)
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationEntry(Generic[Kind]):
-    """One line of a call read as a conversation (a model call, an MCP request).
-
-    `who` names the speaker, tool or part (`user`, `get_weather`, an argument), `text`
-    is what it said as shown (JSON pretty-printed), and `path` is where the value lives
-    in the output shown (None for request-side entries, and for values a stream spreads
-    over several events). `kind` says how to style it.
-    """
-
-    side: Side
-    kind: Kind
-    who: str
-    text: str
-    path: JsonPath | None = None
-
-
-class TranscriptEntry(ConversationEntry[EntryKind]):
-    """One line of a model call's conversation."""
-
-    __slots__ = ()
-
-
-Entry = TypeVar("Entry", bound=ConversationEntry[Any])
-
-
-class Conversation(Generic[Entry]):
-    """A call read as a conversation: its `entries`, what was sent, then what came back."""
-
-    __slots__ = ()
-    entries: tuple[Entry, ...]
-
-    @property
-    def request(self) -> tuple[Entry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "request")
-
-    @property
-    def response(self) -> tuple[Entry, ...]:
-        return tuple(entry for entry in self.entries if entry.side == "response")
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript(Conversation[TranscriptEntry]):
-    """A model call read as a conversation: what was sent, then what came back."""
-
-    api: Api
-    model: str | None
-    status: int | None
-    streamed: bool
-    event_count: int
-    tools_offered: tuple[str, ...]
-    entries: tuple[TranscriptEntry, ...]
-
-
 def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcript | None:
-    """The transcript of a recorded Responses or Chat Completions call, or None."""
+    """The transcript of a recorded Responses, Chat Completions or Claude Messages call,
+    or None."""
+    if effect.startswith("anthropic."):
+        return claude_transcript_of(effect, inputs, output)
     request = _request_body(inputs)
     if request is None:
         return None
@@ -146,11 +85,9 @@ def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcri
             else:
                 _chat_body(body, prefix, entries)
         elif "text" in reply:
-            entries.append(_entry("response", "note", "body", str(reply["text"])))
+            entries.append(entry("response", "note", "body", str(reply["text"])))
     if reply.get("end") == "closed_early":
-        entries.append(
-            _entry("response", "note", "stream", "the application stopped reading early")
-        )
+        entries.append(entry("response", "note", "stream", "the application stopped reading early"))
     model = request.get("model")
     return Transcript(
         api=api,
@@ -194,12 +131,6 @@ def _api(effect: str, inputs: JsonValue, request: Mapping[str, JsonValue]) -> Ap
         known = ("input", "model", "prompt")
         return "responses" if any(key in request for key in known) else None
     return None
-
-
-def _entry(
-    side: Side, kind: EntryKind, who: str, text: str, path: JsonPath | None = None
-) -> TranscriptEntry:
-    return TranscriptEntry(side=side, kind=kind, who=who, text=text, path=path)
 
 
 def _pretty(value: JsonValue | None) -> str:
@@ -256,7 +187,7 @@ def _responses_request(
 ) -> tuple[str, ...]:
     instructions = request.get("instructions")
     if isinstance(instructions, str) and instructions:
-        entries.append(_entry("request", "instructions", "instructions", instructions))
+        entries.append(entry("request", "instructions", "instructions", instructions))
     prompt = _mapping(request.get("prompt"))
     if prompt is not None:  # a prompt stored on the platform, by id, with its variables
         version = prompt.get("version")
@@ -264,13 +195,13 @@ def _responses_request(
         variables = prompt.get("variables")
         if variables:
             text += "\n" + _pretty(variables)
-        entries.append(_entry("request", "instructions", "stored prompt", text))
+        entries.append(entry("request", "instructions", "stored prompt", text))
     previous = request.get("previous_response_id")
     if isinstance(previous, str):
-        entries.append(_entry("request", "note", "continues", previous))
+        entries.append(entry("request", "note", "continues", previous))
     given = request.get("input")
     if isinstance(given, str):
-        entries.append(_entry("request", "message", "user", given))
+        entries.append(entry("request", "message", "user", given))
     for item in _items(given):
         _responses_item(item, "request", None, entries)
     return _tool_names(request.get("tools"))
@@ -295,34 +226,34 @@ def _responses_item(
             for index, part in enumerate(_items(content)):
                 if isinstance(part.get("text"), str):
                     text = str(part["text"])
-                    entries.append(_entry(side, "text", role, text, at("content", index, "text")))
+                    entries.append(entry(side, "text", role, text, at("content", index, "text")))
                 elif isinstance(part.get("refusal"), str):
                     refusal = str(part["refusal"])
                     entries.append(
-                        _entry(side, "refusal", role, refusal, at("content", index, "refusal"))
+                        entry(side, "refusal", role, refusal, at("content", index, "refusal"))
                     )
             return
-        entries.append(_entry(side, "message", role, _content_text(content)))
+        entries.append(entry(side, "message", role, _content_text(content)))
     elif kind in ("function_call", "custom_tool_call"):
         field = "arguments" if kind == "function_call" else "input"
         entries.append(
-            _entry(side, "tool_call", str(item.get("name")), _pretty(item.get(field)), at(field))
+            entry(side, "tool_call", str(item.get("name")), _pretty(item.get(field)), at(field))
         )
     elif kind in ("function_call_output", "custom_tool_call_output"):
         entries.append(
-            _entry(side, "tool_output", str(item.get("call_id", "")), _pretty(item.get("output")))
+            entry(side, "tool_output", str(item.get("call_id", "")), _pretty(item.get("output")))
         )
     elif kind == "reasoning":
         for index, summary in enumerate(_items(item.get("summary"))):
             text = summary.get("text")
             if isinstance(text, str):
                 entries.append(
-                    _entry(side, "reasoning", "reasoning", text, at("summary", index, "text"))
+                    entry(side, "reasoning", "reasoning", text, at("summary", index, "text"))
                 )
         if not _items(item.get("summary")):
-            entries.append(_entry(side, "reasoning", "reasoning", "(no summary)", None))
+            entries.append(entry(side, "reasoning", "reasoning", "(no summary)", None))
     else:
-        entries.append(_entry(side, "hosted_tool", kind, _hosted_tool_text(item), at()))
+        entries.append(entry(side, "hosted_tool", kind, _hosted_tool_text(item), at()))
 
 
 def _hosted_tool_text(item: Mapping[str, JsonValue]) -> str:
@@ -348,15 +279,15 @@ def _responses_body(
 ) -> None:
     error = _mapping(body.get("error"))
     if error is not None:
-        entries.append(_entry("response", "error", "error", str(error.get("message", error))))
+        entries.append(entry("response", "error", "error", str(error.get("message", error))))
     for index, item in enumerate(_items(body.get("output"))):
         _responses_item(item, "response", (*prefix, "output", index), entries)
     incomplete = _mapping(body.get("incomplete_details"))
     if incomplete is not None:
-        entries.append(_entry("response", "note", "incomplete", str(incomplete.get("reason"))))
+        entries.append(entry("response", "note", "incomplete", str(incomplete.get("reason"))))
     usage = _mapping(body.get("usage"))
     if usage is not None:
-        entries.append(_entry("response", "usage", "usage", _usage_text(usage)))
+        entries.append(entry("response", "usage", "usage", _usage_text(usage)))
 
 
 def _responses_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry]) -> None:
@@ -373,14 +304,14 @@ def _responses_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry
         elif kind == "response.output_item.done" and _mapping(data.get("item")) is not None:
             done.append((index, cast(dict[str, JsonValue], data["item"])))
         elif kind == "error":
-            entries.append(_entry("response", "error", "error", str(data.get("message"))))
+            entries.append(entry("response", "error", "error", str(data.get("message"))))
     if final is not None:
         index, response = final
         _responses_body(response, ("events", index, "data", "response"), entries)
         return
     for index, item in done:
         _responses_item(item, "response", ("events", index, "data", "item"), entries)
-    entries.append(_entry("response", "note", "stream", "ended before the response completed"))
+    entries.append(entry("response", "note", "stream", "ended before the response completed"))
 
 
 # --- Chat Completions ----------------------------------------------------------------------
@@ -393,16 +324,16 @@ def _chat_request(
         role = str(message.get("role", "user"))
         if role == "tool":
             who = str(message.get("tool_call_id", "tool"))
-            entries.append(_entry("request", "tool_output", who, _pretty(message.get("content"))))
+            entries.append(entry("request", "tool_output", who, _pretty(message.get("content"))))
             continue
         text = _content_text(message.get("content"))
         if text:
             kind: EntryKind = "instructions" if role in ("system", "developer") else "message"
-            entries.append(_entry("request", kind, role, text))
+            entries.append(entry("request", kind, role, text))
         for call in _items(message.get("tool_calls")):
             function = _mapping(call.get("function")) or {}
             entries.append(
-                _entry(
+                entry(
                     "request",
                     "tool_call",
                     str(function.get("name")),
@@ -420,17 +351,17 @@ def _chat_message(
 
     for key in ("reasoning_content", "reasoning"):
         if isinstance(message.get(key), str) and message[key]:
-            entries.append(_entry("response", "reasoning", "reasoning", str(message[key]), at(key)))
+            entries.append(entry("response", "reasoning", "reasoning", str(message[key]), at(key)))
     content = message.get("content")
     if isinstance(content, str) and content:
-        entries.append(_entry("response", "text", "assistant", content, at("content")))
+        entries.append(entry("response", "text", "assistant", content, at("content")))
     if isinstance(message.get("refusal"), str):
         refusal = str(message["refusal"])
-        entries.append(_entry("response", "refusal", "assistant", refusal, at("refusal")))
+        entries.append(entry("response", "refusal", "assistant", refusal, at("refusal")))
     for index, call in enumerate(_items(message.get("tool_calls"))):
         function = _mapping(call.get("function")) or {}
         entries.append(
-            _entry(
+            entry(
                 "response",
                 "tool_call",
                 str(function.get("name")),
@@ -445,17 +376,17 @@ def _chat_body(
 ) -> None:
     error = _mapping(body.get("error"))
     if error is not None:
-        entries.append(_entry("response", "error", "error", str(error.get("message", error))))
+        entries.append(entry("response", "error", "error", str(error.get("message", error))))
     for index, choice in enumerate(_items(body.get("choices"))):
         message = _mapping(choice.get("message"))
         if message is not None:
             _chat_message(message, (*prefix, "choices", index, "message"), entries)
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason != "stop":
-            entries.append(_entry("response", "note", "finish", reason))
+            entries.append(entry("response", "note", "finish", reason))
     usage = _mapping(body.get("usage"))
     if usage is not None:
-        entries.append(_entry("response", "usage", "usage", _usage_text(usage)))
+        entries.append(entry("response", "usage", "usage", _usage_text(usage)))
 
 
 def _chat_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry]) -> None:
@@ -490,16 +421,16 @@ def _chat_stream(events: Sequence[JsonValue], entries: list[TranscriptEntry]) ->
             if isinstance(choice.get("finish_reason"), str):
                 reason = str(choice["finish_reason"])
     if reasoning:
-        entries.append(_entry("response", "reasoning", "reasoning", "".join(reasoning)))
+        entries.append(entry("response", "reasoning", "reasoning", "".join(reasoning)))
     if content:
-        entries.append(_entry("response", "text", "assistant", "".join(content)))
+        entries.append(entry("response", "text", "assistant", "".join(content)))
     for position in sorted(calls):
         slot = calls[position]
-        entries.append(_entry("response", "tool_call", slot["name"], _pretty(slot["args"])))
+        entries.append(entry("response", "tool_call", slot["name"], _pretty(slot["args"])))
     if reason not in (None, "stop"):
-        entries.append(_entry("response", "note", "finish", str(reason)))
+        entries.append(entry("response", "note", "finish", str(reason)))
     if usage is not None:
-        entries.append(_entry("response", "usage", "usage", _usage_text(usage)))
+        entries.append(entry("response", "usage", "usage", _usage_text(usage)))
 
 
 def _usage_text(usage: Mapping[str, JsonValue]) -> str:
