@@ -109,16 +109,23 @@ def http_library(http_client: object, *, what: str = "the HTTP client") -> Modul
 
 
 def capturing_client(
-    original_http: Any, *, asynchronous: bool, base_path: str, profile: ProviderProfile
+    original_http: Any,
+    *,
+    asynchronous: bool,
+    base_path: str,
+    profile: ProviderProfile,
+    origin: Origin | None = None,
 ) -> Any:
     """A new HTTP client that captures, sending through `original_http`'s transports.
 
-    It is one layer, configured as `original_http` is (auth, event hooks, base URL,
-    redirects, timeout, default headers and query, the same cookie jar), whose transport and
-    mounted transports (proxies) are the original's, each wrapped in a capturing
-    transport. So a request crosses one HTTP client, as it does without Tool Replay,
-    and the original's connection pool carries it. Closing it closes nothing of the
-    original's.
+    `base_path` is the path of the API's base URL, and `origin` its scheme, host and
+    port when the API has one (an SDK client's base URL): a request elsewhere is no
+    endpoint of the API (RFC 0006 §3.5). It is one layer, configured as `original_http`
+    is (auth, event hooks, base URL, redirects, timeout, default headers and query, the
+    same cookie jar), whose transport and mounted transports (proxies) are the
+    original's, each wrapped in a capturing transport. So a request crosses one HTTP
+    client, as it does without Tool Replay, and the original's connection pool carries
+    it. Closing it closes nothing of the original's.
     """
     library = http_library(original_http, what=f"the {profile.provider} client's HTTP client")
     capture: Any
@@ -126,16 +133,15 @@ def capturing_client(
         capture, client_class = AsyncCaptureTransport, library.AsyncClient
     else:
         capture, client_class = CaptureTransport, library.Client
+    where = _Where(base_path, origin)
     # The HTTP client's transport and mounts have no public accessor; both libraries keep
     # them here. A mount of None (no proxy for those URLs) stays None.
     mounts = {
-        pattern.pattern: None
-        if transport is None
-        else capture(transport, library, base_path, profile)
+        pattern.pattern: None if transport is None else capture(transport, library, where, profile)
         for pattern, transport in original_http._mounts.items()
     }
     return client_class(
-        transport=capture(original_http._transport, library, base_path, profile),
+        transport=capture(original_http._transport, library, where, profile),
         mounts=mounts,
         auth=original_http.auth,
         event_hooks=original_http.event_hooks,
@@ -149,6 +155,18 @@ def capturing_client(
         default_encoding=getattr(original_http, "_default_encoding", "utf-8"),
         trust_env=False,  # the original's environment proxies are among its mounts
     )
+
+
+Origin = tuple[str, str, int | None]
+"""A base URL's scheme, host and port (None: the scheme's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Where the API's endpoints are: below `path` (ending in `/`), at `origin` if known."""
+
+    path: str
+    origin: Origin | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,16 +183,18 @@ class _Capture:
     """What the sync and async transports share: deciding a request, building responses.
 
     `original` is the transport wrapped (the original HTTP client's own, or one of its
-    mounts), `library` the HTTP library of the client sending through it, `base_path`
-    the path of the API's base URL, `profile` the provider's.
+    mounts), `library` the HTTP library of the client sending through it, `where` the
+    API's base URL path (and origin, if known), `profile` the provider's.
     """
 
     def __init__(
-        self, original: Any, library: ModuleType, base_path: str, profile: ProviderProfile
+        self, original: Any, library: ModuleType, where: _Where, profile: ProviderProfile
     ) -> None:
         self.original = original
         self.library = library
+        base_path = where.path
         self.base_path = base_path if base_path.endswith("/") else base_path + "/"
+        self.origin = where.origin
         self.profile = profile
         self.namespace = profile.namespace
 
@@ -189,6 +209,8 @@ class _Capture:
         profile = self.profile
         try:
             name = profile.effect_name(method, self._path(request))
+            if not isinstance(session, ReplaySession):
+                self.check_origin(request)
             content = request.read()
             inputs = request_inputs(
                 method,
@@ -219,6 +241,19 @@ class _Capture:
             "recorded or replayed; make it with a client that is not instrumented"
         )
 
+    def check_origin(self, request: Any) -> None:
+        """Refuse to send a request to another host than the API's, to record or as a
+        fork's live call. A base URL of `/` (Anthropic's) puts every path below it, so
+        the host decides. Replay leaves the host out, as identity does (§3.4): an absolute
+        URL the API gave (a batch's `results_url`) names the host it was recorded from."""
+        url = request.url
+        if self.origin is not None and (url.scheme, url.host, url.port) != self.origin:
+            raise UnsupportedRequestError(
+                f"{request.method} {url.path}: this request goes to another host than the "
+                "client's base URL, so it is no endpoint of this client's API and cannot be "
+                "recorded or sent from a fork; make it with a client that is not instrumented"
+            )
+
     def call_for(self, exchange: _Exchange, request: Any) -> Any:
         """The replayed response to a request, or the call to send it as.
 
@@ -244,6 +279,11 @@ class _Capture:
                 raise failure from None
             return self.replayed_response(exchange, recorded.partial, request, failure)
         if isinstance(answer, PendingCall):
+            try:
+                self.check_origin(request)  # a live call: it would be sent
+            except UnsupportedRequestError:
+                session.abort(answer)
+                raise
             return answer
         return self.replayed_response(exchange, answer, request, None)
 
