@@ -39,7 +39,14 @@ from toolreplay.portable import JsonValue, copy_value
 from toolreplay.summaries import CallSummary
 from toolreplay.trace.model import Outcome
 
-__all__ = ["CLOSING_FIELDS", "TOOL_BLOCKS", "final_message", "summarize"]
+__all__ = [
+    "CLOSING_FIELDS",
+    "TOOL_BLOCKS",
+    "final_message",
+    "requested_model",
+    "streams_by_path",
+    "summarize",
+]
 
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Content blocks whose `input` streams as JSON text (`input_json_delta`)."""
@@ -249,3 +256,30 @@ def _add_delta(
     elif kind == "citations_delta" and block.get("type") == "text":
         cited = block.get("citations")
         block["citations"] = [*(cited if isinstance(cited, list) else []), delta.get("citation")]
+
+
+# --- the cloud platforms' requests -------------------------------------------------------
+
+# Where Bedrock and Vertex put the model: `/model/<id>/invoke`, `.../models/<id>:rawPredict`.
+_MODEL_SEGMENTS = ("model", "models")
+
+
+def requested_model(request: Mapping[str, JsonValue], path: JsonValue) -> str | None:
+    """The model a Messages request asks for: its body's `model`, else the one a cloud
+    endpoint's path names (Bedrock and Vertex take the model out of the body)."""
+    model = request.get("model")
+    if isinstance(model, str):
+        return model
+    if not isinstance(path, str):
+        return None
+    segments = path.split("/")
+    for position, segment in enumerate(segments[:-1]):
+        if segment in _MODEL_SEGMENTS:
+            return segments[position + 1].partition(":")[0] or None
+    return None
+
+
+def streams_by_path(path: JsonValue) -> bool:
+    """Whether a cloud endpoint's path says the answer streams (Bedrock takes `stream`
+    out of the body and calls `invoke-with-response-stream`)."""
+    return isinstance(path, str) and path.endswith("/invoke-with-response-stream")

@@ -10,7 +10,8 @@ differs between providers is small, and a profile says it:
   `github.GET /repos/{id}`);
 - `keeps_response_header` and `request_headers`: which headers are kept (credential
   headers never are, whatever a profile says: `is_credential_header`);
-- `stream_format`: how a streamed body is split into ordered events (`SSE`);
+- `stream_format`: how a streamed body is split into ordered events (`SSE`, or
+  `BEDROCK_CHUNKS` for Amazon Bedrock's binary event streams);
 - `stable_body` and `explain_miss`: how a request body is made the same across runs,
   and what a replay miss means for this provider's older traces;
 - `transport_error_envelope`: the envelope a transport failure is recorded in;
@@ -73,17 +74,22 @@ def is_credential_header(name: str) -> bool:
 
 
 class StreamFormat(Protocol):
-    """How a streamed response body is recorded as ordered events and served again."""
+    """How a streamed response body is recorded as ordered events and served again.
+
+    `binary` says the body's bytes are not its text (AWS event streams hold their events
+    in base64), so the secret scan searches the recorded events, not the body."""
 
     name: str
+    binary: bool
 
     def matches(self, media_type: str) -> bool:
         """Whether a body of this media type (lowercase, no parameters) is such a stream."""
         ...
 
-    def parse(self, text: str) -> tuple[list[JsonValue], str, bool]:
-        """The complete events, the text after the last one, and whether every event is
-        known to be portable JSON."""
+    def parse(self, content: bytes) -> tuple[list[JsonValue], str, bool]:
+        """The complete events, what follows the last one (as text), and whether every
+        event is known to be portable JSON. A ValueError if the body is not such a
+        stream: it is then recorded as bytes."""
         ...
 
     def encode(self, operation: str, events: list[JsonValue], tail: str) -> bytes:

@@ -396,7 +396,9 @@ class _Capture:
             raise
         if error is None:
             assert output is not None
-            session.complete(call, output, portable=portable, encoded=_scan_text(output, content))
+            binary = self.profile.stream_format.binary and "events" in output
+            encoded = None if binary else _scan_text(output, content)
+            session.complete(call, output, portable=portable, encoded=encoded)
         else:
             envelope = self.profile.transport_error_envelope
             session.fail(call, transport_error(self.library, error, request, output, envelope))
@@ -427,8 +429,9 @@ def _scan_text(output: dict[str, JsonValue], content: bytes) -> bytes | None:
     and is made of letters, digits, `_`, `-`, `.` and spaces, which the body holds as
     themselves; so the same match is in these bytes (the output's own keys are fixed
     words that match nothing; a float's digits may be written differently, but no rule
-    reads floats). Not so when the body escapes characters as `\\u....`, or for a
-    base64 body: then None, and the scan encodes the output.
+    reads floats). Not so when the body escapes characters as `\\u....`, for a
+    base64 body, or for a binary stream's events (the caller's): then None, and the scan
+    encodes the output.
     """
     if "base64" in output or b"\\u" in content:
         return None

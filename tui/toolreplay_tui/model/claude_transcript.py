@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from toolreplay.adapters.anthropic_summary import final_message
+from toolreplay.adapters.anthropic_summary import final_message, requested_model
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.conversation import EntryKind, Side, Transcript, TranscriptEntry, entry
 from toolreplay_tui.model.jsonpaths import JsonPath
@@ -57,7 +57,7 @@ def claude_transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> T
     status = answer.get("status")
     return Transcript(
         api="messages",
-        model=_model(request, shaped),
+        model=requested_model(request, (shaped or {}).get("path")),
         status=status if isinstance(status, int) and not isinstance(status, bool) else None,
         streamed=streamed,
         event_count=len(cast(list[JsonValue], events)) if streamed else 0,
@@ -74,22 +74,6 @@ def _objects(value: JsonValue | None) -> list[dict[str, JsonValue]]:
     if not isinstance(value, list):
         return []
     return [cast(dict[str, JsonValue], item) for item in value if isinstance(item, dict)]
-
-
-def _model(request: Mapping[str, JsonValue], inputs: Mapping[str, JsonValue] | None) -> str | None:
-    """The model asked for: the body's, else the one a cloud endpoint's path names
-    (`/model/<id>/invoke` on Bedrock, `.../models/<id>:rawPredict` on Vertex)."""
-    model = request.get("model")
-    if isinstance(model, str):
-        return model
-    path = (inputs or {}).get("path")
-    if not isinstance(path, str):
-        return None
-    segments = path.split("/")
-    for position, segment in enumerate(segments[:-1]):
-        if segment in ("model", "models"):
-            return segments[position + 1].partition(":")[0] or None
-    return None
 
 
 def _pretty(value: JsonValue | None) -> str:
