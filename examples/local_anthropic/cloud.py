@@ -33,6 +33,8 @@ __all__ = [
     "AWS_SESSION_TOKEN",
     "BEDROCK_MODEL",
     "GOOGLE_TOKEN",
+    "PROJECT",
+    "REGION",
     "VERTEX_MODEL",
     "LocalBedrock",
     "LocalVertex",

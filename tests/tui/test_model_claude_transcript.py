@@ -135,7 +135,11 @@ def test_a_conversation_with_tool_results_errors_and_a_cloud_path() -> None:
     path = "/model/anthropic.claude-sonnet-4-6-v1:0/invoke"
     transcript = transcript_of(EFFECT, inputs(body, path), output)
     assert transcript is not None
-    assert (transcript.model, transcript.status) == ("anthropic.claude-sonnet-4-6-v1", 529)
+    assert (transcript.model, transcript.status) == ("anthropic.claude-sonnet-4-6-v1:0", 529)
+    vertex = "/projects/p/locations/us-east5/publishers/anthropic/models/claude-x@2026:rawPredict"
+    on_vertex = transcript_of(EFFECT, inputs(body, vertex), output)
+    assert on_vertex is not None
+    assert on_vertex.model == "claude-x@2026"
     assert rows(transcript) == [
         ("request", "message", "user", "Refund order 8812."),
         ("request", "reasoning", "thinking", "(redacted)"),

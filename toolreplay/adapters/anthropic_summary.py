@@ -260,9 +260,6 @@ def _add_delta(
 
 # --- the cloud platforms' requests -------------------------------------------------------
 
-# Where Bedrock and Vertex put the model: `/model/<id>/invoke`, `.../models/<id>:rawPredict`.
-_MODEL_SEGMENTS = ("model", "models")
-
 
 def requested_model(request: Mapping[str, JsonValue], path: JsonValue) -> str | None:
     """The model a Messages request asks for: its body's `model`, else the one a cloud
@@ -274,8 +271,11 @@ def requested_model(request: Mapping[str, JsonValue], path: JsonValue) -> str | 
         return None
     segments = path.split("/")
     for position, segment in enumerate(segments[:-1]):
-        if segment in _MODEL_SEGMENTS:
-            return segments[position + 1].partition(":")[0] or None
+        model = segments[position + 1]
+        if segment == "model":  # Bedrock's ids hold colons: `anthropic.claude-...-v1:0`
+            return model or None
+        if segment == "models":  # Vertex's ends in its method: `<model>:rawPredict`
+            return model.rpartition(":")[0] or model or None
     return None
 
 
