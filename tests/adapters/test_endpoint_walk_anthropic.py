@@ -8,18 +8,26 @@ network guard open and the client pointed at a loopback server that counts the
 connections it accepts. Each call must end in Tool Replay's refusal, and the server
 must accept nothing. The few methods that send no request of their own are listed in
 `SENDS_NOTHING` with the reason, and checked to exist.
+
+The same for `AnthropicBedrock` and `AnthropicVertex` (and async), whose requests the SDK
+signs first (SigV4 with made-up keys, offline) or gives a made-up Google token: what
+their platform does not offer (batches, Bedrock's token counting, threads) the SDK
+refuses before building a request, and everything else Tool Replay refuses.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import pytest
 from anthropic._resource import AsyncAPIResource, SyncAPIResource  # the SDK's resource bases
+from anthropic.lib.bedrock import AnthropicBedrock, AsyncAnthropicBedrock
+from anthropic.lib.vertex import AnthropicVertex, AsyncAnthropicVertex
 
 import toolreplay
 from tests.adapters.endpoint_walk import walk
@@ -113,3 +121,60 @@ def test_every_anthropic_endpoint_is_refused_under_replay_and_sends_nothing(
     # Each listed method is still there (async only: the worker).
     assert set(SENDS_NOTHING) - names <= {"client.beta.environments.work.worker"}
     print(mode, len(walked), "endpoints; sending nothing by design:", sorted(not_refused))
+
+
+def cloud_client(platform: str, mode: str, base_url: str) -> Any:
+    """An instrumented Bedrock client (signing with made-up AWS keys, offline) or Vertex
+    client (a made-up token) of `base_url`."""
+    if platform == "bedrock":
+        kind: Any = AnthropicBedrock if mode == "sync" else AsyncAnthropicBedrock
+        return instrument(
+            kind(
+                aws_access_key="AKIAWALK000000000000",
+                aws_secret_key="walk-secret",
+                aws_region="us-east-1",
+                base_url=base_url,
+                max_retries=0,
+            )
+        )
+    kind = AnthropicVertex if mode == "sync" else AsyncAnthropicVertex
+    return instrument(
+        kind(
+            region="us-east5",
+            project_id="walk",
+            access_token="ya29.walk",
+            base_url=f"{base_url}/v1",
+            max_retries=0,
+        )
+    )
+
+
+# The platform clients refuse, before any request, what their platform does not offer.
+UNOFFERED = re.compile(r"not supported in (the )?(Bedrock|Vertex)|not available on this client")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("platform", ["bedrock", "vertex"])
+def test_every_bedrock_and_vertex_endpoint_is_refused_under_replay_and_sends_nothing(
+    platform: str, mode: str, tmp_path: Path
+) -> None:
+    server = CountingServer()
+    try:
+        client = cloud_client(platform, mode, server.url.removesuffix("/"))
+        walked = walk(client, tmp_path, RESOURCES, network="allow")
+    finally:
+        server.close()
+    assert server.accepted == 0
+    names = {item.where for item in walked}
+    assert {"client.messages.create", "client.messages.stream", "client.beta.messages.create"} <= (
+        names
+    )
+    refused = [item.where for item in walked if item.outcome == "refused"]
+    assert len(refused) >= 10
+    unoffered = {item.where: repr(item.error) for item in walked if item.outcome != "refused"}
+    assert all(
+        isinstance(item.error, anthropic.AnthropicError) and UNOFFERED.search(str(item.error))
+        for item in walked
+        if item.outcome != "refused"
+    ), unoffered
+    print(platform, mode, len(refused), "refused;", len(unoffered), "not offered by the platform")
