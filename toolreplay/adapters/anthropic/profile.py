@@ -37,6 +37,7 @@ ANTHROPIC = ProviderProfile(
     transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
     request_headers=REQUEST_HEADERS,
     recipes=_RECIPES,
+    same_host=True,  # the base URL path is `/`: only the host says what is Anthropic's
 )
 """The Anthropic profile: every request of an instrumented Anthropic client."""
 
@@ -49,6 +50,7 @@ BEDROCK = ProviderProfile(
     request_headers=REQUEST_HEADERS,
     stream_format=BEDROCK_CHUNKS,
     recipes=_RECIPES,
+    same_host=True,
 )
 """Every request of an instrumented `AnthropicBedrock` client: streams are AWS event
 streams, kept as the Messages events their chunks carry."""
@@ -61,6 +63,7 @@ VERTEX = ProviderProfile(
     transport_error_envelope=TRANSPORT_ERROR_ENVELOPE,
     request_headers=REQUEST_HEADERS,
     recipes=_RECIPES,
+    same_host=True,
 )
 """Every request of an instrumented `AnthropicVertex` client."""
 

@@ -110,7 +110,10 @@ class ProviderProfile:
     parsed JSON request body in place of values that differ on every run (None: the
     body as sent). `explain_miss(session, operation, inputs)` may turn a replay miss
     into a clearer error (a trace recorded by an older adapter), or give None.
-    `provider` names the API in messages ("OpenAI").
+    `provider` names the API in messages ("OpenAI"). `same_host` makes a request to
+    another host than the client's base URL no endpoint of the API, refused when it would
+    be sent (recording, a fork's live call): for an API whose base URL path is `/`, where
+    the path alone says nothing (Anthropic's).
     """
 
     namespace: str
@@ -125,6 +128,7 @@ class ProviderProfile:
         Callable[[ReplaySession, str, dict[str, JsonValue]], ToolReplayError | None] | None
     ) = None
     recipes: RecipeResolver | None = None
+    same_host: bool = False
 
     def __post_init__(self) -> None:
         credentials = sorted(name for name in self.request_headers if is_credential_header(name))

@@ -119,8 +119,8 @@ def capturing_client(
     """A new HTTP client that captures, sending through `original_http`'s transports.
 
     `base_path` is the path of the API's base URL, and `origin` its scheme, host and
-    port when the API has one (an SDK client's base URL): a request elsewhere is no
-    endpoint of the API (RFC 0006 §3.5). It is one layer, configured as `original_http`
+    port when the API has one (an SDK client's base URL): for a profile with
+    `same_host`, a request elsewhere is no endpoint of the API (RFC 0006 §3.5). It is one layer, configured as `original_http`
     is (auth, event hooks, base URL, redirects, timeout, default headers and query, the
     same cookie jar), whose transport and mounted transports (proxies) are the
     original's, each wrapped in a capturing transport. So a request crosses one HTTP
@@ -194,7 +194,7 @@ class _Capture:
         self.library = library
         base_path = where.path
         self.base_path = base_path if base_path.endswith("/") else base_path + "/"
-        self.origin = where.origin
+        self.origin = where.origin if profile.same_host else None
         self.profile = profile
         self.namespace = profile.namespace
 
