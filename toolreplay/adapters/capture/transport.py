@@ -120,12 +120,14 @@ def capturing_client(
 
     `base_path` is the path of the API's base URL, and `origin` its scheme, host and
     port when the API has one (an SDK client's base URL): for a profile with
-    `same_host`, a request elsewhere is no endpoint of the API (RFC 0006 §3.5). It is one layer, configured as `original_http`
-    is (auth, event hooks, base URL, redirects, timeout, default headers and query, the
-    same cookie jar), whose transport and mounted transports (proxies) are the
-    original's, each wrapped in a capturing transport. So a request crosses one HTTP
-    client, as it does without Tool Replay, and the original's connection pool carries
-    it. Closing it closes nothing of the original's.
+    `same_host`, a request elsewhere is no endpoint of the API (RFC 0006 §3.5).
+
+    It is one layer, configured as `original_http` is (auth, event hooks, base URL,
+    redirects, timeout, default headers and query, the same cookie jar), whose transport
+    and mounted transports (proxies) are the original's, each wrapped in a capturing
+    transport. So a request crosses one HTTP client, as it does without Tool Replay, and
+    the original's connection pool carries it. Closing it closes nothing of the
+    original's.
     """
     library = http_library(original_http, what=f"the {profile.provider} client's HTTP client")
     capture: Any
