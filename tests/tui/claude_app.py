@@ -29,6 +29,7 @@ TOOLS: Any = [
     }
 ]
 THINKING: Any = {"type": "enabled", "budget_tokens": 1024}
+ADMIN_KEY = "sk-ant-admin01-CANARY-tui-5d20"  # a credential header the application adds
 
 
 @toolreplay.effect("shop.order.lookup")
@@ -42,7 +43,14 @@ def main() -> dict[str, JsonValue]:
         final_text=lambda results: f"The carrier lost it: {results[-1]}. I will refund it.",
     )
     http = httpx2.Client(transport=httpx2.MockTransport(api))
-    client = instrument(anthropic.Anthropic(api_key=API_KEY, http_client=http, max_retries=0))
+    client = instrument(
+        anthropic.Anthropic(
+            api_key=API_KEY,
+            http_client=http,
+            max_retries=0,
+            default_headers={"anthropic-admin-api-key": ADMIN_KEY},
+        )
+    )
     asked: Any = [{"role": "user", "content": QUESTION}]
     first = client.messages.create(
         model=MODEL, max_tokens=2048, system=SYSTEM, messages=asked, tools=TOOLS, thinking=THINKING

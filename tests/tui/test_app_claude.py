@@ -5,6 +5,7 @@ message its events add up to, the raw JSON a key away, and a fork from the TUI."
 
 from __future__ import annotations
 
+import base64
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,8 @@ from tests.tui.support import Project, child_env
 
 pytest.importorskip("anthropic", reason="the Anthropic adapter's extra is not installed")
 
-from tests.tui.claude_app import QUESTION, SYSTEM  # needs the SDK
+from examples.local_anthropic import API_KEY
+from tests.tui.claude_app import ADMIN_KEY, QUESTION, SYSTEM  # needs the SDK
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SOURCE = Path(__file__).parent / "claude_app.py"
@@ -139,6 +141,19 @@ async def test_a_fork_editing_claudes_answer_works_from_the_tui(project: Project
         assert result.ok, (result.error, result.stderr)
         assert isinstance(result.return_value, dict)
         assert result.return_value["answer"] == "Found it: it is on its way."
+    # The debugger's work folder (the branch, the patch file) and the traces hold no
+    # credential the application sent (its own source, which holds them, aside).
+    written = [
+        path
+        for path in project.root.rglob("*")
+        if path.is_file() and path.suffix != ".py" and "__pycache__" not in path.parts
+    ]
+    assert any(".toolreplay" in path.parts for path in written)
+    for path in written:
+        content = path.read_bytes()
+        for secret in (API_KEY, ADMIN_KEY):
+            for form in (secret.encode(), base64.b64encode(secret.encode())):
+                assert form not in content, (path, secret)
 
 
 def test_a_claude_transcript(project: Project, snap_compare: Any) -> None:
