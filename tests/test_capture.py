@@ -16,10 +16,11 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -647,10 +648,10 @@ def test_capture_logs_nothing_on_success(tmp_path: Path, caplog: pytest.LogCaptu
     assert capture_warnings(caplog) == []
 
 
-# --- the OpenAI adapter under capture ------------------------------------------------------
+# --- the adapters under capture -------------------------------------------------------------
 
 
-def test_an_instrumented_openai_client_is_captured_and_never_refused(tmp_path: Path) -> None:
+def _openai_app() -> tuple[Callable[[], str], Any, Callable[[], int], str]:
     from examples.local_openai import LocalOpenAI, response_body
     from tests.adapters.support import sync_client
     from toolreplay.adapters.openai import instrument
@@ -658,14 +659,45 @@ def test_an_instrumented_openai_client_is_captured_and_never_refused(tmp_path: P
     api = LocalOpenAI(response_body(), "approve")
     client = instrument(sync_client(api))
 
-    @toolreplay.capture(tmp_path)
     def decide() -> str:
         return client.responses.create(model="gpt-5-mini", input="Refund?").output_text
 
-    assert decide() == "approve"
+    return decide, client, lambda: api.calls, "openai.responses.create"
+
+
+def _anthropic_app() -> tuple[Callable[[], str], Any, Callable[[], int], str]:
+    import anthropic
+    import httpx2
+
+    from examples.local_anthropic import API_KEY, MODEL, LocalAnthropic
+    from toolreplay.adapters.anthropic import instrument
+
+    api = LocalAnthropic(final_text=lambda _results: "approve")
+    http = httpx2.Client(transport=httpx2.MockTransport(api))
+    client = instrument(anthropic.Anthropic(api_key=API_KEY, http_client=http, max_retries=0))
+
+    def decide() -> str:
+        # Streamed: the capture records the events when the application has read them.
+        asked: Any = [{"role": "user", "content": "Refund?"}]
+        with client.messages.stream(model=MODEL, max_tokens=64, messages=asked) as stream:
+            return stream.get_final_text()
+
+    return decide, client, lambda: len(api.requests), "anthropic.messages.create"
+
+
+@pytest.mark.parametrize("app", [_openai_app, _anthropic_app], ids=["openai", "anthropic"])
+def test_an_instrumented_client_is_captured_and_never_refused(
+    app: Callable[[], tuple[Callable[[], str], Any, Callable[[], int], str]], tmp_path: Path
+) -> None:
+    decide, client, calls, effect = app()
+    assert toolreplay.capture(tmp_path)(decide)() == "approve"
     (kept,) = traces(tmp_path)
     (operation,) = toolreplay.read_trace(kept).operations
-    assert operation.effect == "openai.responses.create"
+    assert operation.effect == effect
+    with toolreplay.replay(kept):  # the captured call replays with nothing sent
+        sent = calls()
+        assert decide() == "approve"
+        assert calls() == sent
 
     # A request the adapter cannot record (outside the base URL): a recording refuses it;
     # a capture sends it as the plain client would and keeps no trace.
@@ -677,9 +709,9 @@ def test_an_instrumented_openai_client_is_captured_and_never_refused(tmp_path: P
         return "answered"
 
     plain = elsewhere()
-    calls = api.calls
+    before = calls()
     assert toolreplay.capture(tmp_path / "other")(elsewhere)() == plain
-    assert api.calls == calls + 1
+    assert calls() == before + 1
     assert not (tmp_path / "other").exists() or traces(tmp_path / "other") == []
 
 

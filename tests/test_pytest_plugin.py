@@ -618,10 +618,30 @@ def offline_environment(**extra: str) -> dict[str, str]:
     return environment
 
 
-def test_the_openai_marker_example_records_once_then_replays_offline(tmp_path: Path) -> None:
-    pytest.importorskip("openai")
-    example = tmp_path / "test_openai_refund.py"
-    shutil.copyfile(ROOT / "examples" / "pytest_marker" / "test_openai_refund.py", example)
+MARKER_EXAMPLES = {
+    "openai": (
+        "test_openai_refund.py",
+        [
+            "test_a_large_refund_goes_to_manual_review.trp",
+            "test_the_async_client_is_recorded_and_replayed_the_same_way.trp",
+        ],
+    ),
+    "anthropic": (
+        "test_anthropic_refund.py",
+        [
+            "test_a_streamed_answer_on_the_async_client_replays_the_same.trp",
+            "test_claude_refunds_the_lost_order.trp",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("sdk", list(MARKER_EXAMPLES))
+def test_a_marker_example_records_once_then_replays_offline(sdk: str, tmp_path: Path) -> None:
+    pytest.importorskip(sdk)
+    name, expected = MARKER_EXAMPLES[sdk]
+    example = tmp_path / name
+    shutil.copyfile(ROOT / "examples" / "pytest_marker" / name, example)
 
     def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -637,11 +657,8 @@ def test_the_openai_marker_example_records_once_then_replays_offline(tmp_path: P
     recorded = run()
     assert recorded.returncode == 0, recorded.stdout[-3000:]
     assert "2 trace(s) recorded:" in recorded.stdout
-    traces = sorted(p.name for p in (tmp_path / "traces" / "test_openai_refund").iterdir())
-    assert traces == [
-        "test_a_large_refund_goes_to_manual_review.trp",
-        "test_the_async_client_is_recorded_and_replayed_the_same_way.trp",
-    ]
+    traces = sorted(p.name for p in (tmp_path / "traces" / example.stem).iterdir())
+    assert traces == expected
     # In CI the default mode is none: the tests replay, and their provider counts stay 0.
     replayed = run(CI="true")
     assert replayed.returncode == 0, replayed.stdout[-3000:]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay import BUILTIN_SECRET_RULES, RedactionKey, SecretScanError, SecretScanner
+from toolreplay import BUILTIN_SECRET_RULES, JsonValue, RedactionKey, SecretScanError, SecretScanner
 from toolreplay.redaction import luhn_valid
 from toolreplay.redaction.scanner import (
     _LOOSE,  # pyright: ignore[reportPrivateUsage]
@@ -234,3 +234,44 @@ def test_a_digit_run_inside_a_hex_digest_is_no_card_number() -> None:
     assert scanner.spans(f"9f{card}ab{'0' * 30}") == []
     assert scanner.spans(f"{card}abcdef") == []
     assert scanner.spans(f"ab{card}") == []
+
+
+# --- a stream's pieces put back together (a key cut across events) ----------------------
+
+
+def _pieces(text: str, size: int = 5) -> list[JsonValue]:
+    return [
+        {"event": "content_block_delta", "data": {"delta": {"text": text[i : i + size]}}}
+        for i in range(0, len(text), size)
+    ]
+
+
+def test_a_key_cut_across_stream_events_is_found_in_the_text_they_add_up_to() -> None:
+    key = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    events = _pieces(f"your key is {key}, keep it")
+    assert all(key not in str(event) for event in events)
+    output: JsonValue = {"status": 200, "events": events}
+    findings = SCANNER.scan_value(output, part="output")
+    assert [(f.rule, f.path) for f in findings] == [
+        ("openai-api-key", "$.events[*].data.delta.text")
+    ]
+    # Within an operation line of a trace file, as `toolreplay scan` reads it.
+    line: JsonValue = {"outcome": {"value": output}}
+    (finding,) = SCANNER.scan_value(line, part="text")
+    assert finding.path == "$.outcome.value.events[*].data.delta.text"
+    # A key whole in one event is said once, where it is.
+    whole = SCANNER.scan_value({"events": [*events, *_pieces(key, 100)]}, part="output")
+    assert [f.path for f in whole] == [f"$.events[{len(events)}].data.delta.text"]
+
+
+def test_event_ids_and_names_joined_are_not_taken_for_secrets() -> None:
+    # Joined, these ids would read 4111111111111111: a card number. Streamed data is
+    # joined (a number may be streamed digit by digit); an event's own id and name are not.
+    def events(data: bool) -> list[JsonValue]:
+        return [
+            {"event": "chunk", "id": digit, "data": {"id": "msg_1", "n": digit if data else ""}}
+            for digit in "4111111111111111"
+        ]
+
+    assert SCANNER.scan_value({"events": events(True)}, part="output") != []
+    assert SCANNER.scan_value({"events": events(False)}, part="output") == []

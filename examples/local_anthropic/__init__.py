@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
 
-__all__ = ["API_KEY", "BATCH_ID", "DATED_MODEL", "MODEL", "ORGANIZATION", "LocalAnthropic", "sse"]
+__all__ = [
+    "API_KEY",
+    "BATCH_ID",
+    "DATED_MODEL",
+    "MODEL",
+    "ORGANIZATION",
+    "REFUND_INPUT",
+    "LocalAnthropic",
+    "refusing",
+    "sse",
+]
 
 API_KEY = "sk-ant-api03-CANARY-anthropic-3f9d1c"  # the shape of an Anthropic key
 MODEL = "claude-sonnet-4-6"
@@ -51,9 +62,36 @@ def sse(events: list[dict[str, Any]]) -> bytes:
     ).encode()
 
 
-def _content(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the model answers: a thinking block when thinking is on, then a tool use when
-    tools are offered and the last message is the user's question, else text."""
+REFUND_INPUT = {"order_id": 8812, "reason": "lost in transit"}
+"""The input of the tool use the API answers with, unless told otherwise."""
+
+
+def _tool_results(request: dict[str, Any]) -> list[str] | None:
+    """The text of the tool results the last message carries, None if it carries none."""
+    last = request["messages"][-1]
+    if not isinstance(last["content"], list):
+        return None
+    results = [part for part in last["content"] if part.get("type") == "tool_result"]
+    if not results:
+        return None
+    texts: list[str] = []
+    for result in results:
+        content = result.get("content", "")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content)
+        texts.append(str(content))
+    return texts
+
+
+def _content(
+    request: dict[str, Any],
+    tool_input: dict[str, Any] = REFUND_INPUT,
+    final_text: Callable[[list[str]], str] | None = None,
+    preface: str | None = "Let me check that order.",
+) -> list[dict[str, Any]]:
+    """What the model answers: a thinking block when thinking is on, then (`preface` and)
+    a tool use when tools are offered and the last message is the user's question, else
+    text (made from the tool results by `final_text` when given)."""
     blocks: list[dict[str, Any]] = []
     if request.get("thinking", {}).get("type") == "enabled":
         blocks.append(
@@ -63,27 +101,33 @@ def _content(request: dict[str, Any]) -> list[dict[str, Any]]:
                 "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxPaW5nIHNpZ25hdHVyZQ==",
             }
         )
-    last = request["messages"][-1]
-    answered = isinstance(last["content"], list) and any(
-        part.get("type") == "tool_result" for part in last["content"]
-    )
-    if request.get("tools") and not answered:
-        blocks.append({"type": "text", "text": "Let me check that order."})
+    results = _tool_results(request)
+    if request.get("tools") and results is None:
+        if preface is not None:
+            blocks.append({"type": "text", "text": preface})
         blocks.append(
             {
                 "type": "tool_use",
                 "id": "toolu_01A09q90qw90lq917835lq9",
                 "name": request["tools"][0]["name"],
-                "input": {"order_id": 8812, "reason": "lost in transit"},
+                "input": tool_input,
             }
         )
+    elif final_text is not None:
+        blocks.append({"type": "text", "text": final_text(results or [])})
     else:
         blocks.append({"type": "text", "text": "Order 8812 was refunded in full."})
     return blocks
 
 
-def message(request: dict[str, Any], number: int) -> dict[str, Any]:
-    content = _content(request)
+def message(
+    request: dict[str, Any],
+    number: int,
+    tool_input: dict[str, Any] = REFUND_INPUT,
+    final_text: Callable[[list[str]], str] | None = None,
+    preface: str | None = "Let me check that order.",
+) -> dict[str, Any]:
+    content = _content(request, tool_input, final_text, preface)
     return {
         "id": f"msg_01XFDUDYJgAACzvnptvVoY{number:02d}",
         "type": "message",
@@ -152,17 +196,34 @@ BATCH = {
 
 class LocalAnthropic:
     """The Anthropic API on loopback. `fail` maps a status to answer the next Messages
-    request with (an error body of the API's shape); `requests` are those received."""
+    request with (an error body of the API's shape); `requests` are those received.
 
-    def __init__(self) -> None:
+    A scripted agent's model: its tool use has `tool_input` (after the text `preface`,
+    unless None), and once the tools have answered, its text is `final_text(the tool
+    results' texts)`.
+    """
+
+    def __init__(
+        self,
+        *,
+        tool_input: dict[str, Any] = REFUND_INPUT,
+        final_text: Callable[[list[str]], str] | None = None,
+        preface: str | None = "Let me check that order.",
+    ) -> None:
         self.requests: list[Any] = []
         self.fail: list[int] = []
+        self.tool_input = tool_input
+        self.final_text = final_text
+        self.preface = preface
 
     def __call__(self, request: Any) -> Any:
         self.requests.append(request)
         # The SDK sends its key as `x-api-key` or, in newer releases, as a bearer token.
-        key = request.headers.get("x-api-key") or request.headers.get("authorization", "")
-        assert key.removeprefix("Bearer ") == API_KEY, "the SDK sends its key"
+        sent = {
+            request.headers.get("x-api-key"),
+            request.headers.get("authorization", "").removeprefix("Bearer "),
+        }
+        assert API_KEY in sent, "the SDK sends its key"
         number = len(self.requests)
         headers = {
             "request-id": f"req_011CT{number:04d}",
@@ -179,7 +240,7 @@ class LocalAnthropic:
             return httpx2.Response(status, json=body, headers=headers)
         if path == "/v1/messages":
             sent = json.loads(request.content)
-            final = message(sent, number)
+            final = message(sent, number, self.tool_input, self.final_text, self.preface)
             if sent.get("stream"):
                 return httpx2.Response(
                     200,
@@ -231,3 +292,18 @@ class LocalAnthropic:
             return httpx2.Response(200, json=model, headers=headers)
         body = {"type": "error", "error": {"type": "not_found_error", "message": path}}
         return httpx2.Response(404, json=body, headers=headers)
+
+
+def refusing(requests: list[Any] | None = None) -> Callable[[Any], Any]:
+    """A handler that fails on any request it is given (and appends it to `requests`):
+    the transport of a client that must send nothing, as under replay."""
+
+    def refuse(request: Any) -> Any:
+        if requests is not None:
+            requests.append(request)
+        raise httpx2.ConnectError(
+            f"no provider in this run, yet {request.method} {request.url.path} was sent",
+            request=request,
+        )
+
+    return refuse

@@ -11,9 +11,10 @@ never reaches.
   `lookup_order` then `issue_refund`, whose receipt ends the run (it is the answer),
   run with `Runner.run` or `Runner.run_streamed`.
 - `pydantic-ai`: an agent with the example's `lookup_order` tool, then a final message, over
-  the Responses API or Chat Completions, or on Gemini (`GoogleModel` over an instrumented
-  `genai.Client`, served by the fake Gemini API of examples/local_gemini), run with
-  `agent.run` or `agent.run_stream`.
+  the Responses API or Chat Completions, over Claude (`AnthropicModel` on an instrumented
+  `AsyncAnthropic`, served by examples/local_anthropic), or on Gemini (`GoogleModel` over an
+  instrumented `genai.Client`, served by the fake Gemini API of examples/local_gemini), run
+  with `agent.run` or `agent.run_stream`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+import anthropic
+import httpx2
 import openai
 
+from examples.local_anthropic import API_KEY as ANTHROPIC_KEY
+from examples.local_anthropic import MODEL as CLAUDE
+from examples.local_anthropic import LocalAnthropic, refusing
 from examples.local_gemini import AgentScript, LocalGemini
 from examples.local_openai.scripted import ScriptedModel, ToolCall
 from examples.openai_agents_refund import (
@@ -36,6 +42,7 @@ from examples.openai_agents_refund import (
 from examples.openai_agents_refund import provider as agents_api
 from tests.adapters.support import async_client
 from toolreplay import JsonValue
+from toolreplay.adapters.anthropic import instrument as instrument_anthropic
 from toolreplay.adapters.openai import instrument
 
 if TYPE_CHECKING:
@@ -138,6 +145,49 @@ async def _run_refund_agent(model: Model, *, streamed: bool) -> JsonValue:
     return result.output
 
 
+def claude_api() -> LocalAnthropic:
+    """The Claude the pydantic-ai app talks to: a tool use looking the order up (with no
+    text before it, so a streamed run's first text is the answer), then an answer."""
+    return LocalAnthropic(
+        tool_input={"order_id": ORDER_ID},
+        final_text=lambda results: f"Order {ORDER_ID} is on file: {results[-1]}",
+        preface=None,
+    )
+
+
+def claude_client(
+    base_url: str | None = None, *, sent: list[Any] | None = None
+) -> anthropic.AsyncAnthropic:
+    """A plain `AsyncAnthropic` of the local API at `base_url` (its loopback URL, without
+    `/v1`), or with no base URL, one whose transport refuses every request (appending it
+    to `sent`)."""
+    if base_url is not None:
+        return anthropic.AsyncAnthropic(api_key=ANTHROPIC_KEY, base_url=base_url, max_retries=0)
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(refusing(sent)))
+    return anthropic.AsyncAnthropic(api_key=ANTHROPIC_KEY, http_client=http, max_retries=0)
+
+
+async def run_pydantic_ai_claude(client: anthropic.AsyncAnthropic, *, streamed: bool) -> str:
+    """The pydantic-ai app on Claude (`AnthropicModel`): its final answer. `max_tokens` is
+    small enough that pydantic-ai sends `agent.run`'s requests unstreamed."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    provider = AnthropicProvider(anthropic_client=instrument_anthropic(client))
+    agent = Agent(
+        AnthropicModel(CLAUDE, provider=provider),
+        instructions=INSTRUCTIONS,
+        tools=[lookup_order],
+        model_settings={"max_tokens": 1024},
+    )
+    if streamed:
+        async with agent.run_stream(QUESTION) as run:
+            return await run.get_output()
+    result = await agent.run(QUESTION)
+    return result.output
+
+
 # --- runners of promoted cases (no arguments; the scripted model is never reached) ---
 
 
@@ -173,3 +223,11 @@ def pydantic_ai_gemini_refund() -> JsonValue:
 def pydantic_ai_gemini_refund_streamed() -> JsonValue:
     client = gemini_client(handler=pydantic_ai_gemini_api())
     return asyncio.run(run_pydantic_ai_gemini(client, streamed=True))
+
+
+def pydantic_ai_claude() -> JsonValue:
+    return asyncio.run(run_pydantic_ai_claude(claude_client(), streamed=False))
+
+
+def pydantic_ai_claude_streamed() -> JsonValue:
+    return asyncio.run(run_pydantic_ai_claude(claude_client(), streamed=True))

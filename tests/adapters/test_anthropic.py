@@ -496,8 +496,12 @@ def test_the_adapter_refuses_what_it_cannot_capture() -> None:
     client = instrument(anthropic.Anthropic(api_key=API_KEY))
     with pytest.raises(TypeError, match="already instrumented"):
         instrument(client)
-    with pytest.raises(TypeError, match=r"anthropic\.Anthropic or anthropic\.AsyncAnthropic"):
+    with pytest.raises(TypeError, match=r"anthropic\.Anthropic, AnthropicBedrock or Anthrop"):
         instrument(cast(Any, object()))
+    # The SDK's other platform clients: named, with why.
+    foundry = anthropic.AnthropicFoundry(api_key=API_KEY, resource="example-resource")
+    with pytest.raises(TypeError, match=r"does not capture anthropic\.AnthropicFoundry"):
+        instrument(cast(Any, foundry))
     copied = client.with_options(timeout=5)
     assert type(copied).__name__ == "InstrumentedAnthropic"
     assert copied.original_client is client.original_client

@@ -141,3 +141,24 @@ def test_a_request_outside_the_base_url_is_refused_in_a_session(tmp_path: Path) 
             client.get("https://elsewhere.example/tokens", cast_to=object)
     assert sent == []
     assert len(toolreplay.read_trace(empty)) == 0
+
+
+def test_a_request_to_another_host_is_refused_though_its_path_is_below_the_base_url(
+    tmp_path: Path,
+) -> None:
+    # Anthropic's base URL path is `/`: every path is below it, so the host decides.
+    import anthropic
+    import httpx2
+
+    from examples.local_anthropic import refusing as refusing_claude
+    from toolreplay.adapters.anthropic import instrument as instrument_claude
+
+    sent: list[Any] = []
+    http = httpx2.Client(transport=httpx2.MockTransport(refusing_claude(sent)))
+    client = instrument_claude(anthropic.Anthropic(api_key="sk-ant-x", http_client=http))
+    trace = tmp_path / "claude.trp"
+    with toolreplay.record(trace):
+        with pytest.raises(toolreplay.UnsupportedRequestError, match="another host"):
+            client.get("https://elsewhere.example/v1/models", cast_to=object)
+    assert sent == []
+    assert len(toolreplay.read_trace(trace)) == 0

@@ -24,7 +24,10 @@ TUI_SOURCE = Path(__file__).resolve().parents[2] / "tui" / "toolreplay_tui"
 # The recipe registry (RFC 0004 §1.7) as `toolreplay.runtime.recipes`, a model call's
 # summary (RFC 0006 §10) as `toolreplay.summaries`, and the OpenAI adapter's replies and
 # edits (RFC 0006 §9) as `toolreplay.adapters.openai`, which needs the SDK: the debugger
-# previews a reply and edits a stream with them, imported when used.
+# previews a reply and edits a stream with them, imported when used. The Anthropic
+# adapter's reading of its recorded values without the SDK (RFC 0006 Part IV, C.7) as
+# `toolreplay.adapters.anthropic_summary`: the transcript shows a streamed answer as the
+# message `final_message` adds up, the one reading the adapter's replies use.
 PUBLIC_NAMESPACES = {
     "toolreplay.files",
     "toolreplay.protocol",
@@ -33,6 +36,7 @@ PUBLIC_NAMESPACES = {
     "toolreplay.runtime.recipes",
     "toolreplay.summaries",
     "toolreplay.adapters.openai",
+    "toolreplay.adapters.anthropic_summary",
 }
 
 

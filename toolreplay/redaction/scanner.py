@@ -22,6 +22,7 @@ from typing import Literal, cast
 
 from toolreplay.errors import SecretInTraceError, SecretScanError, ToolReplayError
 from toolreplay.portable import JsonValue, canonical_json, format_path
+from toolreplay.redaction.streamed_text import joined_stream_texts
 
 __all__ = [
     "BUILTIN_SECRET_RULES",
@@ -388,16 +389,21 @@ class SecretScanner:
         effect: str | None = None,
         encoded: bytes | None = None,
     ) -> list[SecretFinding]:
-        """Every finding in a portable value: strings, object keys and integers.
+        """Every finding in a portable value: strings, object keys and integers, and the
+        text a stream's pieces add up to (`$.events[*].data.delta.text`: see
+        `streamed_text.py`).
 
         `encoded` is the value's JSON text when the caller already has it (any
         JSON encoding of it will do, or any text in which every prefilter match
         of that text is found too); it lets a clean value be passed in one search.
         """
+        joined = joined_stream_texts(value)  # a stream's pieces, put back together
         if self._prefiltered:
             if encoded is None:
                 encoded = canonical_json(value)
-            if not _may_match_loose(encoded):
+            if not _may_match_loose(encoded) and not any(
+                _may_match_loose(text.encode()) for _, text in joined
+            ):
                 return []
         findings: list[SecretFinding] = []
         seen: set[tuple[str, str]] = set()
@@ -406,6 +412,15 @@ class SecretScanner:
             if (path, rule) not in seen:
                 seen.add((path, rule))
                 findings.append(SecretFinding(rule, part, path, effect))
+        for path, text in joined:
+            # Said once: a rule already found in one of the pieces is not found again.
+            stream = path.partition("[*]")[0] + "["
+            for rule in self.scan_text(text):
+                if (path, rule) not in seen and not any(
+                    f.rule == rule and f.path.startswith(stream) for f in findings
+                ):
+                    seen.add((path, rule))
+                    findings.append(SecretFinding(rule, part, path, effect))
         return findings
 
     def _walk(

@@ -16,6 +16,12 @@ SDK's HTTP transport by the capture core: inputs are the method, path, query, th
 `anthropic-version` and `anthropic-beta` headers and the JSON body as sent; the output
 is the status, a few response headers and the body as received (a stream as its named
 events). `x-api-key`, `Authorization` and every other credential are never recorded.
+
+Claude on the cloud platforms is captured the same way: `instrument(AnthropicBedrock())`
+(requests signed by the SDK with SigV4, as usual; a stream is an AWS event stream, kept
+as the Messages events its chunks carry) and `instrument(AnthropicVertex())` (a Google
+bearer token). Their Messages calls are `anthropic.messages.create` too, the model in the
+recorded path.
 Supported SDK versions: anthropic 2.10.0 and later 2.x (`uv sync --extra anthropic`).
 
 In a fork, `reply(...)` answers a Messages call in one line (a message, or the event
@@ -45,7 +51,11 @@ require_sdk(
 
 from toolreplay.adapters.anthropic.client import (  # noqa: E402  # only after the version check
     InstrumentedAnthropic,
+    InstrumentedAnthropicBedrock,
+    InstrumentedAnthropicVertex,
     InstrumentedAsyncAnthropic,
+    InstrumentedAsyncAnthropicBedrock,
+    InstrumentedAsyncAnthropicVertex,
     instrument,
 )
 from toolreplay.adapters.anthropic.exchange import (  # noqa: E402
@@ -63,7 +73,11 @@ __all__ = [
     "REQUEST_HEADERS",
     "SUPPORTED_SDK_VERSIONS",
     "InstrumentedAnthropic",
+    "InstrumentedAnthropicBedrock",
+    "InstrumentedAnthropicVertex",
     "InstrumentedAsyncAnthropic",
+    "InstrumentedAsyncAnthropicBedrock",
+    "InstrumentedAsyncAnthropicVertex",
     "edit",
     "edited_output",
     "effect_name",

@@ -4,11 +4,11 @@ message, and a recorded stream rewritten to agree with an edit.
 A Messages stream is a run of named server-sent events: `message_start` (the message
 with no content yet), then per content block `content_block_start`, its deltas
 (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`,
-`citations_delta`, `compaction_delta`) and `content_block_stop`, then `message_delta`
-(the stop reason and the usage, and in a beta stream context management's edits) and
-`message_stop`; `ping` events may come between. The SDK adds the
+`citations_delta`) and `content_block_stop`, then `message_delta` (the stop reason
+and the usage) and `message_stop`; `ping` events may come between. The SDK adds the
 events up into the message `get_final_message()` returns; `final_message` adds them up
-the same way.
+the same way (`toolreplay.adapters.anthropic_summary`, which reads recorded values
+without the SDK, holds it for the debugger too).
 
 Pure functions over recorded outputs (RFC 0006 §4.1): no SDK, no HTTP library.
 """
@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import cast
 
+from toolreplay.adapters.anthropic_summary import CLOSING_FIELDS, TOOL_BLOCKS, final_message
 from toolreplay.adapters.capture.recipes import apply_edits
 from toolreplay.adapters.capture.streamed import text_pieces
 from toolreplay.errors import PatchError
@@ -33,13 +34,6 @@ from toolreplay.portable import (
 
 __all__ = ["edited_output", "final_message", "message_events"]
 
-# Blocks whose `input` streams as JSON text (`input_json_delta`), as the SDK tracks them.
-_TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-# Message fields the closing `message_delta` states, not `message_start`.
-_CLOSING = ("stop_reason", "stop_sequence", "stop_details")
-# Message fields a beta stream's `message_delta` states beside its delta (context
-# management's applied edits), which replace `message_start`'s when given.
-_STATED_AT_CLOSE = ("context_management", "input_transformations")
 _WHERE = (
     "Paths run through the final message (for a stream, the message the SDK ends up "
     "with), like $.content[0].text, $.content[1].input.order_id, $.stop_reason, "
@@ -49,91 +43,6 @@ _WHERE = (
 
 def _copy(value: JsonObject) -> JsonObject:
     return cast(JsonObject, copy_value(value))
-
-
-def final_message(output: Mapping[str, JsonValue]) -> JsonObject | None:
-    """The message of a recorded Messages answer: its JSON body, or the message its
-    stream adds up to (as the SDK's `get_final_message()`); None for any other output
-    or a stream that ended before `message_stop`."""
-    body = json_object(output.get("body"))
-    if body is not None:
-        return body if body.get("type") == "message" else None
-    return _accumulate(json_objects(output.get("events")))
-
-
-def _accumulate(events: list[JsonObject]) -> JsonObject | None:
-    message: JsonObject | None = None
-    content: list[JsonValue] = []
-    buffers: dict[int, str] = {}
-    for event in events:
-        data = json_object(event.get("data"))
-        kind = data.get("type") if data is not None else None
-        if data is None or (message is None and kind != "message_start"):
-            continue
-        if kind == "message_start":
-            started = json_object(data.get("message"))
-            if started is None:
-                return None
-            message = _copy(started)
-            content = [copy_value(block) for block in json_objects(message.get("content"))]
-            message["content"] = content
-            continue
-        assert message is not None
-        index = data.get("index")
-        block = (
-            json_object(content[index])
-            if type(index) is int and 0 <= index < len(content)
-            else None
-        )
-        if kind == "content_block_start":
-            started_block = json_object(data.get("content_block"))
-            content.append(_copy(started_block) if started_block is not None else {})
-        elif kind == "content_block_delta" and block is not None:
-            _add_delta(block, json_object(data.get("delta")) or {}, buffers, cast(int, index))
-        elif kind == "content_block_stop" and block is not None and index in buffers:
-            text = buffers.pop(cast(int, index))
-            try:
-                block["input"] = json.loads(text) if text.strip() else {}
-            except ValueError:
-                return None  # the SDK refuses such a stream too
-        elif kind == "message_delta":
-            delta = json_object(data.get("delta")) or {}
-            for key in _CLOSING:
-                message[key] = copy_value(delta.get(key))
-            if delta.get("container") is not None:
-                message["container"] = copy_value(delta["container"])
-            for key in _STATED_AT_CLOSE:
-                if data.get(key) is not None:
-                    message[key] = copy_value(data[key])
-            usage = json_object(message.get("usage"))
-            if usage is None:
-                usage = message["usage"] = {}
-            for key, value in (json_object(data.get("usage")) or {}).items():
-                # Cumulative counts: they replace; absent ones keep message_start's.
-                if key == "output_tokens" or value is not None:
-                    usage[key] = copy_value(value)
-        elif kind == "message_stop":
-            return message
-    return None
-
-
-def _add_delta(block: JsonObject, delta: JsonObject, buffers: dict[int, str], index: int) -> None:
-    kind = delta.get("type")
-    if kind == "text_delta" and block.get("type") == "text":
-        block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
-    elif kind == "input_json_delta" and block.get("type") in _TOOL_BLOCKS:
-        buffers[index] = buffers.get(index, "") + str(delta.get("partial_json", ""))
-    elif kind == "thinking_delta" and block.get("type") == "thinking":
-        block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking", ""))
-    elif kind == "signature_delta" and block.get("type") == "thinking":
-        block["signature"] = copy_value(delta.get("signature"))
-    elif kind == "compaction_delta" and block.get("type") == "compaction":
-        # Each delta states the whole compacted context, not a piece of it.
-        block["content"] = copy_value(delta.get("content"))
-        block["encrypted_content"] = copy_value(delta.get("encrypted_content"))
-    elif kind == "citations_delta" and block.get("type") == "text":
-        cited = block.get("citations")
-        block["citations"] = [*(cited if isinstance(cited, list) else []), delta.get("citation")]
 
 
 # --- writing a stream -----------------------------------------------------------------------
@@ -161,7 +70,7 @@ def block_events(index: int, block: JsonObject) -> list[JsonValue]:
         deltas = [{"type": "thinking_delta", "thinking": p} for p in pieces]
         if block.get("signature"):
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
-    elif kind in _TOOL_BLOCKS:
+    elif kind in TOOL_BLOCKS:
         opening["input"] = {}
         arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in text_pieces(arguments)]
@@ -177,14 +86,14 @@ def message_events(final: JsonObject) -> list[JsonValue]:
     usage = json_object(final.get("usage")) or {}
     started = _copy(final)
     started["content"] = []
-    for key in _CLOSING:
+    for key in CLOSING_FIELDS:
         if key in started:
             started[key] = None
     started["usage"] = {**_copy(usage), "output_tokens": min(1, _count(usage))}
     events: list[JsonValue] = [_event("message_start", message=started)]
     for index, block in enumerate(json_objects(final.get("content"))):
         events += block_events(index, block)
-    delta: JsonObject = {key: copy_value(final.get(key)) for key in _CLOSING if key in final}
+    delta: JsonObject = {key: copy_value(final.get(key)) for key in CLOSING_FIELDS if key in final}
     events.append(_event("message_delta", delta=delta, usage={"output_tokens": _count(usage)}))
     events.append(_event("message_stop"))
     return events
@@ -268,7 +177,7 @@ def _edited_events(
         if data is not None and kind == "message_start":
             message = _copy(json_object(data.get("message")) or {})
             for key, value in edited.items():
-                if key not in ("content", "usage", *_CLOSING):
+                if key not in ("content", "usage", *CLOSING_FIELDS):
                     message[key] = copy_value(value)
             recorded = json_object(message.get("usage")) or {}
             message["usage"] = {**_copy(usage), "output_tokens": recorded.get("output_tokens", 0)}
@@ -276,7 +185,7 @@ def _edited_events(
         elif data is not None and kind == "message_delta":
             delta = json_object(data.get("delta"))
             if delta is not None:
-                for key in _CLOSING:
+                for key in CLOSING_FIELDS:
                     if key in delta or key in edited:
                         delta[key] = copy_value(edited.get(key))
                 if delta.get("container") is not None:

@@ -23,6 +23,7 @@ from typing import cast
 
 from toolreplay.adapters.anthropic.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.anthropic.messages import edited_output, final_message, message_events
+from toolreplay.adapters.anthropic_summary import requested_model, streams_by_path
 from toolreplay.adapters.capture.recipes import (
     ModelRecipes,
     edit_recipe,
@@ -226,9 +227,12 @@ class _Reply:
     def output(self) -> JsonValue:
         self._check_request()
         message = self._message()
-        streamed = self.request.get("stream") is True
+        path = self.call.inputs.get("path")
+        on_bedrock = streams_by_path(path)  # Bedrock streams AWS event-stream frames
+        streamed = self.request.get("stream") is True or on_bedrock
+        media = "text/event-stream; charset=utf-8" if streamed else "application/json"
         headers: JsonObject = {
-            "content-type": "text/event-stream; charset=utf-8" if streamed else "application/json",
+            "content-type": "application/vnd.amazon.eventstream" if on_bedrock else media,
             "request-id": self._id("req_", "request"),
         }
         for name, value in self.template_headers.items():
@@ -262,7 +266,7 @@ class _Reply:
     def _model(self) -> JsonValue:
         if "model" in self.spec:
             return self.spec["model"]
-        requested = self.request.get("model")
+        requested = requested_model(self.request, self.call.inputs.get("path"))
         recorded = self.template.get("model")
         # A recorded answer names the dated model behind the requested alias.
         if isinstance(recorded, str) and (

@@ -221,19 +221,25 @@ def recorded_response(
     portable = True  # every string below is decoded UTF-8 or a header value
     content_type = kept.get("content-type")
     content_type = content_type if isinstance(content_type, str) else None
+    stream = profile.stream_format
+    if content_type is not None and stream.matches(media_type(content_type)):
+        try:
+            events, tail, portable = stream.parse(content)
+        except ValueError:  # not such a stream after all: its bytes, as they came
+            output["base64"] = base64.b64encode(content).decode("ascii")
+        else:
+            output["events"] = events
+            if tail:
+                output["tail"] = tail
+        output["end"] = end
+        return output, portable
     text: str | None
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    stream = profile.stream_format
     if text is None:
         output["base64"] = base64.b64encode(content).decode("ascii")
-    elif content_type is not None and stream.matches(media_type(content_type)):
-        events, tail, portable = stream.parse(text)
-        output["events"] = events
-        if tail:
-            output["tail"] = tail
     elif content_type is not None and is_json(content_type) and end == "complete" and text:
         try:
             output["body"], portable = loads_checked(text, depth=_BODY_DEPTH)

@@ -10,7 +10,8 @@ differs between providers is small, and a profile says it:
   `github.GET /repos/{id}`);
 - `keeps_response_header` and `request_headers`: which headers are kept (credential
   headers never are, whatever a profile says: `is_credential_header`);
-- `stream_format`: how a streamed body is split into ordered events (`SSE`);
+- `stream_format`: how a streamed body is split into ordered events (`SSE`, or
+  `BEDROCK_CHUNKS` for Amazon Bedrock's binary event streams);
 - `stable_body` and `explain_miss`: how a request body is made the same across runs,
   and what a replay miss means for this provider's older traces;
 - `body_type`: what a request's body is where its SDK labels it wrongly (an upload's
@@ -77,17 +78,22 @@ def is_credential_header(name: str) -> bool:
 
 
 class StreamFormat(Protocol):
-    """How a streamed response body is recorded as ordered events and served again."""
+    """How a streamed response body is recorded as ordered events and served again.
+
+    `binary` says the body's bytes are not its text (AWS event streams hold their events
+    in base64), so the secret scan searches the recorded events, not the body."""
 
     name: str
+    binary: bool
 
     def matches(self, media_type: str) -> bool:
         """Whether a body of this media type (lowercase, no parameters) is such a stream."""
         ...
 
-    def parse(self, text: str) -> tuple[list[JsonValue], str, bool]:
-        """The complete events, the text after the last one, and whether every event is
-        known to be portable JSON."""
+    def parse(self, content: bytes) -> tuple[list[JsonValue], str, bool]:
+        """The complete events, what follows the last one (as text), and whether every
+        event is known to be portable JSON. A ValueError if the body is not such a
+        stream: it is then recorded as bytes."""
         ...
 
     def encode(self, operation: str, events: list[JsonValue], tail: str) -> bytes:
@@ -115,7 +121,10 @@ class ProviderProfile:
     its JSON response body whose values are credentials the API hands out (an ephemeral
     token): they are recorded, and so replayed, as `<redacted>`; the live response the
     application gets while recording is untouched.
-    `provider` names the API in messages ("OpenAI").
+    `provider` names the API in messages ("OpenAI"). `same_host` makes a request to
+    another host than the client's base URL no endpoint of the API, refused when it would
+    be sent (recording, a fork's live call): for an API whose base URL path is `/`, where
+    the path alone says nothing (Anthropic's).
     """
 
     namespace: str
@@ -134,6 +143,7 @@ class ProviderProfile:
     credential_outputs: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict[str, tuple[str, ...]]
     )
+    same_host: bool = False
 
     def __post_init__(self) -> None:
         for name, paths in self.credential_outputs.items():

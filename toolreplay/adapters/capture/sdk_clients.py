@@ -28,11 +28,13 @@ def capture(
 ) -> None:
     """Give an SDK client an HTTP client that captures, sending through `original_http`'s
     transports (`capturing_client`), and remember the original for its copies."""
+    base_url = client.base_url
     client._client = capturing_client(
         original_http,
         asynchronous=asynchronous,
-        base_path=str(client.base_url.path),
+        base_path=str(base_url.path),
         profile=profile,
+        origin=(base_url.scheme, base_url.host, base_url.port),
     )
     client._toolreplay_http = original_http
 

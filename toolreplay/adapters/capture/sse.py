@@ -7,7 +7,7 @@ repeated fields), plus the text after the last complete event (a cut stream's
 partial event). Replay writes them back as `event:`/`data:` lines with compact JSON,
 which every SSE decoder reads as the same events.
 
-`SSE` is the `StreamFormat` (see `profile.py`) every profile uses today.
+`SSE` is the `StreamFormat` (see `profile.py`) of every profile but Bedrock's.
 """
 
 from __future__ import annotations
@@ -39,14 +39,17 @@ class EventStreamFormat:
     """`text/event-stream`, as `StreamFormat`."""
 
     name = "sse"
+    binary = False
 
     def matches(self, media_type: str) -> bool:
         """Whether a response of this media type (lowercase, no parameters) is a stream."""
         return media_type == "text/event-stream"
 
-    def parse(self, text: str) -> tuple[list[JsonValue], str, bool]:
+    def parse(self, content: bytes) -> tuple[list[JsonValue], str, bool]:
         """Complete events, the text after the last one (a cut stream's partial event),
-        and whether every event is known to be portable JSON (`portable.loads_checked`)."""
+        and whether every event is known to be portable JSON (`portable.loads_checked`).
+        A body that is not UTF-8 is a ValueError (`UnicodeDecodeError`)."""
+        text = content.decode("utf-8")
         if "\r" in text:
             blocks = _EVENT_SEPARATOR.split(text)
             split_lines = _LINE.split

@@ -115,14 +115,19 @@ def capturing_client(
     base_path: str,
     profile: ProviderProfile,
     sends_through: Any = None,
+    origin: Origin | None = None,
 ) -> Any:
     """A new HTTP client that captures, sending through `original_http`'s transports.
 
+    `base_path` is the path of the API's base URL, and `origin` its scheme, host and
+    port when the API has one (an SDK client's base URL): for a profile with
+    `same_host`, a request elsewhere is no endpoint of the API (RFC 0006 §3.5).
+
     It is one layer, configured as `original_http` is (auth, event hooks, base URL,
-    redirects, timeout, default headers and query, the same cookie jar), whose transport and
-    mounted transports (proxies) are the original's, each wrapped in a capturing
-    transport. So a request crosses one HTTP client, as it does without Tool Replay,
-    and the original's connection pool carries it. Closing it closes nothing of the
+    redirects, timeout, default headers and query, the same cookie jar), whose transport
+    and mounted transports (proxies) are the original's, each wrapped in a capturing
+    transport. So a request crosses one HTTP client, as it does without Tool Replay, and
+    the original's connection pool carries it. Closing it closes nothing of the
     original's.
 
     `sends_through`, when given, is the one transport to wrap instead of the original's
@@ -136,12 +141,11 @@ def capturing_client(
         capture, client_class = AsyncCaptureTransport, library.AsyncClient
     else:
         capture, client_class = CaptureTransport, library.Client
+    where = _Where(base_path, origin)
     # The HTTP client's transport and mounts have no public accessor; both libraries keep
     # them here. A mount of None (no proxy for those URLs) stays None.
     mounts = {
-        pattern.pattern: None
-        if transport is None
-        else capture(transport, library, base_path, profile)
+        pattern.pattern: None if transport is None else capture(transport, library, where, profile)
         for pattern, transport in original_http._mounts.items()
     }
     if sends_through is not None:
@@ -150,7 +154,7 @@ def capturing_client(
         transport=capture(
             original_http._transport if sends_through is None else sends_through,
             library,
-            base_path,
+            where,
             profile,
         ),
         mounts=mounts,
@@ -168,6 +172,18 @@ def capturing_client(
     )
 
 
+Origin = tuple[str, str, int | None]
+"""A base URL's scheme, host and port (None: the scheme's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Where the API's endpoints are: below `path` (ending in `/`), at `origin` if known."""
+
+    path: str
+    origin: Origin | None
+
+
 @dataclass(frozen=True, slots=True)
 class _Exchange:
     """One request as an effect call: its name, inputs and the session deciding it."""
@@ -182,16 +198,18 @@ class _Capture:
     """What the sync and async transports share: deciding a request, building responses.
 
     `original` is the transport wrapped (the original HTTP client's own, or one of its
-    mounts), `library` the HTTP library of the client sending through it, `base_path`
-    the path of the API's base URL, `profile` the provider's.
+    mounts), `library` the HTTP library of the client sending through it, `where` the
+    API's base URL path (and origin, if known), `profile` the provider's.
     """
 
     def __init__(
-        self, original: Any, library: ModuleType, base_path: str, profile: ProviderProfile
+        self, original: Any, library: ModuleType, where: _Where, profile: ProviderProfile
     ) -> None:
         self.original = original
         self.library = library
+        base_path = where.path
         self.base_path = base_path if base_path.endswith("/") else base_path + "/"
+        self.origin = where.origin if profile.same_host else None
         self.profile = profile
         self.namespace = profile.namespace
 
@@ -206,6 +224,8 @@ class _Capture:
         profile = self.profile
         try:
             name = profile.effect_name(method, self._path(request))
+            if not isinstance(session, ReplaySession):
+                self.check_origin(request)
             content = request.read()
             inputs = request_inputs(
                 method,
@@ -242,6 +262,19 @@ class _Capture:
             "recorded or replayed; make it with a client that is not instrumented"
         )
 
+    def check_origin(self, request: Any) -> None:
+        """Refuse to send a request to another host than the API's, to record or as a
+        fork's live call. A base URL of `/` (Anthropic's) puts every path below it, so
+        the host decides. Replay leaves the host out, as identity does (§3.4): an absolute
+        URL the API gave (a batch's `results_url`) names the host it was recorded from."""
+        url = request.url
+        if self.origin is not None and (url.scheme, url.host, url.port) != self.origin:
+            raise UnsupportedRequestError(
+                f"{request.method} {url.path}: this request goes to another host than the "
+                "client's base URL, so it is no endpoint of this client's API and cannot be "
+                "recorded or sent from a fork; make it with a client that is not instrumented"
+            )
+
     def call_for(self, exchange: _Exchange, request: Any) -> Any:
         """The replayed response to a request, or the call to send it as.
 
@@ -267,6 +300,11 @@ class _Capture:
                 raise failure from None
             return self.replayed_response(exchange, recorded.partial, request, failure)
         if isinstance(answer, PendingCall):
+            try:
+                self.check_origin(request)  # a live call: it would be sent
+            except UnsupportedRequestError:
+                session.abort(answer)
+                raise
             return answer
         return self.replayed_response(exchange, answer, request, None)
 
@@ -384,7 +422,9 @@ class _Capture:
             raise
         if error is None:
             assert output is not None
-            session.complete(call, output, portable=portable, encoded=_scan_text(output, content))
+            binary = self.profile.stream_format.binary and "events" in output
+            encoded = None if binary else _scan_text(output, content)
+            session.complete(call, output, portable=portable, encoded=encoded)
         else:
             envelope = self.profile.transport_error_envelope
             session.fail(call, transport_error(self.library, error, request, output, envelope))
@@ -415,8 +455,9 @@ def _scan_text(output: dict[str, JsonValue], content: bytes) -> bytes | None:
     and is made of letters, digits, `_`, `-`, `.` and spaces, which the body holds as
     themselves; so the same match is in these bytes (the output's own keys are fixed
     words that match nothing; a float's digits may be written differently, but no rule
-    reads floats). Not so when the body escapes characters as `\\u....`, or for a
-    base64 body: then None, and the scan encodes the output.
+    reads floats). Not so when the body escapes characters as `\\u....`, for a
+    base64 body, or for a binary stream's events (the caller's): then None, and the scan
+    encodes the output.
     """
     if "base64" in output or b"\\u" in content:
         return None

@@ -1,7 +1,7 @@
 """What a recorded call read as a conversation is made of: entries, who said them, on which
 side, and the transcript of a model call (`transcript.py` reads OpenAI's calls into it,
-`gemini_transcript.py` Gemini's, `mcp_transcript.py` an MCP request's), with the helpers
-those readers share over recorded JSON.
+`claude_transcript.py` Anthropic's, `gemini_transcript.py` Gemini's, `mcp_transcript.py`
+an MCP request's), with the helpers those readers share over recorded JSON.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ EntryKind = Literal[
 ]
 
 Side = Literal["request", "response"]
-Api = Literal["responses", "chat.completions", "gemini"]
+Api = Literal["responses", "chat.completions", "messages", "gemini"]
 
 Kind = TypeVar("Kind", bound=str)
 

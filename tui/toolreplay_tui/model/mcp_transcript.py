@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from toolreplay.portable import JsonValue, json_object
+from toolreplay_tui.model.conversation import Conversation, ConversationEntry
 from toolreplay_tui.model.jsonpaths import JsonPath
-from toolreplay_tui.model.transcript import Conversation, ConversationEntry
 
 __all__ = ["McpCall", "McpEntry", "McpEntryKind", "mcp_call_of"]
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from toolreplay.portable import JsonValue, json_object, json_objects
+from toolreplay_tui.model.claude_transcript import claude_transcript_of
 from toolreplay_tui.model.conversation import (
     Api,
     Conversation,
@@ -50,9 +51,12 @@ _FINAL_STREAM_EVENTS = ("response.completed", "response.incomplete", "response.f
 
 
 def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcript | None:
-    """The transcript of a recorded Responses, Chat Completions or Gemini call, or None."""
+    """The transcript of a recorded Responses, Chat Completions, Claude Messages or Gemini
+    call, or None."""
     if effect.startswith("google_genai."):
         return gemini_transcript(effect, inputs, output)
+    if effect.startswith("anthropic."):
+        return claude_transcript_of(effect, inputs, output)
     request = _request_body(inputs)
     if request is None:
         return None

@@ -9,8 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from toolreplay import terminal_safe_text
+from toolreplay_tui.model.conversation import EntryKind, Transcript, TranscriptEntry
 from toolreplay_tui.model.jsonpaths import JsonPath, path_text
-from toolreplay_tui.model.transcript import EntryKind, Transcript, TranscriptEntry
 
 __all__ = ["conversation_table", "render_transcript", "said_text"]
 
