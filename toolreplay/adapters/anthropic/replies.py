@@ -25,11 +25,14 @@ from toolreplay.adapters.anthropic.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.anthropic.messages import edited_output, final_message, message_events
 from toolreplay.adapters.anthropic_summary import requested_model, streams_by_path
 from toolreplay.adapters.capture.recipes import (
+    USAGE_KEYS,
     ModelRecipes,
+    calls_problem,
     edit_recipe,
     made_id,
-    nearest_recorded,
+    nearest_answer,
     posted_body,
+    usage_problem,
 )
 from toolreplay.errors import PatchError
 from toolreplay.patches import OutputRecipe
@@ -54,7 +57,6 @@ ToolCallSpec = tuple[str, Mapping[str, object]] | Mapping[str, object]
 JSON object."""
 
 _REPLY_KEYS = ("text", "tool_calls", "thinking", "stop_reason", "model", "usage")
-_USAGE_KEYS = ("input_tokens", "output_tokens")
 _STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal")
 
 
@@ -163,41 +165,7 @@ def _reply_problem(spec: JsonValue) -> str | None:
         return (
             f"stop_reason is one of {', '.join(_STOP_REASONS)}, got {preview(spec['stop_reason'])}"
         )
-    calls = spec.get("tool_calls", [])
-    if not isinstance(calls, list) or (not calls and "tool_calls" in spec):
-        return "tool_calls must be a non-empty list of {name, input}"
-    for position, call in enumerate(calls):
-        if not isinstance(call, dict) or call.keys() != {"name", "input"}:
-            return f"tool_calls[{position}]: a tool call is {{name, input}}, got {preview(call)}"
-        if not isinstance(call["name"], str) or not call["name"]:
-            return f"tool_calls[{position}]: the name must be a non-empty string"
-        if not isinstance(call["input"], dict):
-            return f"tool_calls[{position}]: the input must be a JSON object"
-    usage = spec.get("usage", {})
-    if (
-        not isinstance(usage, dict)
-        or ("usage" in spec and not usage)
-        or usage.keys() - set(_USAGE_KEYS)
-    ):
-        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
-    for key, value in usage.items():
-        if type(value) is not int or value < 0:
-            return f"{key} must be a non-negative int, got {preview(value)}"
-    return None
-
-
-def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
-    """The final message and headers of the recorded answer of the call's endpoint
-    nearest the call, or None."""
-
-    def accept(output: dict[str, JsonValue]) -> tuple[JsonObject, JsonObject] | None:
-        status = output.get("status")
-        message = final_message(output) if status == 200 else None
-        if message is None:
-            return None
-        return message, json_object(output.get("headers")) or {}
-
-    return nearest_recorded(call, accept)
+    return calls_problem(spec, "tool_calls", "input") or usage_problem(spec)
 
 
 ANTHROPIC_RECIPES = ModelRecipes(
@@ -217,7 +185,7 @@ class _Reply:
         self.call = call
         self.spec = spec
         self.request = posted_body(call)
-        template = _nearest_answer(call)
+        template = nearest_answer(call, final_message)
         self.template: JsonObject = template[0] if template else {}
         self.template_headers: JsonObject = template[1] if template else {}
 
@@ -280,7 +248,7 @@ class _Reply:
         recorded = json_object(self.template.get("usage"))
         usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
         for key, value in usage.items():  # what the recorded answer was made of, not this one
-            if key not in _USAGE_KEYS and type(value) is int:
+            if key not in USAGE_KEYS and type(value) is int:
                 usage[key] = 0
         written = len(str(self.spec.get("text", ""))) + len(str(self.spec.get("thinking", "")))
         written += sum(len(str(call)) for call in json_objects(self.spec.get("tool_calls")))

@@ -22,20 +22,34 @@ from typing import TypeVar, cast
 from toolreplay.errors import PatchError
 from toolreplay.jsonpath import parse_path
 from toolreplay.patches import OutputRecipe
-from toolreplay.portable import JsonObject, JsonValue, copy_value, ensure_portable, preview
+from toolreplay.portable import (
+    JsonObject,
+    JsonValue,
+    copy_value,
+    ensure_portable,
+    json_object,
+    preview,
+)
 from toolreplay.runtime.recipes import RecipeCall
 from toolreplay.trace.model import Operation, Returned
 
 __all__ = [
+    "USAGE_KEYS",
     "ModelRecipes",
     "apply_edits",
+    "calls_problem",
     "edit_problem",
     "edit_recipe",
     "made_id",
+    "nearest_answer",
     "nearest_recorded",
     "posted_body",
     "replaced_output",
+    "usage_problem",
 ]
+
+USAGE_KEYS = ("input_tokens", "output_tokens")
+"""The usage a reply may state: the tokens read and written."""
 
 
 _Found = TypeVar("_Found")
@@ -181,3 +195,48 @@ class ModelRecipes:
         if call.recipe.kind == "edit":
             return self.edited(replaced_output(call), spec)
         return self.reply_output(call, spec)
+
+
+def nearest_answer(
+    call: RecipeCall, final: Callable[[JsonObject], JsonObject | None]
+) -> tuple[JsonObject, JsonObject] | None:
+    """The final answer (`final` of a 200 output) and headers of the recorded answer of
+    the call's endpoint nearest the call, or None: what a reply takes its shape from."""
+
+    def accept(output: JsonObject) -> tuple[JsonObject, JsonObject] | None:
+        answer = final(output) if output.get("status") == 200 else None
+        if answer is None:
+            return None
+        return answer, json_object(output.get("headers")) or {}
+
+    return nearest_recorded(call, accept)
+
+
+def calls_problem(spec: JsonObject, field: str, argument: str) -> str | None:
+    """What is wrong with a reply's calls (`spec[field]`: a non-empty list of
+    `{name, <argument>}`, the argument a JSON object), or None when they are fine or absent."""
+    calls = spec.get(field, [])
+    if not isinstance(calls, list) or (not calls and field in spec):
+        return f"{field} must be a non-empty list of {{name, {argument}}}"
+    for position, call in enumerate(calls):
+        if not isinstance(call, dict) or call.keys() != {"name", argument}:
+            return f"{field}[{position}]: a call is {{name, {argument}}}, got {preview(call)}"
+        if not isinstance(call["name"], str) or not call["name"]:
+            return f"{field}[{position}]: the name must be a non-empty string"
+        if not isinstance(call[argument], dict):
+            return f"{field}[{position}]: the {argument} must be a JSON object"
+    return None
+
+
+def usage_problem(spec: JsonObject) -> str | None:
+    """What is wrong with a reply's `usage` (`USAGE_KEYS`, each a non-negative int), or
+    None when it is fine or absent."""
+    if "usage" not in spec:
+        return None
+    usage = spec["usage"]
+    if not isinstance(usage, dict) or not usage or usage.keys() - set(USAGE_KEYS):
+        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
+    for key, value in usage.items():
+        if type(value) is not int or value < 0:
+            return f"{key} must be a non-negative int, got {preview(value)}"
+    return None

@@ -15,10 +15,12 @@ from typing import cast
 
 from toolreplay.adapters.capture.recipes import (
     ModelRecipes,
+    calls_problem,
     edit_recipe,
     made_id,
-    nearest_recorded,
+    nearest_answer,
     posted_body,
+    usage_problem,
 )
 from toolreplay.adapters.google_genai.exchange import EFFECT_NAMESPACE
 from toolreplay.adapters.google_genai.responses import (
@@ -52,7 +54,6 @@ FunctionCallSpec = tuple[str, Mapping[str, object]] | Mapping[str, object]
 JSON object."""
 
 _REPLY_KEYS = ("text", "function_calls", "thought", "finish_reason", "model", "usage")
-_USAGE_KEYS = ("input_tokens", "output_tokens")
 _FINISH = re.compile(r"[A-Z][A-Z_]*")
 _MODEL_IN_PATH = re.compile(r"/models/([^/:]+):")
 _COUNTS = ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount")
@@ -166,40 +167,7 @@ def _reply_problem(spec: JsonValue) -> str | None:
             "finish_reason is one of the API's FinishReason names in capitals (STOP, "
             f"MAX_TOKENS, SAFETY, ...), got {preview(reason)}"
         )
-    calls = spec.get("function_calls", [])
-    if not isinstance(calls, list) or (not calls and "function_calls" in spec):
-        return "function_calls must be a non-empty list of {name, args}"
-    for position, call in enumerate(calls):
-        if not isinstance(call, dict) or call.keys() != {"name", "args"}:
-            return f"function_calls[{position}]: a call is {{name, args}}, got {preview(call)}"
-        if not isinstance(call["name"], str) or not call["name"]:
-            return f"function_calls[{position}]: the name must be a non-empty string"
-        if not isinstance(call["args"], dict):
-            return f"function_calls[{position}]: the args must be a JSON object"
-    usage = spec.get("usage", {})
-    if (
-        not isinstance(usage, dict)
-        or ("usage" in spec and not usage)
-        or usage.keys() - set(_USAGE_KEYS)
-    ):
-        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
-    for key, value in usage.items():
-        if type(value) is not int or value < 0:
-            return f"{key} must be a non-negative int, got {preview(value)}"
-    return None
-
-
-def _nearest_answer(call: RecipeCall) -> tuple[JsonObject, JsonObject] | None:
-    """The final response and headers of the recorded answer of the call's endpoint
-    nearest the call, or None."""
-
-    def accept(output: dict[str, JsonValue]) -> tuple[JsonObject, JsonObject] | None:
-        response = final_response(output) if output.get("status") == 200 else None
-        if response is None:
-            return None
-        return response, json_object(output.get("headers")) or {}
-
-    return nearest_recorded(call, accept)
+    return calls_problem(spec, "function_calls", "args") or usage_problem(spec)
 
 
 GOOGLE_GENAI_RECIPES = ModelRecipes(
@@ -219,7 +187,7 @@ class _Reply:
         self.call = call
         self.spec = spec
         self.request = posted_body(call)
-        template = _nearest_answer(call)
+        template = nearest_answer(call, final_response)
         self.template: JsonObject = template[0] if template else {}
         self.template_headers: JsonObject = template[1] if template else {}
 

@@ -29,6 +29,7 @@ from toolreplay.adapters.capture.recipes import (
     made_id,
     nearest_recorded,
     posted_body,
+    usage_problem,
 )
 from toolreplay.adapters.openai.chat_stream import chat_chunks
 from toolreplay.adapters.openai.exchange import EFFECT_NAMESPACE
@@ -52,7 +53,6 @@ ToolCallSpec = tuple[str, Mapping[str, object] | str] | Mapping[str, object]
 arguments are a JSON object, as a mapping or as its JSON text."""
 
 _REPLY_KEYS = ("text", "refusal", "tool_calls", "reasoning", "model", "usage")
-_USAGE_KEYS = ("input_tokens", "output_tokens")
 # Request fields the Responses API repeats in its answer.
 _ECHOED = (
     "instructions",
@@ -178,15 +178,7 @@ def _reply_problem(spec: JsonValue) -> str | None:
         problem = _call_problem(call)
         if problem is not None:
             return f"tool_calls[{position}]: {problem}"
-    if "usage" not in spec:
-        return None
-    usage = spec["usage"]
-    if not isinstance(usage, dict) or not usage or usage.keys() - set(_USAGE_KEYS):
-        return f"usage holds input_tokens and/or output_tokens, got {preview(usage)}"
-    for key, value in usage.items():
-        if type(value) is not int or value < 0:
-            return f"{key} must be a non-negative int, got {preview(value)}"
-    return None
+    return usage_problem(spec)
 
 
 def _call_problem(call: JsonValue) -> str | None:
