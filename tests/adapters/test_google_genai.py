@@ -770,7 +770,10 @@ def test_an_ephemeral_token_is_recorded_and_replayed_as_a_placeholder(tmp_path: 
     it live, the trace never holds it, and a replay hands back the placeholder."""
     path = tmp_path / "token.trp"
     with served(LocalGemini()) as url, toolreplay.record(path):
-        live = client_for(url).auth_tokens.create(config={"uses": 1})
+        # Held: google-genai 1.x closes its HTTP client when the `Client` is collected,
+        # so a temporary client's resource fails (the plain SDK's too).
+        client = client_for(url)
+        live = client.auth_tokens.create(config={"uses": 1})
     assert live.name == AUTH_TOKEN
     assert AUTH_TOKEN.encode() not in path.read_bytes()
     assert b"<redacted>" in path.read_bytes()  # the trace is readable: the check can fail
@@ -778,9 +781,11 @@ def test_an_ephemeral_token_is_recorded_and_replayed_as_a_placeholder(tmp_path: 
     assert operation.effect == "google_genai.auth_tokens.create"
     assert cast(Any, operation.outcome).value["body"] == {"name": "<redacted>"}
 
-    replayed = replay_offline(
-        path, lambda base_url: client_for(base_url).auth_tokens.create(config={"uses": 1})
-    )
+    def create_token(base_url: str) -> types.AuthToken:
+        client = client_for(base_url)
+        return client.auth_tokens.create(config={"uses": 1})
+
+    replayed = replay_offline(path, create_token)
     assert isinstance(replayed, types.AuthToken)
     assert replayed.name == "<redacted>"
 
