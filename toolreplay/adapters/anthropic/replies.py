@@ -32,6 +32,7 @@ from toolreplay.adapters.capture.recipes import (
     made_id,
     nearest_answer,
     posted_body,
+    reply_recipe,
     usage_problem,
 )
 from toolreplay.errors import PatchError
@@ -90,26 +91,19 @@ def reply(
     `message_stop`) when the request streams; ids and the thinking block's signature
     are made from the patch (a signature the real API would not accept back).
     """
-    spec: JsonObject = {}
-    if text is not None:
-        spec["text"] = text
     calls = [_tool_call(call, position) for position, call in enumerate(tool_calls)]
-    if calls:
-        spec["tool_calls"] = cast(list[JsonValue], calls)
-    for key, value in (("thinking", thinking), ("stop_reason", stop_reason), ("model", model)):
-        if value is not None:
-            spec[key] = value
-    usage = {
-        key: value
-        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens))
-        if value is not None
-    }
-    if usage:
-        spec["usage"] = cast(JsonObject, usage)
-    problem = _reply_problem(spec)
-    if problem is not None:
-        raise PatchError(f"reply(...): {problem}")
-    return OutputRecipe("reply", EFFECT_NAMESPACE, spec)
+    return reply_recipe(
+        EFFECT_NAMESPACE,
+        _reply_problem,
+        (input_tokens, output_tokens),
+        {
+            "text": text,
+            "tool_calls": cast(list[JsonValue], calls),
+            "thinking": thinking,
+            "stop_reason": stop_reason,
+            "model": model,
+        },
+    )
 
 
 def edit(edits: Mapping[str, object]) -> OutputRecipe:

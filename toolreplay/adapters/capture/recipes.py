@@ -45,6 +45,7 @@ __all__ = [
     "nearest_recorded",
     "posted_body",
     "replaced_output",
+    "reply_recipe",
     "usage_problem",
 ]
 
@@ -240,3 +241,26 @@ def usage_problem(spec: JsonObject) -> str | None:
         if type(value) is not int or value < 0:
             return f"{key} must be a non-negative int, got {preview(value)}"
     return None
+
+
+def reply_recipe(
+    namespace: str,
+    problem: Callable[[JsonValue], str | None],
+    usage: tuple[int | None, int | None],
+    fields: Mapping[str, JsonValue],
+) -> OutputRecipe:
+    """A `reply` recipe of `namespace`: `fields` given (None and empty lists left out, in
+    their order), then the `usage` given (`USAGE_KEYS`); `PatchError` when `problem`
+    finds the spec wrong."""
+    spec: JsonObject = {
+        key: value for key, value in fields.items() if value is not None and value != []
+    }
+    tokens: JsonObject = {
+        key: value for key, value in zip(USAGE_KEYS, usage, strict=True) if value is not None
+    }
+    if tokens:
+        spec["usage"] = tokens
+    found = problem(spec)
+    if found is not None:
+        raise PatchError(f"reply(...): {found}")
+    return OutputRecipe("reply", namespace, spec)

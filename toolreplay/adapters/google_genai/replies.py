@@ -20,6 +20,7 @@ from toolreplay.adapters.capture.recipes import (
     made_id,
     nearest_answer,
     posted_body,
+    reply_recipe,
     usage_problem,
 )
 from toolreplay.adapters.google_genai.exchange import EFFECT_NAMESPACE
@@ -90,26 +91,19 @@ def reply(
     streams (each text in word-sized pieces, each function call whole, the finish reason
     and usage on the last) for a streamed call; the response id is made from the patch.
     """
-    spec: JsonObject = {}
-    if text is not None:
-        spec["text"] = text
     calls = [_function_call(call, position) for position, call in enumerate(function_calls)]
-    if calls:
-        spec["function_calls"] = cast(list[JsonValue], calls)
-    for key, value in (("thought", thought), ("finish_reason", finish_reason), ("model", model)):
-        if value is not None:
-            spec[key] = value
-    usage = {
-        key: value
-        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens))
-        if value is not None
-    }
-    if usage:
-        spec["usage"] = cast(JsonObject, usage)
-    problem = _reply_problem(spec)
-    if problem is not None:
-        raise PatchError(f"reply(...): {problem}")
-    return OutputRecipe("reply", EFFECT_NAMESPACE, spec)
+    return reply_recipe(
+        EFFECT_NAMESPACE,
+        _reply_problem,
+        (input_tokens, output_tokens),
+        {
+            "text": text,
+            "function_calls": cast(list[JsonValue], calls),
+            "thought": thought,
+            "finish_reason": finish_reason,
+            "model": model,
+        },
+    )
 
 
 def edit(edits: Mapping[str, object]) -> OutputRecipe:

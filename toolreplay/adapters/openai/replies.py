@@ -29,6 +29,7 @@ from toolreplay.adapters.capture.recipes import (
     made_id,
     nearest_recorded,
     posted_body,
+    reply_recipe,
     usage_problem,
 )
 from toolreplay.adapters.openai.chat_stream import chat_chunks
@@ -109,29 +110,19 @@ def reply(
     asks for a stream, with ids made from the patch, and the branch keeps that
     response.
     """
-    spec: JsonObject = {}
-    if text is not None:
-        spec["text"] = text
-    if refusal is not None:
-        spec["refusal"] = refusal
     calls = [_tool_call(call, position) for position, call in enumerate(tool_calls)]
-    if calls:
-        spec["tool_calls"] = cast(list[JsonValue], calls)
-    if reasoning is not None:
-        spec["reasoning"] = reasoning
-    if model is not None:
-        spec["model"] = model
-    usage = {
-        key: value
-        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens))
-        if value is not None
-    }
-    if usage:
-        spec["usage"] = cast(JsonObject, usage)
-    problem = _reply_problem(spec)
-    if problem is not None:
-        raise PatchError(f"reply(...): {problem}")
-    return OutputRecipe("reply", EFFECT_NAMESPACE, spec)
+    return reply_recipe(
+        EFFECT_NAMESPACE,
+        _reply_problem,
+        (input_tokens, output_tokens),
+        {
+            "text": text,
+            "refusal": refusal,
+            "tool_calls": cast(list[JsonValue], calls),
+            "reasoning": reasoning,
+            "model": model,
+        },
+    )
 
 
 def _tool_call(call: ToolCallSpec, position: int) -> JsonObject:
