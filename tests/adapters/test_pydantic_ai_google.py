@@ -68,7 +68,7 @@ def test_a_gemini_agent_is_recorded_replayed_forked_and_promoted(
     operations = toolreplay.read_trace(trace).operations
     assert [op.effect for op in operations] == [model, LOOKUP, model]
     # The call id pydantic-ai made up is recorded by its order, on the call and its answer.
-    turns = operations[2].inputs["body"]["contents"]  # type: ignore[index]
+    turns = operations[2].inputs["body"]["contents"]  # type: ignore[index]  # recorded JSON, checked by the asserts
     assert turns[1]["parts"][0]["functionCall"]["id"] == "<call-1>"  # type: ignore[index]
     assert turns[2]["parts"][0]["functionResponse"]["id"] == "<call-1>"  # type: ignore[index]
 
