@@ -57,6 +57,8 @@ from toolreplay.errors import (
     NetworkBlockedWarning as NetworkBlockedWarning,
     NetworkOptionError as NetworkOptionError,
     NonPortableValueError as NonPortableValueError,
+    ObjectStoreDependencyError as ObjectStoreDependencyError,
+    ObjectStoreError as ObjectStoreError,
     OpenAIAdapterDependencyError as OpenAIAdapterDependencyError,
     OverlappingEffectsError as OverlappingEffectsError,
     PatchApplicationError as PatchApplicationError,

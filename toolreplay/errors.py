@@ -43,6 +43,8 @@ __all__ = [
     "NetworkBlockedWarning",
     "NetworkOptionError",
     "NonPortableValueError",
+    "ObjectStoreDependencyError",
+    "ObjectStoreError",
     "OpenAIAdapterDependencyError",
     "OperationIdentityLike",
     "OperationLike",
@@ -269,6 +271,18 @@ class CaptureConfigError(ToolReplayError, ValueError):
     Raised where the code passes the setting; a bad `TOOLREPLAY_CAPTURE_*`
     environment variable is logged instead, and that request is not captured.
     """
+
+
+class ObjectStoreError(ToolReplayError):
+    """Object storage (`s3://`, `gs://`, `az://`, `file://`) could not be used.
+
+    The message names the location and the kind of failure (not found, access
+    denied, unreachable), never a credential or the store's own response text.
+    """
+
+
+class ObjectStoreDependencyError(ObjectStoreError, ImportError):
+    """An object-storage location was given, and the `object-store` extra is not installed."""
 
 
 # --- sessions -------------------------------------------------------------------------
