@@ -40,22 +40,29 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 from toolreplay.capturing.names import METADATA_KEY, PART_SUFFIX, TRACE_SUFFIX, new_trace_name
 from toolreplay.capturing.session import CaptureSession
 from toolreplay.capturing.settings import (
+    DEFAULT_SPOOL_BYTES,
     CaptureSettings,
     KeepRule,
     Retention,
     SampleRule,
+    check_destination,
     check_keep,
     check_max_bytes,
     check_retention,
     check_sample,
+    check_spool_bytes,
 )
+from toolreplay.capturing.spool import Outbox
 from toolreplay.capturing.store import log_once, storage_recovered, swept_after_keep
+from toolreplay.capturing.upload import outbox_for, require_store
 from toolreplay.errors import (
     CaptureConfigError,
     NonPortableValueError,
+    ObjectStoreError,
     ToolReplayError,
     TraceError,
 )
+from toolreplay.objectstore.locations import ObjectLocation, is_object_url
 from toolreplay.portable import JsonValue, ensure_portable
 from toolreplay.redaction import RedactionPolicy, SecretMode, SecretScanner
 from toolreplay.redaction.secret_mode import resolve_secret_mode
@@ -122,6 +129,7 @@ class CapturedRequest:
         self._directory = Path()
         self._keep: KeepRule = "always"
         self._retention: Retention | None = None
+        self._outbox: Outbox | None = None
         self._started = datetime.now(UTC)
 
     @property
@@ -162,11 +170,22 @@ class CapturedRequest:
         except CaptureConfigError as error:
             log_once(None, "config", str(error))
             return request._skip("config")
-        if settings.disabled or settings.directory is None:
+        destination = settings.destination
+        if settings.disabled or (settings.directory is None and destination is None):
             return request._skip("disabled")
-        directory = request._directory = settings.directory
         if session_var.get() is not None:
             return request._skip("session open")
+        if destination is None:
+            assert settings.directory is not None
+            directory = request._directory = settings.directory
+        else:
+            outbox = self._outbox_of(settings, destination)
+            if outbox is None:
+                return request._skip(request.skipped or "config")
+            directory = request._directory = outbox.folder
+            if not outbox.admits():  # logs once when the spool fills (an outage)
+                return request._skip("spool full")
+            request._outbox = outbox
         if not self._sampled(settings.sample, directory):
             return request._skip("not sampled")
         metadata = self._request_metadata(capture.metadata, args, kwargs, directory)
@@ -201,8 +220,28 @@ class CapturedRequest:
             return request._skip("redaction")
         request._session = session
         request._keep = settings.keep
-        request._retention = settings.retention
+        request._retention = settings.retention if destination is None else None
         return request
+
+    def _outbox_of(self, settings: CaptureSettings, destination: ObjectLocation) -> Outbox | None:
+        """The outbox of an object-storage destination; None (logged) when unusable."""
+        if settings.retention is not None:
+            log_once(
+                None,
+                "retain",
+                f"retention is not applied to {destination.url}: in a bucket, retention "
+                "is its lifecycle rule on age (README, 'Capturing across many machines'); "
+                "the retain setting is ignored",
+            )
+        try:
+            return outbox_for(destination, settings.spool, settings.instance, settings.spool_bytes)
+        except (CaptureConfigError, ObjectStoreError) as error:
+            log_once(None, "config", str(error))
+            self.skipped = "config"
+        except OSError as error:
+            log_once(settings.spool, "storage", f"cannot create the spool ({_reason(error)})")
+            self.skipped = "storage"
+        return None
 
     @staticmethod
     def _sampled(sample: SampleRule, directory: Path) -> bool:
@@ -259,6 +298,8 @@ class CapturedRequest:
             final = part.with_name(part.name.removesuffix(PART_SUFFIX) + TRACE_SUFFIX)
             part.rename(final)
             self.path = final
+            if self._outbox is not None:
+                self._outbox.kept(final)
             storage_recovered(self._directory)
             if self._retention is not None:
                 swept_after_keep(self._directory, self._retention, datetime.now(UTC))
@@ -303,6 +344,8 @@ class Capture:
         redaction: RedactionPolicy | None = None,
         secrets: SecretMode | None = None,
         scanner: SecretScanner | None = None,
+        spool: str | os.PathLike[str] | None = None,
+        spool_bytes: int = DEFAULT_SPOOL_BYTES,
     ) -> None:
         if secrets not in (None, "abandon", "warn", "off"):
             raise CaptureConfigError(
@@ -320,12 +363,25 @@ class Capture:
             metadata = checked_metadata(metadata, "capture(metadata=...)")
         self.metadata: Metadata = metadata
         """The header metadata given in code: a mapping, a callable, or None."""
+        destination: ObjectLocation | None = None
+        if isinstance(directory, str) and is_object_url(directory):
+            destination = check_destination(directory, "capture(directory)")
+            require_store(destination)
+            if retain is not None:
+                raise CaptureConfigError(
+                    f"capture(retain=...): traces uploaded to {destination.url} are not "
+                    "deleted by capture; retention in a bucket is its lifecycle rule on age "
+                    "(README, 'Capturing across many machines', shows one). Leave retain out"
+                )
         self.settings = CaptureSettings(
-            directory=None if directory is None else Path(directory),
+            directory=None if directory is None or destination else Path(directory),
             sample=check_sample(sample, "capture(sample=...)"),
             keep=check_keep(keep, "capture(keep=...)"),
             max_bytes=check_max_bytes(max_bytes, "capture(max_bytes=...)"),
             retention=check_retention(retain, "capture(retain=...)"),
+            destination=destination,
+            spool=None if spool is None else Path(spool),
+            spool_bytes=check_spool_bytes(spool_bytes, "capture(spool_bytes=...)"),
         )
         """The settings given in code (the environment may override them per request)."""
 
@@ -408,6 +464,8 @@ def capture(
     redaction: RedactionPolicy | None = None,
     secrets: SecretMode | None = None,
     scanner: SecretScanner | None = None,
+    spool: str | os.PathLike[str] | None = None,
+    spool_bytes: int = DEFAULT_SPOOL_BYTES,
 ) -> Capture:
     """Capture each request (or job) into its own trace in `directory`, safely in production.
 
@@ -428,7 +486,16 @@ def capture(
       the result (requests that raised are kept too).
     - `max_bytes`: a trace growing past it is discarded.
     - `retain`: a count, an age (`timedelta`), or `Retention(count, age)`:
-      older captured traces in the folder are deleted.
+      older captured traces in the folder are deleted (not with a URL: there, a
+      bucket lifecycle rule does it).
+    - `directory` may be an object-storage URL (`s3://bucket/prefix`, `gs://`,
+      `az://`, `file:///folder`): each kept trace is written to a local `spool`
+      folder as above, then uploaded in the background by a thread of this
+      process (credentials from the store's standard places: environment,
+      profile, role). `spool` defaults to a per-user folder under
+      `~/.cache/toolreplay/spool/`; `spool_bytes` (default 256 MiB) bounds it:
+      while the store is unreachable and the spool is full, new requests are
+      not captured (one log line), and capture resumes when uploads catch up.
     - `redaction`, `scanner`: passed to each request's recording (RFC 0007): values
       are redacted before anything is fingerprinted or written.
     - `secrets`: `"abandon"` (the default, also when `TOOLREPLAY_SECRETS` says
@@ -454,4 +521,6 @@ def capture(
         redaction=redaction,
         secrets=secrets,
         scanner=scanner,
+        spool=spool,
+        spool_bytes=spool_bytes,
     )

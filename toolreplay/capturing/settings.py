@@ -6,11 +6,14 @@ deployment with environment variables, which win when set:
 | variable | value | overrides |
 |---|---|---|
 | `TOOLREPLAY_CAPTURE_DISABLED` | `1`, `true`, `yes`, `on` (any case) | turns capture off |
-| `TOOLREPLAY_CAPTURE_DIR` | a folder | `directory` |
+| `TOOLREPLAY_CAPTURE_DIR` | a folder, or `s3://`, `gs://`, `az://`, `file://` URL | `directory` |
 | `TOOLREPLAY_CAPTURE_RATE` | a number from 0 to 1 | `sample` |
 | `TOOLREPLAY_CAPTURE_KEEP` | `always` or `error` | `keep` |
 | `TOOLREPLAY_CAPTURE_MAX_BYTES` | bytes, or with `K`, `M`, `G` (powers of 1024) | `max_bytes` |
 | `TOOLREPLAY_CAPTURE_RETAIN` | a count (`500`), an age (`7d`, `12h`), both (`500,7d`) | `retain` |
+| `TOOLREPLAY_CAPTURE_SPOOL` | a folder (with a URL directory) | `spool` |
+| `TOOLREPLAY_CAPTURE_SPOOL_BYTES` | bytes, or with `K`, `M`, `G` | `spool_bytes` |
+| `TOOLREPLAY_CAPTURE_INSTANCE` | 1-63 letters, digits, `.`, `-`, `_` | the instance id |
 
 The variables are read at the start of every request (a few dictionary
 lookups; parsing is cached), so a test or a reloaded configuration takes
@@ -31,7 +34,13 @@ from typing import Any, Literal
 
 from toolreplay.documents import problem, shown
 from toolreplay.durations import AGE_EXAMPLES, parse_age
-from toolreplay.errors import CaptureConfigError
+from toolreplay.errors import CaptureConfigError, ObjectStoreError
+from toolreplay.objectstore.locations import (
+    ObjectLocation,
+    check_instance,
+    is_object_url,
+    object_location,
+)
 
 __all__ = [
     "ENVIRONMENT_VARIABLES",
@@ -39,6 +48,8 @@ __all__ = [
     "KeepRule",
     "Retention",
     "SampleRule",
+    "check_destination",
+    "check_spool_bytes",
     "parse_retention",
     "parse_size",
 ]
@@ -57,7 +68,13 @@ ENVIRONMENT_VARIABLES = (
     "TOOLREPLAY_CAPTURE_KEEP",
     "TOOLREPLAY_CAPTURE_MAX_BYTES",
     "TOOLREPLAY_CAPTURE_RETAIN",
+    "TOOLREPLAY_CAPTURE_SPOOL",
+    "TOOLREPLAY_CAPTURE_SPOOL_BYTES",
+    "TOOLREPLAY_CAPTURE_INSTANCE",
 )
+
+DEFAULT_SPOOL_BYTES = 256 * 1024**2
+"""How many bytes of kept traces a process holds in its spool, waiting for upload."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -87,7 +104,11 @@ class Retention:
 
 @dataclass(frozen=True, slots=True)
 class CaptureSettings:
-    """The settings one request is captured with (code, then the environment)."""
+    """The settings one request is captured with (code, then the environment).
+
+    With a `destination` (an object-storage URL) `directory` is None: traces are
+    written to the `spool` (None: the default spool of the destination) and uploaded.
+    """
 
     directory: Path | None
     sample: SampleRule
@@ -95,6 +116,11 @@ class CaptureSettings:
     max_bytes: int | None
     retention: Retention | None
     disabled: bool = False
+    destination: ObjectLocation | None = None
+    spool: Path | None = None
+    spool_bytes: int = DEFAULT_SPOOL_BYTES
+    instance: str | None = None
+    """The instance id in the uploaded keys (None: the host name and the process id)."""
 
     def from_environment(self, environ: Mapping[str, str] = os.environ) -> CaptureSettings:
         """These settings with every `TOOLREPLAY_CAPTURE_*` variable that is set applied.
@@ -157,6 +183,23 @@ def check_retention(retain: object, where: str) -> Retention | None:
     )
 
 
+def check_destination(url: str, where: str) -> ObjectLocation:
+    """`url` as an upload destination; `CaptureConfigError` naming what does not read."""
+    try:
+        return object_location(url)
+    except ObjectStoreError as error:
+        raise CaptureConfigError(f"{where}: {error}") from None
+
+
+def check_spool_bytes(spool_bytes: object, where: str) -> int:
+    if isinstance(spool_bytes, bool) or not isinstance(spool_bytes, int) or spool_bytes < 1:
+        raise CaptureConfigError(
+            f"{where}: spool_bytes must be a positive number of bytes (the spool's bound); "
+            f"got {spool_bytes!r}"
+        )
+    return spool_bytes
+
+
 def parse_size(text: str) -> int:
     """`"1048576"`, `"512K"`, `"10M"`, `"1G"` (powers of 1024) as a number of bytes."""
     match = _SIZE.fullmatch(text.strip())
@@ -189,11 +232,20 @@ def parse_retention(text: str) -> Retention:
 
 _EXPECTED = {
     "TOOLREPLAY_CAPTURE_DISABLED": "1, true, yes or on, or 0, false, no or off",
+    "TOOLREPLAY_CAPTURE_DIR": (
+        "a folder or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX, "
+        "file:///ABSOLUTE/FOLDER"
+    ),
     "TOOLREPLAY_CAPTURE_RATE": "a rate from 0 to 1",
     "TOOLREPLAY_CAPTURE_KEEP": "always or error",
     "TOOLREPLAY_CAPTURE_MAX_BYTES": "a positive size such as 1048576, 512K or 10M",
     "TOOLREPLAY_CAPTURE_RETAIN": (
         f"a retention such as 500 (traces), 7d (an age: {AGE_EXAMPLES}) or 500,7d (both)"
+    ),
+    "TOOLREPLAY_CAPTURE_SPOOL": "a folder",
+    "TOOLREPLAY_CAPTURE_SPOOL_BYTES": "a positive size such as 268435456, 512M or 1G",
+    "TOOLREPLAY_CAPTURE_INSTANCE": (
+        "an instance id: 1 to 63 letters, digits, '.', '-' or '_', starting with a letter or digit"
     ),
 }
 """What each variable takes, in the words of every document error (`documents.problem`)."""
@@ -201,9 +253,10 @@ _EXPECTED = {
 
 @functools.lru_cache(maxsize=16)
 def _apply(settings: CaptureSettings, values: tuple[str | None, ...]) -> CaptureSettings:
-    disabled, directory, rate, keep, max_bytes, retain = values
+    disabled, directory, rate, keep, max_bytes, retain, spool, spool_bytes, instance = values
     changes: dict[str, Any] = {}
     variable, value = "", ""
+    detail = ""
     try:
         variable, value = "TOOLREPLAY_CAPTURE_DISABLED", disabled
         if disabled is not None:
@@ -211,8 +264,17 @@ def _apply(settings: CaptureSettings, values: tuple[str | None, ...]) -> Capture
             if flag not in _TRUE | _FALSE:
                 raise ValueError(disabled)
             changes["disabled"] = flag in _TRUE
-        if directory:
+        variable, value = "TOOLREPLAY_CAPTURE_DIR", directory
+        if directory and is_object_url(directory):
+            try:
+                changes["destination"] = object_location(directory)
+            except ObjectStoreError as error:
+                detail = f" ({error})"
+                raise ValueError(directory) from None
+            changes["directory"] = None
+        elif directory:
             changes["directory"] = Path(directory)
+            changes["destination"] = None
         variable, value = "TOOLREPLAY_CAPTURE_RATE", rate
         if rate is not None:
             try:
@@ -230,8 +292,22 @@ def _apply(settings: CaptureSettings, values: tuple[str | None, ...]) -> Capture
         variable, value = "TOOLREPLAY_CAPTURE_RETAIN", retain
         if retain is not None:
             changes["retention"] = parse_retention(retain)
+        variable, value = "TOOLREPLAY_CAPTURE_SPOOL", spool
+        if spool is not None:
+            if not spool.strip():
+                raise ValueError(spool)
+            changes["spool"] = Path(spool)
+        variable, value = "TOOLREPLAY_CAPTURE_SPOOL_BYTES", spool_bytes
+        if spool_bytes is not None:
+            changes["spool_bytes"] = parse_size(spool_bytes)
+        variable, value = "TOOLREPLAY_CAPTURE_INSTANCE", instance
+        if instance is not None:
+            try:
+                changes["instance"] = check_instance(instance)
+            except ObjectStoreError:
+                raise ValueError(instance) from None
     except ValueError:
         raise CaptureConfigError(
-            problem("the environment", variable, _EXPECTED[variable], shown(value))
+            problem("the environment", variable, _EXPECTED[variable], shown(value)) + detail
         ) from None
     return replace(settings, **changes)

@@ -29,7 +29,7 @@ from toolreplay.errors import ObjectStoreDependencyError, ObjectStoreError
 from toolreplay.objectstore.locations import ObjectLocation
 
 if TYPE_CHECKING:
-    from obstore.store import ObjectStore
+    from obstore.store import ClientConfig, ObjectStore, RetryConfig
 
 __all__ = ["open_store", "store_failure"]
 
@@ -75,9 +75,16 @@ def _aws_profile_provider() -> Any:
     return Boto3CredentialProvider()
 
 
-def open_store(location: ObjectLocation) -> ObjectStore:
+def open_store(
+    location: ObjectLocation,
+    *,
+    retry_config: RetryConfig | None = None,
+    client_options: ClientConfig | None = None,
+) -> ObjectStore:
     """The store of `location`'s bucket (keys are then given in full, prefix included).
 
+    `retry_config` and `client_options` are obstore's (its defaults when None): a
+    caller that retries by itself, as the capture uploader does, turns retries off.
     Raises `ObjectStoreDependencyError` when the object-store extra is missing and
     `ObjectStoreError` when the store cannot be configured (no region, say).
     """
@@ -91,10 +98,15 @@ def open_store(location: ObjectLocation) -> ObjectStore:
         if location.scheme == "file":
             Path(location.bucket).mkdir(parents=True, exist_ok=True)
             return from_url(location.root)
+        options: dict[str, Any] = {}
+        if retry_config is not None:
+            options["retry_config"] = retry_config
+        if client_options is not None:
+            options["client_options"] = client_options
         native = any(os.environ.get(variable) for variable in _AWS_NATIVE)
         if location.scheme == "s3" and not native and _aws_profile_configured():
-            return from_url(location.root, credential_provider=_aws_profile_provider())
-        return from_url(location.root)
+            options["credential_provider"] = _aws_profile_provider()
+        return from_url(location.root, **options)
     except ObjectStoreError:
         raise
     except Exception as error:  # obstore's errors, and a profile boto3 cannot read
