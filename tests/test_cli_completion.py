@@ -32,7 +32,7 @@ tab toolreplay replay t.trp --network a
 
 COMPLETED = [
     "complete -o default -F _toolreplay_completion toolreplay",
-    "show record replay fork diff promote verify tui migrate find scan redact schema",
+    "show record replay fork diff promote verify tui migrate find capture scan redact schema",
     "show scan schema",
     "--version --install-completion --show-completion --help",
     "--limit",

@@ -28,6 +28,7 @@ COMMANDS = [
     "tui",
     "migrate",
     "find",
+    "capture",
     "scan",
     "redact",
     "schema",

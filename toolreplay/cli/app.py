@@ -74,6 +74,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Convert a trace an earlier adapter recorded into what today's adapter records.",
     ),
     "find": ("toolreplay.cli.find", "List the traces in DIRECTORY that match, newest first."),
+    "capture": (
+        "toolreplay.cli.capture",
+        "Work with what a capture left behind: flush its spool to object storage.",
+    ),
     "scan": (
         "toolreplay.cli.privacy",
         "Scan files for secrets: API keys, tokens, private keys, JWTs, card numbers.",
@@ -98,6 +102,10 @@ def _command(name: str) -> ClickCommand:
     """The command `name`, built from its module's function once per process."""
     module, summary = _COMMANDS[name]
     function = getattr(importlib.import_module(module), name)
+    if isinstance(function, typer.Typer):  # a group of commands (`capture flush`)
+        group = typer.main.get_command(function)
+        group.help, group.short_help = f"{summary}\n\n{group.help or ''}".strip(), summary
+        return group
     single = typer.Typer(add_completion=False, rich_markup_mode=help_markup())
     single.command(
         name=name,
