@@ -75,11 +75,9 @@ def require_store(location: ObjectLocation) -> None:
 def _open(location: ObjectLocation) -> ObjectStore:
     # The uploader retries by itself (backoff below), so the store does not: its own
     # retries would hold one upload for minutes while the spool waits behind it.
-    return open_store(
-        location,
-        retry_config={"max_retries": 0},
-        client_options={"connect_timeout": "5s", "timeout": "60s"},
-    )
+    # (No client options: giving any replaces those obstore reads from the environment,
+    # AWS_ALLOW_HTTP among them; its timeouts, 5 s to connect and 30 s a request, stay.)
+    return open_store(location, retry_config={"max_retries": 0})
 
 
 def _upload(store: ObjectStore, location: ObjectLocation, path: Path, instance: str) -> bool:

@@ -29,7 +29,7 @@ from toolreplay.errors import ObjectStoreDependencyError, ObjectStoreError
 from toolreplay.objectstore.locations import ObjectLocation
 
 if TYPE_CHECKING:
-    from obstore.store import ClientConfig, ObjectStore, RetryConfig
+    from obstore.store import ObjectStore, RetryConfig
 
 __all__ = ["open_store", "store_failure"]
 
@@ -79,12 +79,12 @@ def open_store(
     location: ObjectLocation,
     *,
     retry_config: RetryConfig | None = None,
-    client_options: ClientConfig | None = None,
 ) -> ObjectStore:
     """The store of `location`'s bucket (keys are then given in full, prefix included).
 
-    `retry_config` and `client_options` are obstore's (its defaults when None): a
-    caller that retries by itself, as the capture uploader does, turns retries off.
+    `retry_config` is obstore's (its default when None: up to 10 retries over 3
+    minutes): a caller that retries by itself, as the capture uploader does, turns
+    them off.
     Raises `ObjectStoreDependencyError` when the object-store extra is missing and
     `ObjectStoreError` when the store cannot be configured (no region, say).
     """
@@ -101,8 +101,6 @@ def open_store(
         options: dict[str, Any] = {}
         if retry_config is not None:
             options["retry_config"] = retry_config
-        if client_options is not None:
-            options["client_options"] = client_options
         native = any(os.environ.get(variable) for variable in _AWS_NATIVE)
         if location.scheme == "s3" and not native and _aws_profile_configured():
             options["credential_provider"] = _aws_profile_provider()
