@@ -55,7 +55,8 @@ def test_four_processes_of_eight_threads_upload_every_kept_trace(
         match = keys[key]
         assert match is not None
         started = captured_at(match["name"])
-        assert started is not None and started.date().isoformat() == match["day"]
+        assert started is not None
+        assert started.date().isoformat() == match["day"]
         path = tmp_path / "downloaded" / f"{match['name']}.trp"
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(data)

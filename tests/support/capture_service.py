@@ -57,7 +57,8 @@ class Service:
 
     def run(self, count: int) -> list[dict[str, Any]]:
         """Handle `count` requests; their lines (see the app's doc)."""
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.process.stdin.write(f"run {count}\n")
         self.process.stdin.flush()
         found: list[dict[str, Any]] = []
