@@ -3,6 +3,7 @@ bucket, or anything the process prints or logs, outage included."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,16 +31,16 @@ def from_environment(tmp_path: Path) -> dict[str, str]:
 def from_profile(tmp_path: Path) -> dict[str, str]:
     credentials = tmp_path / "credentials"
     credentials.write_text(
-        f"[canary]\naws_access_key_id = canary-profile-key\naws_secret_access_key = {PROFILE_SECRET}\n"
+        "[canary]\naws_access_key_id = canary-profile-key\n"
+        f"aws_secret_access_key = {PROFILE_SECRET}\n"
     )
     return {"AWS_SHARED_CREDENTIALS_FILE": str(credentials), "AWS_PROFILE": "canary"}
 
 
 @pytest.mark.parametrize("credentials", [from_environment, from_profile], ids=["env", "profile"])
 def test_no_canary_reaches_the_bucket_the_spool_or_the_output(
-    tmp_path: Path, credentials: object
+    tmp_path: Path, credentials: Callable[[Path], dict[str, str]]
 ) -> None:
-    assert callable(credentials)
     spool = tmp_path / "spool"
     with running_s3_server() as server:
         server.create_bucket(BUCKET)

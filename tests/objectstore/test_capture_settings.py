@@ -6,7 +6,6 @@ import hashlib
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,10 +22,9 @@ def customer(customer_id: int) -> dict[str, object]:
 
 
 @pytest.fixture(autouse=True)
-def _no_capture_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_capture_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ENVIRONMENT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    yield
 
 
 def served(capture: toolreplay.Capture, count: int) -> list[toolreplay.CapturedRequest]:
