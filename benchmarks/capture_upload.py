@@ -1,0 +1,204 @@
+"""Capture to object storage (uploader on) against capture to a local folder, per request.
+
+    uv run python -m benchmarks.capture_upload                    # 2,000 requests of each
+    uv run python -m benchmarks.capture_upload --requests 200
+
+A small captured handler (three effects, a trace of about 1.5 KB) is decorated twice:
+once by `toolreplay.capture("s3://bench/traces")`, whose traces go to the spool and
+are uploaded by the background thread to an S3 API on loopback (moto's server, in a
+child process, so that its request handling does not share this interpreter), and
+once by `toolreplay.capture(FOLDER)`. The two are called alternately, request by
+request, each request timed with `time.perf_counter`, so that both see the same
+machine and the same uploader running beside them; the medians are compared.
+Target: the request path with the uploader on costs at most 1.1x the local capture
+(`s3 / local` of the medians). The process exits 0 either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+
+import toolreplay
+from benchmarks.measure import (
+    TARGETS_HEADING,
+    environment,
+    gc_paused,
+    progress,
+    table,
+    target_line,
+    total_run_time,
+    us_unit,
+)
+
+TARGET_RATIO = 1.1
+WARM_UP = 50
+BUCKET = "bench"
+_SERVER = r"""
+import sys
+from moto.server import ThreadedMotoServer
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=int(sys.argv[1]), verbose=False)
+server.start()
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+@toolreplay.effect("crm.customer.get")
+def customer(customer_id: int) -> dict[str, object]:
+    return {"id": customer_id, "tier": "gold" if customer_id % 3 else "silver"}
+
+
+@toolreplay.effect("billing.balance.get")
+def balance(customer_id: int) -> dict[str, object]:
+    return {"customer_id": customer_id, "balance": customer_id * 7 % 500}
+
+
+@toolreplay.effect("billing.refund.create")
+def refund(customer_id: int, amount: int) -> dict[str, object]:
+    return {"refund_id": f"r-{customer_id}", "amount": amount}
+
+
+def handle(customer_id: int) -> dict[str, object]:
+    found = customer(customer_id)
+    owed = balance(customer_id)
+    made = refund(customer_id, int(str(owed["balance"])) // 10)
+    return {"tier": found["tier"], "refund": made["refund_id"]}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start_server() -> tuple[subprocess.Popen[str], str]:
+    port = _free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert server.stdout is not None
+    assert server.stdout.readline().strip() == "ready", "the S3 server did not start"
+    endpoint = f"http://127.0.0.1:{port}"
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench-secret",
+        AWS_REGION="us-east-1",
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_ENDPOINT_URL=endpoint,
+        AWS_ALLOW_HTTP="true",
+        NO_PROXY="127.0.0.1,localhost",
+    )
+    import boto3  # the object-store extra; only to create the bucket
+
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
+    return server, endpoint
+
+
+def _count_objects(endpoint: str) -> int:
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint)
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
+    return sum(len(page.get("Contents", [])) for page in pages)
+
+
+def _timed(handler: Callable[[int], object], request: int) -> float:
+    start = time.perf_counter()
+    handler(request)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument(
+        "--requests", type=int, default=2000, help="requests of each variant (default 2000)"
+    )
+    arguments = parser.parse_args(argv)
+    began = time.perf_counter()
+    for name in [name for name in os.environ if name.startswith("TOOLREPLAY_CAPTURE_")]:
+        del os.environ[name]
+    progress("starting the S3 server (moto, child process)")
+    server, endpoint = _start_server()
+    try:
+        with tempfile.TemporaryDirectory(prefix="toolreplay-capture-upload-") as temporary:
+            folder = Path(temporary)
+            to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
+            to_folder = toolreplay.capture(folder / "local")(handle)
+            for request in range(WARM_UP):  # the spool, the uploader, obstore's import
+                to_s3(request)
+                to_folder(request)
+            s3_times: list[float] = []
+            local_times: list[float] = []
+            progress(f"timing {arguments.requests} requests of each, alternately")
+            with gc_paused():
+                for request in range(WARM_UP, WARM_UP + arguments.requests):
+                    s3_times.append(_timed(to_s3, request))
+                    local_times.append(_timed(to_folder, request))
+            expected = WARM_UP + arguments.requests
+            waited = time.perf_counter()
+            while _count_objects(endpoint) < expected and time.perf_counter() - waited < 60:
+                time.sleep(0.1)
+            drained = time.perf_counter() - waited
+            uploaded = _count_objects(endpoint)
+    finally:
+        server.kill()
+        server.wait()
+
+    unit = us_unit()
+    rows: list[list[str]] = []
+    for label, times in (
+        ("capture to s3 (uploader on)", s3_times),
+        ("capture to a folder", local_times),
+    ):
+        ordered = sorted(times)
+        rows.append(
+            [
+                label,
+                f"{statistics.median(ordered) * 1e6:.0f}",
+                f"{ordered[int(len(ordered) * 0.9)] * 1e6:.0f}",
+                f"{statistics.fmean(ordered) * 1e6:.0f}",
+            ]
+        )
+    ratio = statistics.median(s3_times) / statistics.median(local_times)
+    print(environment(f"obstore {version('obstore')}", f"moto {version('moto')}", cpus=True))
+    print(f"{arguments.requests} requests of each, alternating; per-request wall time")
+    print()
+    for line in table(["variant", f"median {unit}", f"p90 {unit}", f"mean {unit}"], rows):
+        print(line)
+    print()
+    print(f"median s3 / local: {ratio:.2f}")
+    print(
+        f"uploaded {uploaded} of {expected} traces; the last {drained:.1f} s after the "
+        "requests ended"
+    )
+    print()
+    print(TARGETS_HEADING)
+    print(
+        target_line(
+            ratio <= TARGET_RATIO,
+            f"request path with the uploader on <= {TARGET_RATIO}x a local capture "
+            f"(median s3 / local {ratio:.2f})",
+        )
+    )
+    print(total_run_time(time.perf_counter() - began))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
