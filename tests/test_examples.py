@@ -83,3 +83,22 @@ def test_capture_example_finds_the_failed_request_and_replays_it_offline(tmp_pat
     assert "1 of 5 traces scanned matched" in out
     assert "replayed req-0003: HTTP 500 'billing did not answer within 30s'" in out
     assert "live calls while replaying: 0" in out
+
+
+def test_capture_s3_example_uploads_to_a_local_s3_server_offline(tmp_path: Path) -> None:
+    # A package (its lifecycle rule beside it), so not among EXAMPLES: run as a module.
+    result = subprocess.run(
+        [sys.executable, "-m", "examples.capture_s3.run"],
+        cwd=tmp_path,
+        env={**offline_env(), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "lifecycle rule captured-traces-30-days expires traces/ after 30 days" in result.stdout
+    assert "customer 2 (free): HTTP 504" in result.stdout
+    assert "3 traces in s3://incidents/traces/" in result.stdout
+    assert "customer 2: billing.refund.create raised builtins.TimeoutError" in result.stdout
+    assert list(tmp_path.iterdir()) == []  # the spool was a temporary folder
