@@ -9,7 +9,9 @@ are uploaded by the background thread to an S3 API on loopback (moto's server, i
 child process, so that its request handling does not share this interpreter), and
 once by `toolreplay.capture(FOLDER)`. The two are called alternately, request by
 request, each request timed with `time.perf_counter`, so that both see the same
-machine and the same uploader running beside them; the medians are compared.
+machine and the same uploader running beside them; the medians are compared. The
+folder capture is also timed alone first, before the process has any uploader, which
+shows what the uploader's thread costs the requests of the whole process.
 Target: the request path with the uploader on costs at most 1.1x the local capture
 (`s3 / local` of the medians). The process exits 0 either way.
 """
@@ -138,11 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="toolreplay-capture-upload-") as temporary:
             folder = Path(temporary)
-            to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
             to_folder = toolreplay.capture(folder / "local")(handle)
+            for request in range(WARM_UP):
+                to_folder(request)
+            # Before any capture to s3: no uploader thread in the process yet.
+            progress(f"timing {arguments.requests} requests to a folder, no uploader")
+            with gc_paused():
+                alone_times = [_timed(to_folder, request) for request in range(arguments.requests)]
+            to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
             for request in range(WARM_UP):  # the spool, the uploader, obstore's import
                 to_s3(request)
-                to_folder(request)
             s3_times: list[float] = []
             local_times: list[float] = []
             progress(f"timing {arguments.requests} requests of each, alternately")
@@ -164,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list[str]] = []
     for label, times in (
         ("capture to s3 (uploader on)", s3_times),
-        ("capture to a folder", local_times),
+        ("capture to a folder, alternating", local_times),
+        ("capture to a folder, no uploader", alone_times),
     ):
         ordered = sorted(times)
         rows.append(
@@ -176,13 +184,15 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
     ratio = statistics.median(s3_times) / statistics.median(local_times)
+    alone_ratio = statistics.median(s3_times) / statistics.median(alone_times)
     print(environment(f"obstore {version('obstore')}", f"moto {version('moto')}", cpus=True))
     print(f"{arguments.requests} requests of each, alternating; per-request wall time")
     print()
     for line in table(["variant", f"median {unit}", f"p90 {unit}", f"mean {unit}"], rows):
         print(line)
     print()
-    print(f"median s3 / local: {ratio:.2f}")
+    print(f"median s3 / local (alternating): {ratio:.2f}")
+    print(f"median s3 / local with no uploader in the process: {alone_ratio:.2f}")
     print(
         f"uploaded {uploaded} of {expected} traces; the last {drained:.1f} s after the "
         "requests ended"
