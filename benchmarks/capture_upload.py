@@ -11,7 +11,8 @@ once by `toolreplay.capture(FOLDER)`. The two are called alternately, request by
 request, each request timed with `time.perf_counter`, so that both see the same
 machine and the same uploader running beside them; the medians are compared. The
 folder capture is also timed alone first, before the process has any uploader, which
-shows what the uploader's thread costs the requests of the whole process.
+shows what the uploader's thread costs the requests of the whole process. The local
+folder is emptied every 10 requests, untimed, as the uploader empties the spool.
 Target: the request path with the uploader on costs at most 1.1x the local capture
 (`s3 / local` of the medians). The process exits 0 either way.
 """
@@ -126,6 +127,14 @@ def _timed(handler: Callable[[int], object], request: int) -> float:
     return time.perf_counter() - start
 
 
+def _tidy(local: Path, request: int) -> None:
+    """Every 10 requests, untimed: empty the local folder, as the uploader empties the
+    spool, so that both write into a folder of a few files (not one of thousands)."""
+    if request % 10 == 9:
+        for path in local.glob("*.trp"):
+            path.unlink()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
@@ -145,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
                 to_folder(request)
             # Before any capture to s3: no uploader thread in the process yet.
             progress(f"timing {arguments.requests} requests to a folder, no uploader")
+            alone_times: list[float] = []
             with gc_paused():
-                alone_times = [_timed(to_folder, request) for request in range(arguments.requests)]
+                for request in range(arguments.requests):
+                    alone_times.append(_timed(to_folder, request))
+                    _tidy(folder / "local", request)
             to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
             for request in range(WARM_UP):  # the spool, the uploader, obstore's import
                 to_s3(request)
@@ -157,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                 for request in range(WARM_UP, WARM_UP + arguments.requests):
                     s3_times.append(_timed(to_s3, request))
                     local_times.append(_timed(to_folder, request))
+                    _tidy(folder / "local", request)
             expected = WARM_UP + arguments.requests
             waited = time.perf_counter()
             while _count_objects(endpoint) < expected and time.perf_counter() - waited < 60:
