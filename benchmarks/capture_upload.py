@@ -127,6 +127,10 @@ def _timed(handler: Callable[[int], object], request: int) -> float:
     return time.perf_counter() - start
 
 
+def _waiting(spool: Path) -> int:
+    return sum(1 for _ in spool.glob("*/*.trp"))
+
+
 def _tidy(local: Path, request: int) -> None:
     """Every 10 requests, untimed: empty the local folder, as the uploader empties the
     spool, so that both write into a folder of a few files (not one of thousands)."""
@@ -155,10 +159,12 @@ def main(argv: list[str] | None = None) -> int:
             # Before any capture to s3: no uploader thread in the process yet.
             progress(f"timing {arguments.requests} requests to a folder, no uploader")
             alone_times: list[float] = []
+            cpu = time.process_time()
             with gc_paused():
                 for request in range(arguments.requests):
                     alone_times.append(_timed(to_folder, request))
                     _tidy(folder / "local", request)
+            request_cpu = (time.process_time() - cpu) / arguments.requests
             to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
             for request in range(WARM_UP):  # the spool, the uploader, obstore's import
                 to_s3(request)
@@ -171,10 +177,14 @@ def main(argv: list[str] | None = None) -> int:
                     local_times.append(_timed(to_folder, request))
                     _tidy(folder / "local", request)
             expected = WARM_UP + arguments.requests
-            waited = time.perf_counter()
-            while _count_objects(endpoint) < expected and time.perf_counter() - waited < 60:
-                time.sleep(0.1)
+            # The backlog the uploader still has: its CPU per trace is this process's CPU
+            # while it uploads them (the main thread only looks at the spool meanwhile).
+            backlog = _waiting(folder / "spool")
+            cpu, waited = time.process_time(), time.perf_counter()
+            while _waiting(folder / "spool") and time.perf_counter() - waited < 120:
+                time.sleep(0.05)
             drained = time.perf_counter() - waited
+            upload_cpu = (time.process_time() - cpu) / backlog if backlog >= 20 else None
             uploaded = _count_objects(endpoint)
     finally:
         server.kill()
@@ -205,11 +215,17 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print()
     print(f"median s3 / local (alternating): {ratio:.2f}")
-    print(f"median s3 / local with no uploader in the process: {alone_ratio:.2f}")
     print(
-        f"uploaded {uploaded} of {expected} traces; the last {drained:.1f} s after the "
-        "requests ended"
+        f"median s3 / local with no uploader in the process: {alone_ratio:.2f} "
+        "(the S3 server shares this machine's cores while it receives the uploads)"
     )
+    print(
+        f"uploaded {uploaded} of {expected} traces; {backlog} were still in the spool when "
+        f"the requests ended, uploaded {drained:.1f} s later"
+    )
+    print(f"CPU of a captured request (folder, no uploader): {request_cpu * 1e6:.0f} {unit}")
+    if upload_cpu is not None:
+        print(f"CPU of the uploader per trace, in this process: {upload_cpu * 1e6:.0f} {unit}")
     print()
     print(TARGETS_HEADING)
     print(

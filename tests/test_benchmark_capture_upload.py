@@ -11,4 +11,5 @@ def test_capture_upload_benchmark_runs_and_prints_its_table() -> None:
     assert "capture to s3 (uploader on)" in out
     assert "median s3 / local (alternating)" in out
     assert "uploaded 70 of 70 traces" in out
+    assert "CPU of a captured request" in out
     assert "targets" in out

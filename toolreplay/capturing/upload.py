@@ -165,10 +165,16 @@ class _Uploader:
     def _drain(self, store: ObjectStore) -> None:
         outbox = self.outbox
         before = set(outbox.pending())
-        _upload_folder(store, outbox.location, outbox.folder, outbox.uploaded)
-        # Kept before the listing, yet not listed: uploaded by another process (a flush).
-        listed = {name for name, _ in spooled_traces(outbox.folder)}
-        for name in before - listed:
+        seen: set[str] = set()
+
+        def done(name: str) -> None:
+            seen.add(name)
+            outbox.uploaded(name)
+
+        _upload_folder(store, outbox.location, outbox.folder, done)
+        # Counted before the listing (so renamed into place before it), yet not listed:
+        # another process uploaded it (a flush).
+        for name in before - seen:
             outbox.uploaded(name)
 
     def _adopt(self, store: ObjectStore) -> None:
