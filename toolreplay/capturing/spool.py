@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import os
 import re
-import socket
 import threading
 from pathlib import Path
 
@@ -69,6 +67,8 @@ def default_spool(location: ObjectLocation) -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _host_part() -> str:
+    import socket  # once, for the default instance id
+
     host = _NOT_IN_INSTANCE.sub("-", socket.gethostname()).strip("-._") or "host"
     return host[:48]
 
@@ -197,6 +197,8 @@ class Outbox:
             if failure is not None
             else "uploads are slower than the requests"
         )
+        import logging  # only when there is something to say, as `store.log_once`
+
         logging.getLogger(LOGGER_NAME).warning(
             "Tool Replay capture to %s: the spool %s is full (%d bytes waiting, "
             "spool_bytes=%d); new requests are not captured until uploads catch up; "
