@@ -171,8 +171,15 @@ class Outbox:
         record_destination(spool, location)
         self.folder.mkdir(mode=0o700, exist_ok=True)
         # Held open for the life of the process: the claim tells adopters it is alive.
-        self._claim = os.open(self.folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        claim(self._claim)
+        # Where a folder cannot be opened (Windows) there is no claim: an adopter then
+        # uploads a live process's traces too, to the same keys, which is only work.
+        try:
+            self._claim: int | None = os.open(
+                self.folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+            )
+            claim(self._claim)
+        except OSError:
+            self._claim = None
         for name, size in spooled_traces(self.folder):  # a restarted fixed instance id
             self._pending[name] = size
             self._bytes += size
