@@ -119,11 +119,30 @@ def test_the_default_spool_is_per_user_and_per_destination(
 
 
 def test_a_spool_of_another_destination_is_not_used(tmp_path: Path) -> None:
+    # In a child: the configuration problem is logged once per process.
     spool = tmp_path / "spool"
-    served(toolreplay.capture(f"file://{tmp_path}/first", spool=spool), 1)
-    (request,) = served(toolreplay.capture(f"file://{tmp_path}/second", spool=spool), 1)
-    assert request.skipped == "config"
-    assert request.path is None
+    script = (
+        "import logging, sys, toolreplay\n"
+        "logging.basicConfig(stream=sys.stdout, format='%(name)s: %(message)s')\n"
+        "for where in ('first', 'second'):\n"
+        f"    capture = toolreplay.capture(f'file://{tmp_path}/{{where}}', spool='{spool}')\n"
+        "    with capture as request:\n"
+        "        pass\n"
+        "    print(where, request.skipped, request.path is not None)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    first, logged, second = done.stdout.splitlines()
+    assert first == "first None True"
+    assert second == "second config False"
+    assert logged == (
+        f"toolreplay.capture: Tool Replay capture: the spool {spool} holds traces for "
+        f"file://{tmp_path}/first, not file://{tmp_path}/second: give each destination a "
+        "spool of its own (spool=, TOOLREPLAY_CAPTURE_SPOOL). The request ran as usual; its "
+        "trace was not kept. (Logged once per folder.)"
+    )
     assert (spool / ".destination").read_text() == f"file://{tmp_path}/first\n"
 
 
