@@ -120,3 +120,30 @@ def test_capture_flush_refuses_what_it_cannot_use(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "a location holds no credentials" in bad.stderr
     assert "secret" not in bad.stderr.replace("a location holds no credentials", "")
+
+
+def test_capture_flush_counts_unfinished_requests_and_never_uploads_them(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    bucket = tmp_path / "bucket"
+    (spool / "web-7").mkdir(parents=True)
+    (spool / ".destination").write_text(f"file://{bucket}\n")
+    name = "20261202T101500.000001Z-abcdefghijklmnop"
+    kept = b'{"kind":"header"}\n'
+    (spool / "web-7" / f"{name}.trp").write_bytes(kept)
+    (spool / "web-7" / "20261202T101501.000001Z-bcdefghijklmnopq.trp.part").write_bytes(b"{")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolreplay", "capture", "flush", str(spool)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"uploaded 1 trace to file://{bucket}; 1 unfinished .part file(s) left in the spool\n"
+    )
+    uploaded = bucket / "date=2026-12-02" / "instance=web-7" / f"{name}.trp"
+    assert uploaded.read_bytes() == kept
+    assert [path.name for path in (spool / "web-7").iterdir()] == [
+        "20261202T101501.000001Z-bcdefghijklmnopq.trp.part"
+    ]

@@ -51,14 +51,22 @@ def test_a_store_outage_loses_nothing_acknowledged_and_logs_one_line(tmp_path: P
         after = service.run(20)
         assert all(line["kept"] for line in after)  # capture resumed by itself
         wait_for(lambda: in_bucket() == service.kept, "the uploads after resuming")
+
+        # A second outage is a new one: one more line, and again nothing lost.
+        server.stop()
+        again = service.run(80)
+        assert any(line["skipped"] == "spool full" for line in again)
+        server.start()
+        wait_for(lambda: in_bucket() == service.kept, "the uploads after the second outage")
         _, stderr = service.exit()
 
     assert not spooled(spool)
     logged = capture_log_lines(stderr)
-    assert len(logged) == 1, logged
-    assert "is full" in logged[0]
-    assert f"s3://{BUCKET}/outage" in logged[0]
-    assert "upload" in logged[0]
+    assert len(logged) == 2, logged  # one per outage, none on resuming
+    for line in logged:
+        assert "is full" in line
+        assert f"s3://{BUCKET}/outage" in line
+        assert "the last upload failed: s3://traces/outage: cannot upload the captured" in line
 
     # The same requests without capture give the same answers and the same errors.
     plain = Service(
@@ -67,7 +75,7 @@ def test_a_store_outage_loses_nothing_acknowledged_and_logs_one_line(tmp_path: P
         ),
         threads=4,
     )
-    plain.run(120)
+    plain.run(200)
     _, plain_stderr = plain.exit()
     assert answers(plain.lines) == answers(service.lines)
     assert any("approval" in str(answer) for answer in answers(service.lines).values())
