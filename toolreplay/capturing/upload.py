@@ -55,6 +55,8 @@ EXIT_DRAIN_SECONDS = 2.0
 _FIRST_DELAY = 0.2
 _MAX_DELAY = 30.0
 _UPLOADING = "upload the captured traces"
+# The backoff's jitter must not draw from the application's `random` (api.py's `_sampler`).
+_jitter = random.Random()
 
 _outboxes: dict[tuple[str, str, str, int], Outbox] = {}
 _uploaders: list[_Uploader] = []
@@ -152,7 +154,7 @@ class _Uploader:
                 outbox.upload_failed(message)
                 if closing:
                     return  # exiting: the next start or a flush uploads the rest
-                self.closing.wait(delay * random.uniform(0.5, 1.0))
+                self.closing.wait(delay * _jitter.uniform(0.5, 1.0))
                 delay = min(delay * 2, _MAX_DELAY)
                 continue
             delay = _FIRST_DELAY
