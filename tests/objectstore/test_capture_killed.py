@@ -147,3 +147,28 @@ def test_capture_flush_counts_unfinished_requests_and_never_uploads_them(tmp_pat
     assert [path.name for path in (spool / "web-7").iterdir()] == [
         "20261202T101501.000001Z-bcdefghijklmnopq.trp.part"
     ]
+
+
+def test_an_unreadable_trace_does_not_hold_up_the_others(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    bucket = tmp_path / "bucket"
+    (spool / "web-8").mkdir(parents=True)
+    (spool / ".destination").write_text(f"file://{bucket}\n")
+    # A folder named as a trace: unreadable as a file whoever runs the test (root too).
+    locked = spool / "web-8" / "20261202T101500.000001Z-abcdefghijklmnop.trp"
+    locked.mkdir()
+    (spool / "web-8" / "20261202T101501.000001Z-bcdefghijklmnopq.trp").write_bytes(b"{}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolreplay", "capture", "flush", str(spool)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stdout == f"uploaded 1 trace to file://{bucket}\n"
+    assert done.stderr == (
+        f"error: {spool}: 1 kept trace(s) could not be read (not a file, or its permissions) "
+        "and stay in the spool\n"
+    )
+    assert [path.name for path in (spool / "web-8").iterdir()] == [locked.name]

@@ -83,7 +83,8 @@ def _open(location: ObjectLocation) -> ObjectStore:
 
 
 def _upload(store: ObjectStore, location: ObjectLocation, path: Path, instance: str) -> bool:
-    """Upload the trace at `path` and delete it; False when it was gone already.
+    """Upload the trace at `path` and delete it; False when it was gone already, or
+    cannot be read (it stays: one such file must not hold up the others).
 
     Raises `ObjectStoreError` when the store does not take it.
     """
@@ -94,8 +95,8 @@ def _upload(store: ObjectStore, location: ObjectLocation, path: Path, instance: 
         return False
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        return False  # another process uploaded it
+    except OSError:  # uploaded by another process meanwhile, or unreadable
+        return False
     key = trace_key(location, started, path.name.removesuffix(".trp"), instance)
     try:
         put(store, key, data)
@@ -266,6 +267,8 @@ class FlushResult:
     """Traces uploaded (and deleted from the spool)."""
     unfinished: int
     """`.trp.part` files left: requests of a process killed mid-request (never uploaded)."""
+    unreadable: int = 0
+    """Kept traces left because they could not be read (permissions, say)."""
     failure: str | None = None
     """Why uploading stopped (the store's failure in words), or None: all uploaded."""
 
@@ -298,7 +301,8 @@ def flush_spool(spool: Path, destination: ObjectLocation | None = None) -> Flush
     unfinished = sum(
         1 for folder in folders for entry in _names(folder) if entry.endswith(PART_SUFFIX)
     )
-    return FlushResult(location, uploaded, unfinished, failure)
+    unreadable = 0 if failure else sum(len(spooled_traces(folder)) for folder in folders)
+    return FlushResult(location, uploaded, unfinished, failure=failure, unreadable=unreadable)
 
 
 def _names(folder: Path) -> list[str]:

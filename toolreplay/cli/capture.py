@@ -4,8 +4,9 @@ A capture to object storage (RFC 0008 §6.1) uploads in the background; a proces
 killed, or stopped while the store was unreachable, leaves kept traces in its spool
 (the next process to capture to the same destination uploads them when it starts).
 This command uploads them now, to the destination the spool records or `--to URL`.
-Exit 0 when everything was uploaded, 1 when the store failed part way (the rest
-stays in the spool), 2 when the spool or the destination is refused.
+Exit 0 when everything was uploaded, 1 when the store failed part way or a trace
+could not be read (the rest stays in the spool), 2 when the spool or the destination
+is refused.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def flush(
     """Uploads every kept trace, oldest first, to the same keys the capture's uploader
     would (date=YYYY-MM-DD/instance=ID/NAME.trp), then deletes it from the spool; `.part`
     files (requests a killed process did not finish) are counted, never uploaded.
-    Exit 0 when everything was uploaded, 1 when the store failed part way (what is
-    left stays in the spool), 2 when the spool or the destination is refused.
+    Exit 0 when everything was uploaded, 1 when the store failed part way or a trace
+    could not be read (what is left stays in the spool), 2 when the spool or the
+    destination is refused.
     """
     out = Output()
     from toolreplay.capturing.upload import flush_spool  # obstore only when it runs
@@ -83,5 +85,12 @@ def flush(
     out.line(line)
     if result.failure is not None:
         out.error(f"{result.failure}; the traces not uploaded stay in {spool}", (spool,))
+        return 1
+    if result.unreadable:
+        out.error(
+            f"{spool}: {result.unreadable} kept trace(s) could not be read (not a file, or "
+            "its permissions) and stay in the spool",
+            (spool,),
+        )
         return 1
     return 0
