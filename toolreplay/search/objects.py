@@ -300,6 +300,3 @@ def _filesystem(location: ObjectLocation) -> Any:
             return open_store(object_location(f"{location.scheme}://{bucket}"))
 
     return _Store(cast(Any, location.scheme), asynchronous=False)
-
-
-
