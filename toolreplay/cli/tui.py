@@ -21,6 +21,7 @@ from typing import Annotated, Protocol
 import typer
 
 from toolreplay.cli.output import Output, drawn_by_the_ui
+from toolreplay.objectstore.locations import is_object_url
 
 __all__ = ["INSTALL_HINT", "tui"]
 
@@ -56,11 +57,12 @@ def _trace_file_problem(path: Path, label: str = "", *, folder_ok: bool = False)
 
 
 def tui(
-    trace: Annotated[
-        Path,
+    trace_text: Annotated[
+        str,
         typer.Argument(
             metavar="TRACE",
-            help="The trace to open, or a folder of traces to pick one from (newest first).",
+            help="The trace to open, or a folder of traces (or an object-storage prefix, "
+            "s3://BUCKET/PREFIX) to pick one from (newest first).",
         ),
     ],
     runner: Annotated[
@@ -95,7 +97,10 @@ def tui(
     neither a file nor a folder, a trace (or --against) cannot be opened, or the
     UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
     """
-    problem = _trace_file_problem(trace, folder_ok=True)
+    # A str, not a typer Path: a Path would turn `s3://bucket` into `s3:/bucket`.
+    prefix = trace_text if is_object_url(trace_text) and not trace_text.endswith(".trp") else None
+    trace = Path(trace_text)
+    problem = None if prefix is not None else _trace_file_problem(trace, folder_ok=True)
     if problem is None and against is not None:
         problem = _trace_file_problem(against, "--against ")
     if problem is not None:
@@ -115,5 +120,28 @@ def tui(
         )
         return 2
     run: _Run = ui.run
+    if prefix is not None:
+        picked = _pick_from_prefix(prefix)
+        if not isinstance(picked, Path):
+            return picked
+        trace = picked
     with drawn_by_the_ui():  # it escapes every trace's text itself (toolreplay.terminal)
         return run(trace, runner, against, workdir=workdir)
+
+
+def _pick_from_prefix(prefix: str) -> Path | int:
+    """The picker over the search of `prefix`; the chosen trace fetched into the local
+    cache (its path), or the exit status (0: the user left; 2: it could not be fetched)."""
+    picker = importlib.import_module("toolreplay_tui.screens.picker")
+    with drawn_by_the_ui():
+        picked: object = picker.pick_trace(prefix)
+    if picked is None:
+        return 0
+    from toolreplay.errors import ObjectStoreError
+    from toolreplay.search.objects import fetch_to_cache
+
+    try:
+        return fetch_to_cache(str(picked))
+    except ObjectStoreError as error:
+        Output.error(str(error))
+        return 2
