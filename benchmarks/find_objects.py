@@ -15,6 +15,7 @@ and without `--since`. No target: the ratio is reported (issue 27).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -37,10 +38,8 @@ def create_refund(order_id: int) -> dict[str, object]:
 def _request(folder: Path, failing: bool) -> bytes:
     with toolreplay.capture(folder, metadata={"route": "/refund"}):
         for number in range(100):
-            try:
+            with contextlib.suppress(TimeoutError):
                 create_refund(-1 if failing and number == 99 else number)
-            except TimeoutError:
-                pass
     (path,) = folder.rglob("*.trp")
     data = path.read_bytes()
     path.unlink()
@@ -80,10 +79,18 @@ def main() -> None:
         imported = time.perf_counter() - start
         since = now - timedelta(days=1)
         queries = [
-            ("effect + outcome error", {"effect": "billing.refund.create",
-                                        "where": ["$.outcome.status == error"]}),
-            ("same, --since 1 day", {"effect": "billing.refund.create",
-                                     "where": ["$.outcome.status == error"], "since": since}),
+            (
+                "effect + outcome error",
+                {"effect": "billing.refund.create", "where": ["$.outcome.status == error"]},
+            ),
+            (
+                "same, --since 1 day",
+                {
+                    "effect": "billing.refund.create",
+                    "where": ["$.outcome.status == error"],
+                    "since": since,
+                },
+            ),
         ]
         print(f"{arguments.traces} traces of 100 operations; import duckdb {imported:.3f} s")
         print(f"{'query':28} {'local s':>8} {'bucket s':>9} {'bucket/local':>12} {'keys':>6}")
@@ -91,8 +98,10 @@ def main() -> None:
             local_search = toolreplay.find_traces(local, **query)
             remote_search = toolreplay.find_traces("s3://traces/p", **query)
             local_s, remote_s = _timed(local_search), _timed(remote_search)
-            print(f"{title:28} {local_s:8.3f} {remote_s:9.3f} {remote_s / local_s:12.1f} "
-                  f"{remote_search.scanned:6}")
+            print(
+                f"{title:28} {local_s:8.3f} {remote_s:9.3f} {remote_s / local_s:12.1f} "
+                f"{remote_search.scanned:6}"
+            )
 
 
 if __name__ == "__main__":
