@@ -1,6 +1,10 @@
 """`toolreplay tui TRACE|FOLDER`: open a trace in the terminal UI (the `toolreplay-tui` package).
 
-Given a folder, the UI lists its traces to pick one from first.
+Given a folder, the UI lists its traces to pick one from first. Given the URL of one
+trace object (`s3://bucket/.../NAME.trp`, also gs://, az://, file://), its copy is
+fetched into the local cache and checked first (`toolreplay.cli.traces`); the work
+folder is then `.toolreplay/` in the current folder unless --workdir says otherwise,
+never the cache. The URL of a bucket prefix is for the picker over object storage.
 
 The UI is an optional extra. It is imported only when this command runs, so
 `import toolreplay` and every other command stay free of Textual; when it is
@@ -21,6 +25,8 @@ from typing import Annotated, Protocol
 import typer
 
 from toolreplay.cli.output import Output, drawn_by_the_ui
+from toolreplay.cli.traces import BUCKET_PICKER_PENDING, is_url, trace_file
+from toolreplay.errors import ObjectStoreError
 
 __all__ = ["INSTALL_HINT", "tui"]
 
@@ -55,12 +61,23 @@ def _trace_file_problem(path: Path, label: str = "", *, folder_ok: bool = False)
     return f"{shown}: no such trace file"
 
 
+def _open_bucket_prefix(url: str) -> int:
+    """`toolreplay tui PREFIX-URL`: the picker over the traces below a bucket prefix.
+
+    The hook for that picker, which comes with `find` over object storage; until it is
+    wired, the prefix is refused (exit 2).
+    """
+    Output.error(f"{url}: {BUCKET_PICKER_PENDING}", (url,))
+    return 2
+
+
 def tui(
     trace: Annotated[
-        Path,
+        str,
         typer.Argument(
             metavar="TRACE",
-            help="The trace to open, or a folder of traces to pick one from (newest first).",
+            help="The trace to open (a file, or its URL), or a folder of traces to pick one "
+            "from (newest first).",
         ),
     ],
     runner: Annotated[
@@ -74,11 +91,12 @@ def tui(
         ),
     ] = None,
     against: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--against",
             metavar="OTHER.trp",
-            help="A second trace to compare TRACE with: the diff view opens on it.",
+            help="A second trace (a file, or its URL) to compare TRACE with: the diff view "
+            "opens on it.",
         ),
     ] = None,
     workdir: Annotated[
@@ -86,7 +104,8 @@ def tui(
         typer.Option(
             "--workdir",
             metavar="FOLDER",
-            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
+            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE; "
+            "in the current folder for a URL).",
         ),
     ] = None,
 ) -> int:
@@ -95,9 +114,19 @@ def tui(
     neither a file nor a folder, a trace (or --against) cannot be opened, or the
     UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
     """
-    problem = _trace_file_problem(trace, folder_ok=True)
-    if problem is None and against is not None:
-        problem = _trace_file_problem(against, "--against ")
+    if is_url(trace) and not trace.endswith(".trp"):
+        return _open_bucket_prefix(trace)
+    try:
+        trace_path = trace_file(trace)
+        against_path = None if against is None else trace_file(against)
+    except ObjectStoreError as error:
+        Output.error(str(error), (trace, against))
+        return 2
+    if workdir is None and is_url(trace):
+        workdir = Path(".toolreplay")  # the current folder's, not the cache's
+    problem = _trace_file_problem(trace_path, folder_ok=True)
+    if problem is None and against_path is not None:
+        problem = _trace_file_problem(against_path, "--against ")
     if problem is not None:
         Output.error(problem, (trace, against))
         return 2
@@ -116,4 +145,4 @@ def tui(
         return 2
     run: _Run = ui.run
     with drawn_by_the_ui():  # it escapes every trace's text itself (toolreplay.terminal)
-        return run(trace, runner, against, workdir=workdir)
+        return run(trace_path, runner, against_path, workdir=workdir)
