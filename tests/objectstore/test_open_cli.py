@@ -276,7 +276,7 @@ def test_a_missing_object_a_prefix_and_a_bad_url_are_refused_precisely(
     assert fork.returncode == 2
     document = json.loads(fork.stdout)
     assert document["outcome"] == "invalid_arguments"
-    assert document["error"]["type"] == "ObjectStoreError"
+    assert document["error"]["type"] == "toolreplay.errors.ObjectStoreError"
     assert not (tmp_path / "b.trp").exists()
     assert cached_files(cache_home) == []
 
