@@ -12,6 +12,7 @@ import boto3
 import pytest
 
 import toolreplay
+import toolreplay.objectstore.cache as cache_module
 from tests.support import crm
 from tests.support.hostile import hostile_trace
 from tests.support.s3_server import (
@@ -22,7 +23,6 @@ from tests.support.s3_server import (
 )
 from toolreplay.errors import ObjectStoreError, TraceFormatError
 from toolreplay.objectstore import cache_folder, fetched_trace
-from toolreplay.objectstore import cache as cache_module
 from toolreplay.trace import check_digest, read_trace
 
 BUCKET = "cache-tests"

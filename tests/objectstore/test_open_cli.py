@@ -258,9 +258,7 @@ def test_a_missing_object_a_prefix_and_a_bad_url_are_refused_precisely(
     missing = f"s3://{BUCKET}/{PREFIX}/no-such-trace.trp"
     result = cli(server, cache_home, tmp_path, "show", missing)
     assert result.returncode == 2
-    assert result.stderr.startswith(
-        f"error: {missing}: cannot fetch the trace: not found ("
-    )
+    assert result.stderr.startswith(f"error: {missing}: cannot fetch the trace: not found (")
     prefix = f"s3://{BUCKET}/{PREFIX}"
     result = cli(server, cache_home, tmp_path, "show", prefix)
     assert result.returncode == 2
