@@ -136,3 +136,10 @@ def test_check_digest_vouches_for_complete_traces_only(tmp_path: Path, recorded:
     with pytest.raises(TraceFormatError) as not_a_trace:
         check_digest(recorded, b"not a trace\n")
     assert not_a_trace.value.line == 1
+
+
+def test_credentials_in_a_url_are_refused_without_being_repeated() -> None:
+    with pytest.raises(ObjectStoreError) as refused:
+        fetched_trace("s3://AKIDCANARY:secret-canary@bucket/prefix/trace.trp")
+    assert "a location holds no credentials" in str(refused.value)
+    assert "canary" not in str(refused.value).lower()
