@@ -115,8 +115,8 @@ def fetched_trace(url: str) -> Path:
         if size > MAX_TRACE_BYTES:
             raise ObjectStoreError(
                 f"{url}: the object is {size} bytes, more than the {MAX_TRACE_BYTES} bytes "
-                "(1 GiB) a trace is fetched up to; copy it with the store's own tools and "
-                "open the local file"
+                "a trace is fetched up to; copy it with the store's own tools and open the "
+                "local file"
             )
         data = bytes(result.bytes())
     except ObjectStoreError:
