@@ -14,7 +14,7 @@ import toolreplay
 from tests.support.s3_server import running_s3_server, s3_environment
 from tests.tui.pilot import SIZE, pilot_test, wait_for
 from tests.tui.test_picker import capture_folder, picker, table_rows
-from toolreplay.search.objects import fetch_to_cache
+from toolreplay.objectstore.cache import fetched_trace
 
 
 @pilot_test
@@ -47,6 +47,6 @@ async def test_the_picker_lists_a_bucket_prefix_and_opens_the_chosen_trace(
         chosen = app.return_value
         assert isinstance(chosen, str)
         assert chosen.startswith("s3://traces/refunds/")
-        local = fetch_to_cache(chosen)
+        local = fetched_trace(chosen)
     assert local.is_relative_to(tmp_path / "cache" / "toolreplay" / "objects")
     assert toolreplay.read_trace(local).header.metadata["request_id"] == "r-2"

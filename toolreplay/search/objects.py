@@ -35,7 +35,7 @@ from toolreplay.search.scanner import FoundTrace, TraceSearch
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
 
-__all__ = ["ObjectTraceSearch", "fetch_to_cache", "trace_lines_sql"]
+__all__ = ["ObjectTraceSearch", "trace_lines_sql"]
 
 _HEADER_START = '{"kind":"header"'
 _FOOTER_START = '{"kind":"footer"'
@@ -300,32 +300,3 @@ def _filesystem(location: ObjectLocation) -> Any:
             return open_store(object_location(f"{location.scheme}://{bucket}"))
 
     return _Store(cast(Any, location.scheme), asynchronous=False)
-
-
-def fetch_to_cache(url: str) -> Path:
-    """The trace at `url` copied into the local cache (`$XDG_CACHE_HOME/toolreplay/objects/`,
-    else `~/.cache/...`), written to a temporary sibling and renamed; its path.
-
-    What `toolreplay tui s3://bucket/prefix` opens the picked trace with. The trace is
-    untrusted as any other: the reader checks it when it is opened.
-    """
-    import os
-
-    location = object_location(url)
-    segments = location.prefix.split("/")
-    if not location.prefix or any(part in ("", ".", "..") for part in segments):
-        raise ObjectStoreError(f"{url}: not the URL of one trace")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    target = cache.joinpath("toolreplay", "objects", location.scheme, location.bucket, *segments)
-    import obstore
-
-    store = open_store(location)
-    try:
-        data = bytes(obstore.get(store, location.prefix).bytes())
-    except Exception as error:
-        raise store_failure(error, location, "read the trace") from None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f".{target.name}.{os.getpid()}.part")
-    part.write_bytes(data)
-    part.replace(target)
-    return target
