@@ -18,9 +18,11 @@ from toolreplay.cli.output import (
     error_fields,
     one_line_fields,
 )
+from toolreplay.cli.traces import trace_file
 from toolreplay.errors import (
     CaseSearchError,
     JsonTextError,
+    ObjectStoreError,
     PromotionError,
     RunnerError,
     RunnerImportError,
@@ -66,8 +68,11 @@ def _expected_value(expect_json: str | None, expect_file: Path | None) -> JsonVa
 
 def promote(
     trace: Annotated[
-        Path,
-        typer.Argument(metavar="TRACE", help="The trace to promote (often a fork's branch)."),
+        str,
+        typer.Argument(
+            metavar="TRACE",
+            help="The trace to promote (often a fork's branch): a file, or its URL.",
+        ),
     ],
     output: Annotated[
         Path,
@@ -111,18 +116,25 @@ def promote(
     error: BaseException | None = None
     try:
         expected = _expected_value(expect_json, expect_file)
+        trace_path = trace_file(trace)  # a URL's copy is fetched and checked first
         import_from_working_directory()
         # Every argument is checked before the runner's module is imported (RFC 0005 §2.2).
         with application_output_to_stderr():  # importing or running the app may print
             case = promote_any_runner(
-                trace,
+                trace_path,
                 output,
                 name=name,
                 runner=runner,
                 expected=expected,
                 allow_secret_findings=allow_secret_findings,
             )
-    except (PromotionError, RunnerError, TraceError, SecretInTraceError) as refused:
+    except (
+        PromotionError,
+        RunnerError,
+        TraceError,
+        SecretInTraceError,
+        ObjectStoreError,
+    ) as refused:
         status, error = 2, refused
     except ToolReplayError as failed:  # the case does not hold, or the runner misused sessions
         status, error = 1, failed

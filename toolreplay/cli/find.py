@@ -1,12 +1,16 @@
-"""`toolreplay find DIRECTORY`: list the traces that match a query, newest first.
+"""`toolreplay find LOCATION`: list the traces that match a query, newest first.
+
+LOCATION is a folder or an object-storage prefix (`s3://bucket/prefix`): the same
+query, run there as SQL by DuckDB (`toolreplay.search.objects`), the same answers
+and output, paths relative to the prefix.
 
 Text prints one line per match as it is found (so a long search shows results
 at once), then a count; `--format json` prints one document at the end. A file
 that cannot be read is skipped, never fatal: a `skipped: PATH: reason` line on
 stderr (the `skipped` list in json), and the other files are still searched.
 Exit status: 0 when something matched, 1 when nothing did (as grep), 2 when the
-query or the folder is refused, 3 when nothing matched but files were skipped
-(one of them might have).
+query or the location is refused (or the store cannot be read), 3 when nothing
+matched but files were skipped (one of them might have).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import typer
 
 from toolreplay.cli.command import SKIPPED_EXIT_CODE, FormatOption
 from toolreplay.cli.output import Output, OutputFormat, error_fields
-from toolreplay.errors import TraceSearchError
+from toolreplay.errors import ObjectStoreError, TraceSearchError
+from toolreplay.objectstore.locations import is_object_url
 from toolreplay.search import FoundTrace, find_traces
 
 __all__ = ["FIND_FORMAT_VERSION", "find"]
@@ -61,9 +66,13 @@ def _line(match: FoundTrace, root: Path) -> str:
 
 
 def find(
-    directory: Annotated[
-        Path,
-        typer.Argument(metavar="DIRECTORY", help="The folder of the traces (searched below)."),
+    location: Annotated[
+        str,
+        typer.Argument(
+            metavar="LOCATION",
+            help="The folder of the traces (searched below), or an object-storage prefix "
+            "(s3://BUCKET/PREFIX, gs://, az://, file://).",
+        ),
     ],
     effect: Annotated[
         str | None,
@@ -111,25 +120,34 @@ def find(
     folder is refused, 3 when nothing matched but some files were skipped.
     """
     out = Output()
+    # A str, not a typer Path: a Path would turn `s3://bucket` into `s3:/bucket`.
+    url = is_object_url(location)
+    directory = Path() if url else Path(location)  # what shown paths are relative to
     try:
-        search = find_traces(directory, effect=effect, where=where or (), since=since, until=until)
-    except TraceSearchError as error:
-        out.error(str(error), (*error_fields(error), directory))
+        search = find_traces(
+            location if url else directory,
+            effect=effect,
+            where=where or (),
+            since=since,
+            until=until,
+        )
+        found: list[FoundTrace] = []
+        for match in search:  # a limit stops the scan: nothing past it is read
+            found.append(match)
+            if output_format is OutputFormat.text:
+                out.line(_line(match, directory))
+            if limit is not None and len(found) >= limit:
+                break
+    except (TraceSearchError, ObjectStoreError) as error:
+        out.error(str(error), (*error_fields(error), location))
         return 2
-    found: list[FoundTrace] = []
-    for match in search:  # a limit stops the scan: nothing past it is read
-        found.append(match)
-        if output_format is OutputFormat.text:
-            out.line(_line(match, directory))
-        if limit is not None and len(found) >= limit:
-            break
     skipped = [(_relative(path, directory), reason) for path, reason in search.unreadable]
     for path, reason in skipped:
         out.skipped(path, reason)
     if output_format is OutputFormat.json:
         document: dict[str, Any] = {
             "format_version": FIND_FORMAT_VERSION,
-            "directory": str(directory),
+            "directory": location.rstrip("/") if url else str(directory),
             "query": {
                 "effect": effect,
                 "where": [condition.text for condition in search.conditions],

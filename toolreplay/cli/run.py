@@ -28,10 +28,12 @@ import typer
 from toolreplay.cli.command import FormatOption
 from toolreplay.cli.output import OutputFormat, application_output_to_stderr, one_line_fields
 from toolreplay.cli.privacy import SecretRule, secret_pattern_option, secret_scanner
+from toolreplay.cli.traces import shown, trace_file
 from toolreplay.errors import (
     ForkOptionError,
     NetworkOptionError,
     NonPortableValueError,
+    ObjectStoreError,
     PatchError,
     RedactionError,
     ReplayContractError,
@@ -376,7 +378,10 @@ def record(
 
 
 def replay(
-    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="The trace to replay.")],
+    trace_path: Annotated[
+        str,
+        typer.Argument(metavar="TRACE", help="The trace to replay (a file, or its URL)."),
+    ],
     runner: RunnerOption = None,
     network: NetworkChoiceOption = NetworkChoice.block,
     allow_hosts: AllowHostOption = None,
@@ -385,22 +390,23 @@ def replay(
     """Exit 0 when the run succeeded; 1 when the application ran and failed (a
     replay miss or other contract error, its own error or exit, a session
     error); 2 when the command was refused before the application ran (bad
-    trace, runner or --allow-host). Replay never writes a file.
+    trace, runner or --allow-host; a trace URL that cannot be fetched). Replay
+    never writes a file (a trace URL is fetched into the local cache).
 
     The network is blocked while the application runs (--network): every
     outbound connection it makes, from any thread, is refused, and the refused
     destinations are reported (network_refused in the JSON document).
     """
-    report = RunDocument("replay", runner=runner, paths={"trace": str(trace_path)})
+    report = RunDocument("replay", runner=runner, paths={"trace": shown(trace_path)})
     try:
-        trace = read_trace(trace_path)
+        trace = read_trace(trace_file(trace_path))
         blocked = _network(network, allow_hosts)
         session = ReplaySession(trace, network=blocked)
         with application_output_to_stderr():  # the import may print
             resolved = _import_offline(runner, trace, blocked)
         report.runner = resolved.spec
         _run(report, resolved, session)
-    except (_Refused, RunnerError, TraceError, NetworkOptionError) as refusal:
+    except (_Refused, RunnerError, TraceError, NetworkOptionError, ObjectStoreError) as refusal:
         return _refuse(
             report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
         )
@@ -413,7 +419,7 @@ def replay(
         report,
         output_format,
         [
-            f"replayed {trace_path} with {resolved.spec}: {session.consumed_count} of "
+            f"replayed {shown(trace_path)} with {resolved.spec}: {session.consumed_count} of "
             f"{len(trace)} operations served, no effect body ran",
             *_refused_line(session),
         ],
@@ -421,14 +427,21 @@ def replay(
 
 
 def fork(
-    source_path: Annotated[Path, typer.Argument(metavar="SOURCE", help="The trace to fork.")],
+    source_path: Annotated[
+        str, typer.Argument(metavar="SOURCE", help="The trace to fork (a file, or its URL).")
+    ],
     patches_path: Annotated[
         Path,
         typer.Option("--patches", "-p", metavar="PATH", help="A patch file (toolreplay.patches)."),
     ],
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", metavar="PATH", help="The branch trace to create."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="PATH",
+            help="The branch trace to create (a local file, also when SOURCE is a URL).",
+        ),
     ],
     runner: RunnerOption = None,
     live: Annotated[
@@ -469,7 +482,7 @@ def fork(
     own error or exit, a session error) or the branch could not be written (a
     full disk: storage_error), the branch holding what it observed up to the
     failure being kept; 2 when the command was refused before the application
-    ran (bad trace, patch file, runner, --live, --allow-host or output path, or a
+    ran (bad trace or trace URL, patch file, runner, --live, --allow-host or output path, or a
     supply patch for an effect the application does not declare), nothing being
     written.
 
@@ -479,10 +492,10 @@ def fork(
     report = RunDocument(
         "fork",
         runner=runner,
-        paths={"source": str(source_path), "patches": str(patches_path), "branch": None},
+        paths={"source": shown(source_path), "patches": str(patches_path), "branch": None},
     )
     try:
-        trace = read_trace(source_path)
+        trace = read_trace(trace_file(source_path))
         patches: list[Patch] = read_patches(patches_path)
         blocked = _network(network, allow_hosts)
         session = ForkSession(
@@ -506,6 +519,7 @@ def fork(
         PatchError,
         ForkOptionError,
         NetworkOptionError,
+        ObjectStoreError,
     ) as refusal:
         return _refuse(
             report, refusal.error if isinstance(refusal, _Refused) else refusal, output_format
@@ -525,10 +539,10 @@ def fork(
         report,
         output_format,
         [
-            f"forked {source_path} into {output} with {resolved.spec}: "
+            f"forked {shown(source_path)} into {output} with {resolved.spec}: "
             f"{session.consumed_count} of {len(trace)} operations served, "
             f"{session.patched_count} of {len(patches)} patches applied{live_calls}",
             *_refused_line(session),
-            f"compare: toolreplay diff {source_path} {output}",
+            f"compare: toolreplay diff {shown(source_path)} {output}",
         ],
     )

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from toolreplay.cli.command import FormatOption
 from toolreplay.cli.output import Output, OutputFormat, error_fields
-from toolreplay.errors import TraceError
+from toolreplay.cli.traces import is_url, trace_file
+from toolreplay.errors import ObjectStoreError, TraceError
 from toolreplay.portable import preview
 from toolreplay.summaries import fit_to_width, summarize_call
 from toolreplay.trace.codec import operation_to_dict
@@ -24,13 +24,18 @@ _DEFAULT_TEXT_LIMIT = 50
 _PREVIEW = 60
 
 
-def trace_summary(trace: Trace, *, limit: int | None = None) -> dict[str, Any]:
-    """The `--format json` document: header, completeness and operations."""
+def trace_summary(
+    trace: Trace, *, limit: int | None = None, shown_as: str | None = None
+) -> dict[str, Any]:
+    """The `--format json` document: header, completeness and operations.
+
+    `shown_as` is what `path` says instead of the file read (a trace's URL).
+    """
     footer = trace.footer
     operations = trace.operations if limit is None else trace.operations[:limit]
     return {
         "format_version": SHOW_FORMAT_VERSION,
-        "path": str(trace.path),
+        "path": str(trace.path) if shown_as is None else shown_as,
         "trace_format": TRACE_FORMAT,
         "trace_format_version": trace.header.format_version,
         "trace_id": trace.header.trace_id,
@@ -82,7 +87,13 @@ def _state(trace: Trace) -> str:
 
 
 def show(
-    trace_path: Annotated[Path, typer.Argument(metavar="TRACE", help="A .trp trace file.")],
+    trace_path: Annotated[
+        str,
+        typer.Argument(
+            metavar="TRACE",
+            help="A .trp trace file, or the URL of one (s3://, gs://, az://, file://).",
+        ),
+    ],
     output_format: FormatOption = OutputFormat.text,
     limit: Annotated[
         int | None,
@@ -96,12 +107,15 @@ def show(
     ] = None,
 ) -> int:
     """Exit 0 when the trace was read (complete or not), 2 when it cannot be read
-    (missing, malformed, or of an unsupported format version), as every command.
+    (missing, malformed, or of an unsupported format version; for a URL, also not
+    found, refused, unreachable, or not matching its footer digest), as every command.
     """
     out = Output()
+    # A URL is shown as given; the copy read is in the cache.
+    shown_as = trace_path if is_url(trace_path) else None
     try:
-        trace = read_trace(trace_path)
-    except TraceError as error:
+        trace = read_trace(trace_file(trace_path))
+    except (TraceError, ObjectStoreError) as error:
         out.error(str(error), (*error_fields(error), trace_path))
         return 2
     if limit == 0:
@@ -110,13 +124,17 @@ def show(
         limit = _DEFAULT_TEXT_LIMIT
 
     if output_format is OutputFormat.json:
-        print(json.dumps(trace_summary(trace, limit=limit), ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                trace_summary(trace, limit=limit, shown_as=shown_as), ensure_ascii=False, indent=2
+            )
+        )
         return 0
 
     header = trace.header
     out.fields(
         [
-            ("trace", str(trace.path)),
+            ("trace", shown_as or str(trace.path)),
             (
                 "format",
                 f"{TRACE_FORMAT} v{header.format_version}, written by toolreplay "

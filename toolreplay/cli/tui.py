@@ -1,6 +1,10 @@
 """`toolreplay tui TRACE|FOLDER`: open a trace in the terminal UI (the `toolreplay-tui` package).
 
-Given a folder, the UI lists its traces to pick one from first.
+Given a folder, the UI lists its traces to pick one from first. Given the URL of one
+trace object (`s3://bucket/.../NAME.trp`, also gs://, az://, file://), its copy is
+fetched into the local cache and checked first (`toolreplay.cli.traces`); the work
+folder is then `.toolreplay/` in the current folder unless --workdir says otherwise,
+never the cache. The URL of a bucket prefix is for the picker over object storage.
 
 The UI is an optional extra. It is imported only when this command runs, so
 `import toolreplay` and every other command stay free of Textual; when it is
@@ -21,6 +25,8 @@ from typing import Annotated, Protocol
 import typer
 
 from toolreplay.cli.output import Output, drawn_by_the_ui
+from toolreplay.cli.traces import is_url, trace_file
+from toolreplay.errors import ObjectStoreError
 
 __all__ = ["INSTALL_HINT", "tui"]
 
@@ -57,10 +63,11 @@ def _trace_file_problem(path: Path, label: str = "", *, folder_ok: bool = False)
 
 def tui(
     trace: Annotated[
-        Path,
+        str,
         typer.Argument(
             metavar="TRACE",
-            help="The trace to open, or a folder of traces to pick one from (newest first).",
+            help="The trace to open (a file, or its URL), or a folder of traces (or an "
+            "object-storage prefix, s3://BUCKET/PREFIX) to pick one from (newest first).",
         ),
     ],
     runner: Annotated[
@@ -74,11 +81,12 @@ def tui(
         ),
     ] = None,
     against: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--against",
             metavar="OTHER.trp",
-            help="A second trace to compare TRACE with: the diff view opens on it.",
+            help="A second trace (a file, or its URL) to compare TRACE with: the diff view "
+            "opens on it.",
         ),
     ] = None,
     workdir: Annotated[
@@ -86,7 +94,8 @@ def tui(
         typer.Option(
             "--workdir",
             metavar="FOLDER",
-            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE).",
+            help="Where branch traces and patch files go (default: .toolreplay/ next to TRACE; "
+            "in the current folder for a URL).",
         ),
     ] = None,
 ) -> int:
@@ -95,9 +104,18 @@ def tui(
     neither a file nor a folder, a trace (or --against) cannot be opened, or the
     UI is not installed; exit 1 when the UI crashed (the traceback's file is named).
     """
-    problem = _trace_file_problem(trace, folder_ok=True)
-    if problem is None and against is not None:
-        problem = _trace_file_problem(against, "--against ")
+    prefix = trace if is_url(trace) and not trace.endswith(".trp") else None
+    try:
+        trace_path = Path(trace) if prefix is not None else trace_file(trace)
+        against_path = None if against is None else trace_file(against)
+    except ObjectStoreError as error:
+        Output.error(str(error), (trace, against))
+        return 2
+    if workdir is None and is_url(trace):
+        workdir = Path(".toolreplay")  # the current folder's, not the cache's
+    problem = None if prefix is not None else _trace_file_problem(trace_path, folder_ok=True)
+    if problem is None and against_path is not None:
+        problem = _trace_file_problem(against_path, "--against ")
     if problem is not None:
         Output.error(problem, (trace, against))
         return 2
@@ -115,5 +133,26 @@ def tui(
         )
         return 2
     run: _Run = ui.run
+    if prefix is not None:
+        picked = _pick_from_prefix(prefix)
+        if not isinstance(picked, Path):
+            return picked
+        trace_path = picked
     with drawn_by_the_ui():  # it escapes every trace's text itself (toolreplay.terminal)
-        return run(trace, runner, against, workdir=workdir)
+        return run(trace_path, runner, against_path, workdir=workdir)
+
+
+def _pick_from_prefix(prefix: str) -> Path | int:
+    """The picker over the search of `prefix`; the chosen trace fetched into the local
+    cache and checked (its path), or the exit status (0: the user left; 2: it could not
+    be fetched)."""
+    picker = importlib.import_module("toolreplay_tui.screens.picker")
+    with drawn_by_the_ui():
+        picked: object = picker.pick_trace(prefix)
+    if picked is None:
+        return 0
+    try:
+        return trace_file(str(picked))
+    except ObjectStoreError as error:
+        Output.error(str(error), (str(picked),))
+        return 2

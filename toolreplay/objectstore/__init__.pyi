@@ -1,5 +1,10 @@
 __all__: list[str]  # the names below, in order; set at import
 
+from toolreplay.objectstore.cache import (
+    MAX_TRACE_BYTES as MAX_TRACE_BYTES,
+    cache_folder as cache_folder,
+    fetched_trace as fetched_trace,
+)
 from toolreplay.objectstore.listing import (
     StoredTrace as StoredTrace,
     list_traces as list_traces,

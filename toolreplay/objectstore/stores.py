@@ -44,6 +44,7 @@ _AWS_NATIVE = (
 )
 _KINDS = {
     "NotFoundError": "not found",
+    "FileNotFoundError": "not found",  # a file:// store's missing object
     "PermissionDeniedError": "access denied",
     "UnauthenticatedError": "the credentials were refused or are missing",
     "AlreadyExistsError": "already exists",

@@ -24,8 +24,9 @@ too large for memory, permissions), is listed in `unreadable` with the reason an
 skipped; the other files are still searched.
 """
 
+from toolreplay.search.finding import find_traces
 from toolreplay.search.query import OPERATORS, Condition, parse_condition, parse_time
-from toolreplay.search.scanner import FoundTrace, TraceSearch, find_traces
+from toolreplay.search.scanner import FoundTrace, TraceSearch
 
 __all__ = [
     "OPERATORS",

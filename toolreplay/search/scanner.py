@@ -23,9 +23,9 @@ from toolreplay.errors import TraceSearchError
 from toolreplay.files import skip_reason
 from toolreplay.names import effect_name_problem
 from toolreplay.portable import JsonValue
-from toolreplay.search.query import Condition, encoded, parse_condition, parse_time
+from toolreplay.search.query import Condition, encoded
 
-__all__ = ["FoundTrace", "TraceSearch", "find_traces"]
+__all__ = ["FoundTrace", "TraceSearch"]
 
 _BLOCK = 8 * 1024 * 1024  # bytes read at a time: whole typical traces, bounded memory
 _FIRST_READ = 64 * 1024  # larger than most traces of a request (one read suffices)
@@ -104,9 +104,7 @@ class TraceSearch:
     unreadable: list[tuple[Path, str]] = field(default_factory=lambda: list[tuple[Path, str]]())
 
     def __post_init__(self) -> None:
-        if not self.directory.is_dir():
-            problem = "is not a folder" if self.directory.exists() else "does not exist"
-            raise TraceSearchError(f"{self.directory}: {problem}; give the folder of the traces")
+        self._check_source()
         self._operation_conditions = tuple(c for c in self.conditions if c.target == "operation")
         self._effect_key: tuple[str, str] | None = None
         needles: list[bytes] = []
@@ -119,8 +117,7 @@ class TraceSearch:
                     f"crm.customer.get ({problem})"
                 )
             self._effect_key = (namespace, name)
-            needles.append(encoded(namespace) + b',"name":' + encoded(name))
-            needles[-1] = b'"namespace":' + needles[-1]
+            needles.append(b'"namespace":' + encoded(namespace) + b',"name":' + encoded(name))
         for condition in self._operation_conditions:
             needles.extend(condition.needles)
         # The longest needle finds candidate lines (`bytes.find` skips further with a
@@ -128,6 +125,21 @@ class TraceSearch:
         needles = sorted(dict.fromkeys(needles), key=len, reverse=True)
         self._needles = tuple(needles) or (b'{"kind":"operation"',)
         self._scan_operations = self._effect_key is not None or bool(self._operation_conditions)
+
+    def _check_source(self) -> None:
+        if not self.directory.is_dir():
+            problem = "is not a folder" if self.directory.exists() else "does not exist"
+            raise TraceSearchError(f"{self.directory}: {problem}; give the folder of the traces")
+
+    @property
+    def operation_needles(self) -> tuple[bytes, ...]:
+        """Bytes every operation line that can match holds (empty: operations are not
+        searched, the query has no effect and no operation condition)."""
+        return self._needles if self._scan_operations else ()
+
+    def operation_matches(self, line: bytes) -> int | None:
+        """The `logical_id` of the operation on `line` if it satisfies the query exactly."""
+        return self._operation_matches(line)
 
     def files(self) -> list[tuple[str, str, str]]:
         """`(stamp, name, path)` of the `.trp` files below the folder (hidden folders
@@ -203,6 +215,11 @@ class TraceSearch:
             # Up to the end, also of a file growing as it is read.
             while more := os.read(descriptor, max(size + 1 - len(data), first)):
                 data += more
+        return self.judge(data, path, stamp)
+
+    def judge(self, data: bytes, path: str, stamp: str) -> FoundTrace | None:
+        """The match that the whole trace `data` (found at `path`, time `stamp`) is, if it
+        is one; a file that is not a trace is added to `unreadable`."""
         # Newlines are counted only for a match.
         if not data.startswith(_HEADER_START):
             self.unreadable.append((Path(path), "it does not start with a trace header"))
@@ -352,33 +369,3 @@ class TraceSearch:
             matching=tuple(matching),
             size=size,
         )
-
-
-def find_traces(
-    directory: str | os.PathLike[str],
-    *,
-    effect: str | None = None,
-    where: Sequence[str | Condition] = (),
-    since: datetime | str | None = None,
-    until: datetime | str | None = None,
-) -> TraceSearch:
-    """Search the traces below `directory`; iterate the result for matches, newest first.
-
-    - `effect`: only traces with an operation of this effect (`crm.customer.get`);
-    - `where`: conditions `PATH OP VALUE` (see `parse_condition`); operation
-      conditions must all hold for one operation (of `effect`, if given);
-    - `since` / `until`: when the request started (a captured trace's name, else
-      the file's modification time), a datetime or text for `parse_time`.
-
-    Raises `TraceSearchError` for a malformed query or a folder that does not exist.
-    """
-    conditions = tuple(
-        item if isinstance(item, Condition) else parse_condition(item) for item in where
-    )
-    return TraceSearch(
-        Path(directory),
-        effect=effect,
-        conditions=conditions,
-        since=parse_time(since) if isinstance(since, str) else since,
-        until=parse_time(until) if isinstance(until, str) else until,
-    )

@@ -18,7 +18,7 @@ from toolreplay.trace.model import (
     TraceMode,
     UnobservedOperation,
 )
-from toolreplay.trace.reader import Trace, TraceLines, parse_trace, read_trace
+from toolreplay.trace.reader import Trace, TraceLines, check_digest, parse_trace, read_trace
 from toolreplay.trace.writer import TraceWriter
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "TraceMode",
     "TraceWriter",
     "UnobservedOperation",
+    "check_digest",
     "parse_trace",
     "read_trace",
 ]

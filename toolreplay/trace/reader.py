@@ -33,7 +33,14 @@ from toolreplay.trace.codec import (
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
 
-__all__ = ["CHECKED_VALUE_BYTES", "Trace", "TraceLines", "parse_trace", "read_trace"]
+__all__ = [
+    "CHECKED_VALUE_BYTES",
+    "Trace",
+    "TraceLines",
+    "check_digest",
+    "parse_trace",
+    "read_trace",
+]
 
 CHECKED_VALUE_BYTES = 1 << 20
 """`TraceLines.check` checks the returned value of an operation line longer than this
@@ -239,6 +246,43 @@ def _parse(path: Path, data: bytes) -> Trace:
         for operation in operations:
             reader.check_fingerprint(operation)
     return Trace(path, reader.header, operations, footer, torn_line)
+
+
+def check_digest(path: Path, data: bytes) -> bool:
+    """Check trace bytes against their footer without decoding the operations between.
+
+    For a copy that must be vouched for before it is kept (a trace fetched from object
+    storage): True when the last line is a footer whose operation count and digest
+    match (`TraceLines.check_footer`); False when the last line is no footer (an
+    incomplete trace, whose fingerprints `read_trace` checks one by one when it is
+    read). Raises `TraceFormatError` (naming `path` and the line) when the header does
+    not read or the footer does not match.
+    """
+    if not data:
+        raise TraceFormatError(
+            "the file is empty, so it has no header; it is not a trace", path=path
+        )
+    header_end = data.find(b"\n")
+    if header_end < 0:
+        TraceLines(path, data)  # a lone header line: refused if it does not read
+        return False
+    reader = TraceLines(path, data[:header_end])
+    body_end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    footer_start = data.rfind(b"\n", 0, body_end) + 1
+    if footer_start <= header_end:
+        return False  # the header alone
+    line = data.count(b"\n", 0, footer_start) + 1
+    last = reader.read(data[footer_start:body_end], line, torn_possible=body_end == len(data))
+    if not isinstance(last, TraceFooter):
+        return False
+    covered = memoryview(data)[:footer_start]
+    reader.check_footer(
+        line - 2,  # every line between the header and the footer is one operation
+        hashlib.sha256(covered).hexdigest(),
+        crlf=lambda: b"\r\n" in data[:footer_start],
+        line=line,
+    )
+    return True
 
 
 class TraceLines:

@@ -42,6 +42,7 @@ def run(
         picked = pick_trace(trace)
         if picked is None:  # the user left the picker: a normal quit
             return 0
+        assert isinstance(picked, Path)  # a folder's picker gives paths (a prefix's, URLs)
         trace = picked
     from toolreplay_tui.app import ToolReplayApp
 

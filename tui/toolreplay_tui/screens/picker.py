@@ -1,4 +1,5 @@
-"""`toolreplay tui DIRECTORY`: pick one trace of a folder (a capture folder, usually).
+"""`toolreplay tui DIRECTORY`: pick one trace of a folder (a capture folder, usually), or
+of an object-storage prefix (`s3://bucket/prefix`, the same search run there).
 
 The picker lists the traces below the folder newest first, as `toolreplay find`
 does (`toolreplay.find_traces`, which reads only each file's header and footer),
@@ -84,8 +85,9 @@ class PickerRow:
         return all(word in text for word in words)
 
 
-class TracePickerScreen(Screen[Path | None]):
-    """The traces of a folder, newest first; dismissed with the chosen path (or None)."""
+class TracePickerScreen(Screen[Path | str | None]):
+    """The traces of a folder (or of an object-storage prefix, `s3://bucket/prefix`),
+    newest first; dismissed with the chosen path (for a prefix, the trace's URL), or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", id="picker.open"),
@@ -94,7 +96,7 @@ class TracePickerScreen(Screen[Path | None]):
         Binding("q", "leave", "Quit", show=False, id="picker.quit"),
     ]
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path | str) -> None:
         super().__init__()
         self.folder = folder
         self.rows: list[PickerRow] = []
@@ -122,7 +124,9 @@ class TracePickerScreen(Screen[Path | None]):
     def _load(self) -> None:
         try:
             search = find_traces(self.folder)
-            rows = [PickerRow.of(found, self.folder) for found in search]
+            # A prefix's matches are named by their keys below it.
+            root = self.folder if isinstance(self.folder, Path) else Path()
+            rows = [PickerRow.of(found, root) for found in search]
             problem = f"{len(search.unreadable)} files skipped" if search.unreadable else None
         except ToolReplayError as error:
             rows, problem = [], str(error)
@@ -166,7 +170,11 @@ class TracePickerScreen(Screen[Path | None]):
     def action_open(self) -> None:
         table = self.table
         if self.shown and 0 <= table.cursor_row < len(self.shown):
-            self.dismiss(self.shown[table.cursor_row].path)
+            chosen = self.shown[table.cursor_row].path
+            if isinstance(self.folder, str):  # a prefix: the trace's URL, fetched by the caller
+                self.dismiss(f"{self.folder.rstrip('/')}/{chosen.as_posix()}")
+            else:
+                self.dismiss(chosen)
 
     def action_filter(self) -> None:
         self.filter.focus()
@@ -179,8 +187,8 @@ class TracePickerScreen(Screen[Path | None]):
         self.dismiss(None)
 
 
-class TracePickerApp(App[Path | None]):
-    """The picker on its own: returns the chosen trace's path, or None."""
+class TracePickerApp(App[Path | str | None]):
+    """The picker on its own: returns the chosen trace's path (a URL for a prefix), or None."""
 
     TITLE = "Tool Replay"
     ENABLE_COMMAND_PALETTE = False
@@ -195,7 +203,7 @@ class TracePickerApp(App[Path | None]):
     #picker-table { height: 1fr; }
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path | str) -> None:
         super().__init__()
         self.folder = folder
 
@@ -203,6 +211,7 @@ class TracePickerApp(App[Path | None]):
         self.push_screen(TracePickerScreen(self.folder), self.exit)
 
 
-def pick_trace(folder: Path) -> Path | None:
-    """Let the user pick a trace below `folder`; its path, or None if they left."""
+def pick_trace(folder: Path | str) -> Path | str | None:
+    """Let the user pick a trace below `folder` (or an object-storage prefix URL); its
+    path (for a prefix, its URL), or None if they left."""
     return TracePickerApp(folder).run()
