@@ -1,21 +1,26 @@
 """Searching the traces in object storage (`s3://bucket/prefix`...): the query as SQL,
-run by DuckDB over the JSON lines where they lie.
+run by DuckDB over the JSON lines of the objects.
 
 The keys come from one listing (`objectstore.list_traces`: only the `date=` prefixes
-of the days `--since`/`--until` reach); then one DuckDB query reads every listed
-object in place, through `obstore`'s fsspec adapter, one row per line
-(`read_json_objects`, which hands each line's text back unchanged, so the byte tests
-of the local scanner are SQL `contains` on the same bytes). The query keeps a file's
-header and footer lines and the operation lines that pass the byte tests, with each
-file's line count and bytes; Python then checks the kept operations exactly with the
-scanner's own code (`TraceSearch.operation_matches`) and builds each match with its
-`_summary`, so both searches give the same answers by construction. A file whose
-rows cannot say for certain what the local scanner would (a line that is not JSON, a
-blank line, a last line without its newline) is fetched whole and judged by the
-local scanner's code (`TraceSearch.judge`). A file the query cannot read is found by
-halving the batch until it stands alone, and skipped with the reason.
+of the days `--since`/`--until` reach). The listed objects are then read in batches,
+newest first: each batch fetched whole with concurrent GETs (`fetch_objects`), then
+one DuckDB query over its bytes in memory (`FetchedFiles`, a file system registered
+with the connection), one row per line (`read_json_objects`, which hands each line's
+text back unchanged, so the byte tests of the local scanner are SQL `contains` on the
+same bytes). A batch is fetched only when the matches before it have been taken, so
+`--limit` stops the reading, and only one batch is held at a time.
 
-DuckDB and obstore are imported here only, when a URL is searched.
+The query keeps a file's header and footer lines and the operation lines that pass
+the byte tests, with each file's line count and bytes; Python then checks the kept
+operations exactly with the scanner's own code (`TraceSearch.operation_matches`) and
+builds each match with its `_summary`, so both searches give the same answers by
+construction. A file whose rows cannot say for certain what the local scanner would (a
+line that is not JSON, a blank line, a last line without its newline) is judged from
+its fetched bytes by the local scanner's code (`TraceSearch.judge`). An object deleted
+between the listing and the fetch is skipped with the reason; any other failure of the
+store ends the search with `ObjectStoreError`.
+
+DuckDB, fsspec and obstore are imported here only, when a URL is searched.
 """
 
 from __future__ import annotations
@@ -26,20 +31,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from toolreplay.capturing.names import stamp_of, time_stamp, valid_stamp
-from toolreplay.errors import ObjectStoreDependencyError, ObjectStoreError, TraceSearchError
+from toolreplay.errors import ObjectStoreDependencyError, TraceSearchError
+from toolreplay.files import skip_reason
+from toolreplay.objectstore.fetching import fetch_objects
 from toolreplay.objectstore.listing import list_traces
-from toolreplay.objectstore.locations import ObjectLocation, object_location
-from toolreplay.objectstore.stores import open_store, store_failure
+from toolreplay.objectstore.locations import ObjectLocation
 from toolreplay.search.scanner import FoundTrace, TraceSearch
 
 if TYPE_CHECKING:
-    from obstore.store import ObjectStore
+    from toolreplay.search.fetched_files import FetchedFiles
 
 __all__ = ["ObjectTraceSearch", "trace_lines_sql"]
 
 _HEADER_START = '{"kind":"header"'
 _FOOTER_START = '{"kind":"footer"'
 _INSTALL = "install it with: pip install 'toolreplay[object-store]'"
+_GONE = "it was deleted after the listing (not found)"
+# A batch: fetched at once, queried at once, then let go (memory stays bounded).
+_FIRST_BATCH = 64
+_BATCH_OBJECTS = 1024
+_BATCH_BYTES = 64 * 1024 * 1024
 
 
 def trace_lines_sql(needles: Sequence[bytes]) -> tuple[str, list[object]]:
@@ -77,6 +88,23 @@ class _Listed:
     key: str
     relative: str
     size: int
+
+
+def _batches(listed: Sequence[_Listed]) -> Iterator[list[_Listed]]:
+    """`listed` in consecutive batches: the first small (a `--limit` answers after
+    little reading), each next one twice as many up to `_BATCH_OBJECTS`, and never
+    over `_BATCH_BYTES` by the listed sizes (a larger object is a batch alone)."""
+    count, start = _FIRST_BATCH, 0
+    while start < len(listed):
+        end, total = start, 0
+        while end < len(listed) and end - start < count:
+            size = max(listed[end].size, 0)
+            if end > start and total + size > _BATCH_BYTES:
+                break
+            total += size
+            end += 1
+        yield list(listed[start:end])
+        start, count = end, min(count * 2, _BATCH_OBJECTS)
 
 
 @dataclass
@@ -126,7 +154,8 @@ class ObjectTraceSearch(TraceSearch):
 
     def scan(self, files: Sequence[tuple[str, str]]) -> Iterator[FoundTrace]:
         """The matches among `files` (`(stamp, key)`, a slice of `selected_files()`), in
-        their order, from one query over them."""
+        their order, batch by batch: a batch is fetched only when the matches before it
+        have all been taken."""
         location = self._where()
         sizes: dict[str, int] = getattr(self, "_sizes", {})
         listed = [
@@ -134,82 +163,48 @@ class ObjectTraceSearch(TraceSearch):
         ]
         if not listed:
             return
-        rows = self._query(listed)
-        store = open_store(location)
-        for item in listed:
-            if item.key in self._failed:
-                continue
-            self.scanned += 1
-            row = rows.get(item.key)
-            try:
-                match = self._judge_row(item, row, store)
-            except ObjectStoreError:
-                raise
-            except Exception as error:  # one bad object is skipped, as a bad file is
-                from toolreplay.files import skip_reason
-
-                self.unreadable.append((Path(item.relative), skip_reason(error)))
-                continue
-            if match is not None:
-                yield match
+        connection, fetched_files = _connection(location)
+        for batch in _batches(listed):
+            bodies = fetch_objects(location, [item.key for item in batch], doing="read the trace")
+            rows = self._query(connection, fetched_files, bodies)
+            for position, (item, body) in enumerate(zip(batch, bodies, strict=True)):
+                if body is None:  # deleted since the listing, as a file can be
+                    self.unreadable.append((Path(item.relative), _GONE))
+                    continue
+                self.scanned += 1
+                try:
+                    match = self._judge_row(item, body, rows.get(position))
+                except Exception as error:  # one bad object is skipped, as a bad file is
+                    self.unreadable.append((Path(item.relative), skip_reason(error)))
+                    continue
+                if match is not None:
+                    yield match
 
     # --- the query ------------------------------------------------------------------
 
-    def _query(self, listed: list[_Listed]) -> dict[str, tuple[Any, ...]]:
-        """Each object's row (by key) from one query; objects the query cannot read are
-        found by halving, and put in `unreadable` and `_failed`."""
-        self._failed: set[str] = set()
-        connection = _connection(self._where())
+    def _query(
+        self, connection: Any, fetched_files: FetchedFiles, bodies: list[bytes | None]
+    ) -> dict[int, tuple[Any, ...]]:
+        """Each fetched object's row (by its position in the batch), from one query over
+        the batch in memory. Should the query fail on the batch's bytes, there are no
+        rows: every object is then judged from its bytes by the local scanner's code."""
         sql, parameters = trace_lines_sql(self.operation_needles)
-        urls = {self._url(item): item for item in listed}
-        rows: dict[str, tuple[Any, ...]] = {}
-        pending = [list(urls)]
-        while pending:
-            batch = pending.pop()
-            try:
-                result = connection.execute(sql, [batch, *parameters]).fetchall()
-            except _programming_errors():
-                raise  # the query is wrong, not an object: no object would read
-            except Exception as error:
-                if len(batch) > 1:
-                    half = len(batch) // 2
-                    pending += [batch[half:], batch[:half]]
-                    continue
-                item = urls[batch[0]]
-                self._check_store(item)
-                self._failed.add(item.key)
-                self.scanned += 1
-                self.unreadable.append((Path(item.relative), _query_failure(error)))
-                continue
-            for found in result:
-                item = urls.get(found[0])
-                if item is not None:
-                    rows[item.key] = tuple(found[1:])
-        return rows
-
-    def _url(self, item: _Listed) -> str:
-        location = self._where()
-        if location.scheme == "file":
-            return f"{location.bucket}/{item.key}"  # DuckDB reads a local file itself
-        return location.url_of(item.key)
-
-    def _check_store(self, item: _Listed) -> None:
-        """Raise `ObjectStoreError` when the store itself fails (not just this object)."""
-        import obstore
-
-        location = self._where()
+        names = fetched_files.hold(bodies)
         try:
-            obstore.head(open_store(location), item.key)
-        except Exception as error:
-            raise store_failure(error, location.child(item.relative), "read the trace") from None
+            result = connection.execute(sql, [names, *parameters]).fetchall()
+        except _programming_errors():
+            raise  # the query is wrong, not an object: no object would read
+        except Exception:
+            return {}
+        return {fetched_files.position_of(found[0]): tuple(found[1:]) for found in result}
 
     # --- one object -----------------------------------------------------------------
 
     def _judge_row(
-        self, item: _Listed, row: tuple[Any, ...] | None, store: ObjectStore
+        self, item: _Listed, body: bytes, row: tuple[Any, ...] | None
     ) -> FoundTrace | None:
-        if row is None:  # no line at all: an empty object
-            return self._fetched(item, store)
+        if row is None:  # no line at all (an empty object), or the query failed
+            return self.judge(body, item.relative, item.stamp)
         first, last, lines, valid, valid_bytes, kept_rows = row
         kept = [
             (int(entry["position"]) - first + 1, cast(str | None, entry["line"]))
@@ -218,10 +213,10 @@ class ObjectTraceSearch(TraceSearch):
         exact = (
             last - first + 1 == lines  # positions are each file's lines, in order
             and valid == lines  # every line is JSON (no torn line, no garbage)
-            and valid_bytes + lines == item.size  # no blank line, the last one ends
+            and valid_bytes + lines == len(body)  # no blank line, the last one ends
         )
-        if not exact:
-            return self._fetched(item, store)
+        if not exact:  # the rows leave a doubt: the local scanner's code decides
+            return self.judge(body, item.relative, item.stamp)
         if not kept or kept[0][0] != 1 or not (kept[0][1] or "").startswith(_HEADER_START):
             self.unreadable.append((Path(item.relative), "it does not start with a trace header"))
             return None
@@ -239,20 +234,8 @@ class ObjectTraceSearch(TraceSearch):
         final = kept[-1][1] if kept[-1][0] == lines else None
         footer = final.encode() if final is not None and final.startswith(_FOOTER_START) else b""
         return self._summary(
-            item.relative, item.stamp, header, footer, lambda: lines, item.size, matching
+            item.relative, item.stamp, header, footer, lambda: lines, len(body), matching
         )
-
-    def _fetched(self, item: _Listed, store: ObjectStore) -> FoundTrace | None:
-        """The object judged from its bytes by the local scanner's code."""
-        import obstore
-
-        try:
-            data = bytes(obstore.get(store, item.key).bytes())
-        except Exception as error:
-            raise store_failure(
-                error, self._where().child(item.relative), "read the trace"
-            ) from None
-        return self.judge(data, item.relative, item.stamp)
 
 
 def _programming_errors() -> tuple[type[BaseException], ...]:
@@ -267,36 +250,20 @@ def _programming_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-def _query_failure(error: BaseException) -> str:
-    """Why DuckDB could not read an object, in words of our own (never the store's text)."""
-    kind = type(error).__name__
-    if "IO" in kind or "HTTP" in kind:
-        return f"the object could not be read ({kind})"
-    return f"its lines could not be read as JSON ({kind})"
-
-
-def _connection(location: ObjectLocation) -> Any:
-    """A DuckDB connection that reads `location`'s store through obstore's fsspec adapter."""
+def _connection(location: ObjectLocation) -> tuple[Any, FetchedFiles]:
+    """A DuckDB connection reading the fetched objects of each batch from memory."""
     try:
         import duckdb
-    except ImportError:
+
+        # It imports fsspec: what DuckDB's registered file systems are.
+        from toolreplay.search.fetched_files import FetchedFiles
+    except ImportError as error:
         raise ObjectStoreDependencyError(
-            f"{location.url}: searching object storage needs the duckdb package; {_INSTALL}"
+            f"{location.url}: searching object storage needs the {error.name} package; {_INSTALL}"
         ) from None
-    open_store(location)  # says what to install when obstore is missing, and checks the setup
-    connection = duckdb.connect()
-    if location.scheme != "file":
-        connection.register_filesystem(_filesystem(location))
-    return connection
 
-
-def _filesystem(location: ObjectLocation) -> Any:
-    """obstore's fsspec adapter, opening each bucket's store as `open_store` does (the
-    same credentials from the same standard places)."""
-    from obstore.fsspec import FsspecStore
-
-    class _Store(FsspecStore):
-        def _construct_store(self, bucket: str) -> ObjectStore:  # pyright: ignore[reportImplicitOverride]
-            return open_store(object_location(f"{location.scheme}://{bucket}"))
-
-    return _Store(cast(Any, location.scheme), asynchronous=False)
+    # One batch's bytes are read once: no cache of them beyond the batch.
+    connection = duckdb.connect(config={"enable_external_file_cache": False})
+    fetched_files = FetchedFiles()
+    connection.register_filesystem(fetched_files)
+    return connection, fetched_files
