@@ -46,37 +46,39 @@ def fetch_objects(
         return []
     store = open_store(location)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolreplay-fetch") as worker:
-        outcomes = worker.submit(asyncio.run, _fetch_all(store, keys, max(in_flight, 1))).result()
-    fetched: list[bytes | None] = []
-    for key, outcome in zip(keys, outcomes, strict=True):
-        if isinstance(outcome, bytes):
-            fetched.append(outcome)
-        elif _not_found(outcome):
-            fetched.append(None)
-        else:
-            raise store_failure(outcome, location.url_of(key), doing) from None
-    return fetched
+        try:
+            return worker.submit(asyncio.run, _fetch_all(store, keys, max(in_flight, 1))).result()
+        except _FetchFailure as failure:
+            raise store_failure(failure.error, location.url_of(failure.key), doing) from None
 
 
-async def _fetch_all(
-    store: ObjectStore, keys: Sequence[str], in_flight: int
-) -> list[bytes | BaseException]:
+class _FetchFailure(Exception):
+    """The first object the store failed to give (other than not found)."""
+
+    def __init__(self, key: str, error: Exception) -> None:
+        super().__init__(key)
+        self.key = key
+        self.error = error
+
+
+async def _fetch_all(store: ObjectStore, keys: Sequence[str], in_flight: int) -> list[bytes | None]:
     import obstore
 
     slots = asyncio.Semaphore(in_flight)
 
-    async def fetch(key: str) -> bytes | BaseException:
+    async def fetch(key: str) -> bytes | None:
         async with slots:
             try:
                 result = await obstore.get_async(store, key)
                 return bytes(await result.bytes_async())
-            except Exception as error:  # judged by the caller, in its thread
-                return error
+            except FileNotFoundError:  # what obstore raises for a missing object
+                return None
+            except Exception as error:
+                raise _FetchFailure(key, error) from None
 
-    return list(await asyncio.gather(*(fetch(key) for key in keys)))
-
-
-def _not_found(error: BaseException) -> bool:
-    # obstore raises the built-in FileNotFoundError for a missing object (its own
-    # NotFoundError is deprecated).
-    return isinstance(error, FileNotFoundError)
+    tasks = [asyncio.ensure_future(fetch(key)) for key in keys]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:  # after a failure, the requests still waiting or retrying are dropped
+        for task in tasks:
+            task.cancel()
