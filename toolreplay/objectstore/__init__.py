@@ -3,8 +3,9 @@
 `locations` reads a URL (`s3://bucket/prefix`, `gs://`, `az://`, `file://`) and lays
 out the keys of captured traces under it (`date=YYYY-MM-DD/instance=ID/NAME.trp`);
 `stores` opens the store with the credentials of its standard places; `listing`
-lists the traces of the days a search needs. Names (declared in `__init__.pyi`) are
-imported when first used, so `import toolreplay` never loads the object-store library.
+lists the traces of the days a search needs; `fetching` reads many objects at once.
+Names (declared in `__init__.pyi`) are imported when first used, so
+`import toolreplay` never loads the object-store library.
 """
 
 from toolreplay._lazy import lazy_exports

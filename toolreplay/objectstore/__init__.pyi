@@ -5,6 +5,9 @@ from toolreplay.objectstore.cache import (
     cache_folder as cache_folder,
     fetched_trace as fetched_trace,
 )
+from toolreplay.objectstore.fetching import (
+    fetch_objects as fetch_objects,
+)
 from toolreplay.objectstore.listing import (
     StoredTrace as StoredTrace,
     list_traces as list_traces,

@@ -22,7 +22,7 @@ __all__ = ["PROTOCOL", "FetchedFiles"]
 PROTOCOL = "toolreplay-fetched"
 
 
-class FetchedFiles(AbstractFileSystem):  # pyright: ignore[reportUntypedBaseClass]
+class FetchedFiles(AbstractFileSystem):
     """A read-only file system of `files` (name -> bytes), replaced batch by batch."""
 
     protocol = (PROTOCOL,)
