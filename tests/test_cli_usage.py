@@ -62,7 +62,9 @@ def test_help_lists_every_command_in_order_with_its_summary() -> None:
         line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line[2] != " "
     ]
     assert names[: len(COMMANDS)] == COMMANDS
-    assert "  find     List the traces in LOCATION (a folder or bucket) that match, newest" in listed
+    assert (
+        "  find     List the traces in LOCATION (a folder or bucket) that match, newest" in listed
+    )
     assert "Run `toolreplay COMMAND --help`" in listed
     # Its own options, completion's included.
     for option in ("  --version", "  --install-completion", "  --show-completion", "-h, --help"):

@@ -73,7 +73,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "toolreplay.cli.migrate",
         "Convert a trace an earlier adapter recorded into what today's adapter records.",
     ),
-    "find": ("toolreplay.cli.find", "List the traces in LOCATION (a folder or bucket) that match, newest first."),
+    "find": (
+        "toolreplay.cli.find",
+        "List the traces in LOCATION (a folder or bucket) that match, newest first.",
+    ),
     "capture": (
         "toolreplay.cli.capture",
         "Work with what a capture left behind: flush its spool to object storage.",
