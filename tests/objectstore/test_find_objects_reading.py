@@ -148,3 +148,32 @@ def test_a_store_gone_after_the_listing_ends_the_search_without_its_text(
     assert rest.startswith("the store could not be reached or refused the request")
     assert os.environ["AWS_ACCESS_KEY_ID"] not in message
     assert "127.0.0.1" not in message
+
+
+def test_a_key_the_client_cannot_name_leaves_out_its_folder_only(
+    server: S3Server, tmp_path: Path
+) -> None:
+    """A key holding control characters (anyone with write access may put one) fails
+    obstore's listing; the search then lists level by level, skips that folder with the
+    reason, and still finds the traces of the other folders."""
+    import boto3
+
+    from tests.support.s3_server import s3_client_options
+
+    prefix = "hostile-keys"
+    client = boto3.client("s3", **s3_client_options(server))
+    body = _body(tmp_path / "spool", 2)
+    day = NOW.date()
+    good = f"{prefix}/date={day}/instance=good/{new_trace_name(NOW)}.trp"
+    client.put_object(Bucket=BUCKET, Key=good, Body=body)
+    client.put_object(
+        Bucket=BUCKET,
+        Key=f"{prefix}/date={day}/instance=bad/x\x1b]0;pwned\x07\x1b[31m.trp",
+        Body=body,
+    )
+    for since in (None, NOW - timedelta(hours=1)):
+        search = toolreplay.find_traces(f"s3://{BUCKET}/{prefix}", since=since)
+        assert [str(found.path) for found in search] == [good.removeprefix(f"{prefix}/")]
+        ((path, reason),) = search.unreadable
+        assert str(path) == f"date={day}/instance=bad"
+        assert reason.startswith("a key in this folder is not a valid object path")

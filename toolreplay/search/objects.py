@@ -132,7 +132,8 @@ class ObjectTraceSearch(TraceSearch):
         location = self._where()
         found: list[tuple[str, str, str]] = []
         self._sizes: dict[str, int] = {}
-        for stored in list_traces(location, since=self.since, until=self.until):
+        unlisted: list[tuple[str, str]] = []
+        for stored in list_traces(location, since=self.since, until=self.until, unlisted=unlisted):
             name = stored.key.rpartition("/")[2]
             stamp = stamp_of(name)
             if stamp is None or not valid_stamp(stamp):
@@ -140,6 +141,8 @@ class ObjectTraceSearch(TraceSearch):
             self._sizes[stored.key] = stored.size
             found.append((stamp, location.relative(stored.key), stored.key))
         found.sort(reverse=True)
+        for prefix, reason in unlisted:  # a folder the listing could not enter
+            self.unreadable.append((Path(location.relative(prefix) or "."), reason))
         return found
 
     def selected_files(self) -> list[tuple[str, str]]:
