@@ -177,3 +177,18 @@ def test_a_key_the_client_cannot_name_leaves_out_its_folder_only(
         ((path, reason),) = search.unreadable
         assert str(path) == f"date={day}/instance=bad"
         assert reason.startswith("a key in this folder is not a valid object path")
+
+
+def test_an_object_over_the_size_limit_is_skipped_unread(
+    copies: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trace is fetched whole into memory, so one past the limit a trace may have when
+    read from a bucket (1 GiB; lowered here) is skipped with its size, never fetched."""
+    from toolreplay.objectstore import cache
+
+    monkeypatch.setattr(cache, "MAX_TRACE_BYTES", 100)
+    search = toolreplay.find_traces(URL)
+    assert list(search) == []
+    assert search.scanned == 0
+    assert len(search.unreadable) == TRACES
+    assert all("over the 100 a trace is read whole" in reason for _, reason in search.unreadable)

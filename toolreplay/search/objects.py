@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 from toolreplay.capturing.names import stamp_of, time_stamp, valid_stamp
 from toolreplay.errors import ObjectStoreDependencyError, TraceSearchError
 from toolreplay.files import skip_reason
+from toolreplay.objectstore import cache
 from toolreplay.objectstore.fetching import fetch_objects
 from toolreplay.objectstore.listing import list_traces
 from toolreplay.objectstore.locations import ObjectLocation
@@ -167,6 +168,12 @@ class ObjectTraceSearch(TraceSearch):
         if not listed:
             return
         connection, fetched_files = _connection(location)
+        limit = cache.MAX_TRACE_BYTES  # the one limit of a trace read whole from a bucket
+        too_large = [item for item in listed if item.size > limit]
+        for item in too_large:  # fetched whole, it could exhaust the memory
+            self.unreadable.append((Path(item.relative), _too_large(item.size, limit)))
+        if too_large:
+            listed = [item for item in listed if item.size <= limit]
         for batch in _batches(listed):
             bodies = fetch_objects(location, [item.key for item in batch], doing="read the trace")
             rows = self._query(connection, fetched_files, bodies)
@@ -239,6 +246,13 @@ class ObjectTraceSearch(TraceSearch):
         return self._summary(
             item.relative, item.stamp, header, footer, lambda: lines, len(body), matching
         )
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"it is {size:,} bytes, over the {limit:,} a trace is read whole from a bucket; "
+        "copy it with the store's tools and search the folder"
+    )
 
 
 def _programming_errors() -> tuple[type[BaseException], ...]:
