@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -42,18 +39,11 @@ from benchmarks.measure import (
     total_run_time,
     us_unit,
 )
+from tests.support.s3_server import running_s3_server, s3_environment
 
 TARGET_RATIO = 1.1
 WARM_UP = 50
 BUCKET = "bench"
-_SERVER = r"""
-import sys
-from moto.server import ThreadedMotoServer
-server = ThreadedMotoServer(ip_address="127.0.0.1", port=int(sys.argv[1]), verbose=False)
-server.start()
-print("ready", flush=True)
-sys.stdin.read()
-"""
 
 
 @toolreplay.effect("crm.customer.get")
@@ -76,49 +66,6 @@ def handle(customer_id: int) -> dict[str, object]:
     owed = balance(customer_id)
     made = refund(customer_id, int(str(owed["balance"])) // 10)
     return {"tier": found["tier"], "refund": made["refund_id"]}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _start_server() -> tuple[subprocess.Popen[str], str]:
-    port = _free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-    server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, str(port)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    assert server.stdout is not None
-    assert server.stdout.readline().strip() == "ready", "the S3 server did not start"
-    endpoint = f"http://127.0.0.1:{port}"
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench-secret",
-        AWS_REGION="us-east-1",
-        AWS_DEFAULT_REGION="us-east-1",
-        AWS_ENDPOINT_URL=endpoint,
-        AWS_ALLOW_HTTP="true",
-        NO_PROXY="127.0.0.1,localhost",
-    )
-    import boto3  # the object-store extra; only to create the bucket
-
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
-    return server, endpoint
-
-
-def _count_objects(endpoint: str) -> int:
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint)
-    pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET)
-    return sum(len(page.get("Contents", [])) for page in pages)
 
 
 def _timed(handler: Callable[[int], object], request: int) -> float:
@@ -149,46 +96,46 @@ def main(argv: list[str] | None = None) -> int:
     for name in [name for name in os.environ if name.startswith("TOOLREPLAY_CAPTURE_")]:
         del os.environ[name]
     progress("starting the S3 server (moto, child process)")
-    server, endpoint = _start_server()
-    try:
-        with tempfile.TemporaryDirectory(prefix="toolreplay-capture-upload-") as temporary:
-            folder = Path(temporary)
-            to_folder = toolreplay.capture(folder / "local")(handle)
-            for request in range(WARM_UP):
-                to_folder(request)
-            # Before any capture to s3: no uploader thread in the process yet.
-            progress(f"timing {arguments.requests} requests to a folder, no uploader")
-            alone_times: list[float] = []
-            cpu = time.process_time()
-            with gc_paused():
-                for request in range(arguments.requests):
-                    alone_times.append(_timed(to_folder, request))
-                    _tidy(folder / "local", request)
-            request_cpu = (time.process_time() - cpu) / arguments.requests
-            to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
-            for request in range(WARM_UP):  # the spool, the uploader, obstore's import
-                to_s3(request)
-            s3_times: list[float] = []
-            local_times: list[float] = []
-            progress(f"timing {arguments.requests} requests of each, alternately")
-            with gc_paused():
-                for request in range(WARM_UP, WARM_UP + arguments.requests):
-                    s3_times.append(_timed(to_s3, request))
-                    local_times.append(_timed(to_folder, request))
-                    _tidy(folder / "local", request)
-            expected = WARM_UP + arguments.requests
-            # The backlog the uploader still has: its CPU per trace is this process's CPU
-            # while it uploads them (the main thread only looks at the spool meanwhile).
-            backlog = _waiting(folder / "spool")
-            cpu, waited = time.process_time(), time.perf_counter()
-            while _waiting(folder / "spool") and time.perf_counter() - waited < 120:
-                time.sleep(0.05)
-            drained = time.perf_counter() - waited
-            upload_cpu = (time.process_time() - cpu) / backlog if backlog >= 20 else None
-            uploaded = _count_objects(endpoint)
-    finally:
-        server.kill()
-        server.wait()
+    with (
+        running_s3_server() as server,
+        tempfile.TemporaryDirectory(prefix="toolreplay-capture-upload-") as temporary,
+    ):
+        server.create_bucket(BUCKET)
+        os.environ.update(s3_environment(server))
+        folder = Path(temporary)
+        to_folder = toolreplay.capture(folder / "local")(handle)
+        for request in range(WARM_UP):
+            to_folder(request)
+        # Before any capture to s3: no uploader thread in the process yet.
+        progress(f"timing {arguments.requests} requests to a folder, no uploader")
+        alone_times: list[float] = []
+        cpu = time.process_time()
+        with gc_paused():
+            for request in range(arguments.requests):
+                alone_times.append(_timed(to_folder, request))
+                _tidy(folder / "local", request)
+        request_cpu = (time.process_time() - cpu) / arguments.requests
+        to_s3 = toolreplay.capture(f"s3://{BUCKET}/traces", spool=folder / "spool")(handle)
+        for request in range(WARM_UP):  # the spool, the uploader, obstore's import
+            to_s3(request)
+        s3_times: list[float] = []
+        local_times: list[float] = []
+        progress(f"timing {arguments.requests} requests of each, alternately")
+        with gc_paused():
+            for request in range(WARM_UP, WARM_UP + arguments.requests):
+                s3_times.append(_timed(to_s3, request))
+                local_times.append(_timed(to_folder, request))
+                _tidy(folder / "local", request)
+        expected = WARM_UP + arguments.requests
+        # The backlog the uploader still has: its CPU per trace is this process's CPU
+        # while it uploads them (the main thread only looks at the spool meanwhile).
+        backlog = _waiting(folder / "spool")
+        cpu, waited = time.process_time(), time.perf_counter()
+        while _waiting(folder / "spool") and time.perf_counter() - waited < 120:
+            time.sleep(0.05)
+        drained = time.perf_counter() - waited
+        upload_cpu = (time.process_time() - cpu) / backlog if backlog >= 20 else None
+        uploaded = len(server.keys(BUCKET))
 
     unit = us_unit()
     rows: list[list[str]] = []

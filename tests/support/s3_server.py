@@ -93,6 +93,14 @@ class S3Server:
 
         boto3.client("s3", **s3_client_options(self)).create_bucket(Bucket=bucket)
 
+    def keys(self, bucket: str) -> list[str]:
+        """Every key of `bucket`, listed through the S3 API (nothing downloaded)."""
+        import boto3
+
+        client = boto3.client("s3", **s3_client_options(self))
+        pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        return [entry["Key"] for page in pages for entry in page.get("Contents", [])]
+
     def objects(self, bucket: str) -> dict[str, bytes]:
         """Every object of `bucket`, key to bytes, read through the S3 API."""
         import boto3
