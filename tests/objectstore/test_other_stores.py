@@ -16,14 +16,15 @@ import os
 import re
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.azure_server import (
+    ACCOUNT_KEY,
     INSTALL,
     AzureServer,
     azure_environment,
@@ -127,5 +128,9 @@ def test_capture_find_and_show_through_azure_blob_storage(
     assert shown.returncode == 0, shown.stderr
     assert "billing.refund.create" in shown.stdout
     assert name_of(key) in shown.stdout
+    # The emulator's account key (obstore signs every request with it) is nowhere.
+    outputs = [stderr, service.stdout, shown.stdout, shown.stderr]
+    assert not [text for text in outputs if ACCOUNT_KEY in text]
+    assert not [key for key, data in objects.items() if ACCOUNT_KEY.encode() in data]
     cached = list((tmp_path / "cache" / "toolreplay" / "objects").glob("*/*.trp"))
     assert [path.read_bytes() for path in cached] == [objects[key]]
