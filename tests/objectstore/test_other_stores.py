@@ -54,7 +54,7 @@ QUERIES: list[list[str]] = [
 def server() -> Iterator[AzureServer]:
     command = azurite_command()
     if command is None:
-        pytest.skip(f"azurite-blob is not on PATH and `{INSTALL}` did not install it")
+        pytest.skip(f"azurite-blob is not on PATH: install it with `{INSTALL}` (.ci/run does)")
     with running_azurite(command) as started:
         started.create_container(CONTAINER)
         yield started

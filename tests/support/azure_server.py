@@ -2,7 +2,8 @@
 started by the tests.
 
 Azurite is an npm package (`npm install -g azurite@3`; `.ci/run` installs it). When it
-is not on PATH, `azurite_command()` tries that install once and says why it could not.
+is not on PATH the test skips, naming that command: a test run does not install
+programs into the machine.
 The service keeps its data in memory and is killed at the end. The account is the
 emulator's well-known development account, which obstore uses by itself when
 `AZURE_STORAGE_USE_EMULATOR=true`: no credential is given anywhere.
@@ -10,7 +11,6 @@ emulator's well-known development account, which obstore uses by itself when
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import socket
@@ -31,16 +31,9 @@ ACCOUNT_KEY = (
 )
 
 
-@functools.cache
 def azurite_command() -> str | None:
-    """The path of `azurite-blob`, installed with npm when missing; None when it cannot be."""
-    found = shutil.which("azurite-blob")
-    if found is None and shutil.which("npm") is not None:
-        subprocess.run(
-            INSTALL.split(), capture_output=True, timeout=300, check=False
-        )  # its outcome is judged by looking again
-        found = shutil.which("azurite-blob")
-    return found
+    """The path of `azurite-blob`, or None when it is not installed."""
+    return shutil.which("azurite-blob")
 
 
 def _free_port() -> int:
