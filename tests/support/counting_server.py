@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import threading
+import time
 
 __all__ = ["CountingServer"]
 
@@ -46,6 +48,13 @@ class CountingServer:
                     pass
 
     def close(self) -> None:
+        # A connection the client already made may still wait in the listening queue
+        # (the serving thread not scheduled yet): shutting down would reset it uncounted.
+        # Wait (at most 5 s) until the queue is empty; joining then lets the thread
+        # finish counting what it took.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and select.select([self._socket], [], [], 0)[0]:
+            time.sleep(0.001)
         # Shut down first: closing alone does not wake the thread blocked in accept().
         with contextlib.suppress(OSError):
             self._socket.shutdown(socket.SHUT_RDWR)
