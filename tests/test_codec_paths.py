@@ -9,12 +9,20 @@ what the checked path refuses, and never decodes a line differently; and that
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolreplay.trace.codec import InvalidLine, decode_operation, encode_operation, parse_line
+from toolreplay.trace.codec import (
+    InvalidLine,
+    decode_operation,
+    encode_operation,
+    operation_to_dict,
+    parse_line,
+)
 from toolreplay.trace.codec.decoding import (
     _decode_checked,  # pyright: ignore[reportPrivateUsage]  # the paths under test
     _decode_fast,  # pyright: ignore[reportPrivateUsage]
@@ -165,3 +173,24 @@ def test_what_decodes_encodes_back_to_the_same_line(
     except InvalidLine:
         return
     assert decode_operation(parse_line(encode_operation(operation)), 1, 5) == operation
+
+
+@given(obj=COMMON, timing=TIMING, timed=st.booleans())
+def test_an_operation_line_is_the_encoders_text_of_its_object(
+    obj: dict[str, Any], timing: dict[str, Any], timed: bool
+) -> None:
+    # `encode_operation` writes the fields one by one for speed; the line must be what
+    # the JSON encoder writes for the operation's object, byte for byte (strings with
+    # any escape, unicode, counts past 64 bits, absent timing as nulls).
+    try:
+        operation = decode_operation(obj, 1, 3)
+    except InvalidLine:
+        return
+    if timed:
+        operation = dataclasses.replace(
+            operation, lane=timing["lane"], start_ns=timing["start_ns"], end_ns=timing["end_ns"]
+        )
+    expected = json.dumps(
+        operation_to_dict(operation), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    assert encode_operation(operation) == (expected + "\n").encode("utf-8")

@@ -12,6 +12,7 @@ from toolreplay import BUILTIN_SECRET_RULES, JsonValue, RedactionKey, SecretScan
 from toolreplay.redaction import luhn_valid
 from toolreplay.redaction.scanner import (
     _LOOSE,  # pyright: ignore[reportPrivateUsage]
+    _literals_may_match,  # pyright: ignore[reportPrivateUsage]
     _may_match_loose,  # pyright: ignore[reportPrivateUsage]
 )
 
@@ -211,7 +212,13 @@ PREFILTER_PIECES = [
 @given(st.lists(st.sampled_from(PREFILTER_PIECES), max_size=12))
 def test_the_prefilter_decides_as_its_expression(pieces: list[str]) -> None:
     text = "".join(pieces).encode()
-    assert _may_match_loose(text) == (_LOOSE.search(text) is not None)
+    expected = _LOOSE.search(text) is not None
+    # Short text is searched at once; the literal passes that decide longer text are
+    # checked on the same pieces, alone and behind a clean run long enough to use them.
+    assert _may_match_loose(text) == expected
+    assert _literals_may_match(text) == expected
+    padded = b'{"note":"' + b"q" * 200 + b'"}' + text
+    assert _may_match_loose(padded) == (_LOOSE.search(padded) is not None)
 
 
 @pytest.mark.parametrize(("rule", "text"), TRUE_POSITIVES)

@@ -208,30 +208,21 @@ _LOOSE = re.compile(
     rb"|[sr]k_(?:live|test)_|(?i:bearer)|PRIVATE KEY|eyJ[A-Za-z0-9_-]{5,}\."
     rb"|[2-6](?:[ -]?[0-9]){12,18}"
 )
-# `_LOOSE` split by alternative: one byte and a literal that every match of the
-# alternative contains, and the alternative itself to confirm them, or None when the
-# literal is the whole alternative. They are looked for with `in`: for one byte that is
-# `memchr`, a small fraction of a nanosecond a byte, and for a short literal about one
-# nanosecond a byte, so the byte, chosen rare in JSON, goes first. The case-insensitive
-# alternatives are looked for in the lowercased text.
-_LOOSE_LITERALS: tuple[tuple[bytes, bytes, re.Pattern[bytes] | None], ...] = (
-    (b"-", b"sk-", re.compile(rb"sk-[A-Za-z0-9_-]{20}")),
-    *(
-        (b"A", prefix, re.compile(prefix + rb"[A-Z0-9]{16}"))
-        for prefix in (b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA")
-    ),
-    (b"A", b"AIza", None),
-    (b"_", b"gh", re.compile(rb"gh[pousr]_[A-Za-z0-9]{36}")),
-    (b"_", b"github_pat_", None),
-    (b"x", b"xox", re.compile(rb"xox[bpoars]-")),
-    (b".", b"hooks.slack.com", None),
-    (b"_", b"k_", re.compile(rb"[sr]k_(?:live|test)_")),
-    (b"P", b"PRIVATE KEY", None),
-    (b"J", b"eyJ", re.compile(rb"eyJ[A-Za-z0-9_-]{5,}\.")),
-)
-_LOOSE_LOWERED = (b"secret_access_key", b"bearer")
-# The card alternative has no literal. Its matches are 13+ digits once spaces and dashes
-# are deleted, which `translate` and `in` find in one pass each; only then is it searched.
+# Below this many bytes, one search with `_LOOSE` costs less than the literal passes of
+# `_literals_may_match`, whose fixed cost is about that of searching 50 bytes.
+_SEARCHED_BYTES = 48
+# `_LOOSE` split by alternative, for longer text: each alternative holds a literal, looked
+# for with `in` (for one byte that is `memchr`, a small fraction of a nanosecond a byte,
+# for a short literal about one), and is searched with only where its literal is found.
+# A byte rare in JSON goes first. The case-insensitive alternatives are looked for in the
+# lowercased text; the card alternative has no literal: its matches are 13+ digits once
+# spaces and dashes are deleted, which `translate` and `in` find in one pass each.
+_SK = re.compile(rb"sk-[A-Za-z0-9_-]{20}")
+_XOX = re.compile(rb"xox[bpoars]-")
+_AWS = re.compile(rb"A(?:KIA|SIA|GPA|IDA|ROA)[A-Z0-9]{16}")
+_GH = re.compile(rb"gh[pousr]_[A-Za-z0-9]{36}")
+_STRIPE = re.compile(rb"[sr]k_(?:live|test)_")
+_JWT = re.compile(rb"eyJ[A-Za-z0-9_-]{5,}\.")
 _LOOSE_CARD = re.compile(rb"[2-6](?:[ -]?[0-9]){12,18}")
 _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _CARD_DIGITS = b"0" * 13
@@ -239,20 +230,40 @@ _CARD_DIGITS = b"0" * 13
 
 def _may_match_loose(encoded: bytes) -> bool:
     """Whether `_LOOSE` matches somewhere in `encoded`, mostly without searching with it."""
-    for byte, literal, confirm in _LOOSE_LITERALS:
-        if (
-            byte in encoded
-            and literal in encoded
-            and (confirm is None or confirm.search(encoded) is not None)
-        ):
-            return True
-    lowered = encoded.lower()
-    if any(literal in lowered for literal in _LOOSE_LOWERED):
+    if len(encoded) <= _SEARCHED_BYTES:
+        return _LOOSE.search(encoded) is not None
+    return _literals_may_match(encoded)
+
+
+def _literals_may_match(e: bytes) -> bool:
+    """`_may_match_loose` by literals first (one expression, unrolled: a loop over a table
+    of them cost several times as much on short text)."""
+    if b"-" in e and (
+        (b"sk-" in e and _SK.search(e) is not None) or (b"xox" in e and _XOX.search(e) is not None)
+    ):
         return True
-    return (
-        _CARD_DIGITS in encoded.translate(_DIGITS_AS_ZERO, b" -")
-        and _LOOSE_CARD.search(encoded) is not None
-    )
+    if b"A" in e and (
+        b"AIza" in e
+        or (
+            (b"AKIA" in e or b"ASIA" in e or b"AGPA" in e or b"AIDA" in e or b"AROA" in e)
+            and _AWS.search(e) is not None
+        )
+    ):
+        return True
+    if b"_" in e and (
+        b"github_pat_" in e
+        or (b"gh" in e and _GH.search(e) is not None)
+        or (b"k_" in e and _STRIPE.search(e) is not None)
+    ):
+        return True
+    if (b"." in e and b"hooks.slack.com" in e) or (b"P" in e and b"PRIVATE KEY" in e):
+        return True
+    if b"J" in e and b"eyJ" in e and _JWT.search(e) is not None:
+        return True
+    lowered = e.lower()
+    if b"bearer" in lowered or b"secret_access_key" in lowered:
+        return True
+    return _CARD_DIGITS in e.translate(_DIGITS_AS_ZERO, b" -") and _LOOSE_CARD.search(e) is not None
 
 
 _MEMBER_SECRET = re.compile(r"(?i)(?:^|[_-])secret_access_key$")
@@ -397,14 +408,19 @@ class SecretScanner:
         JSON encoding of it will do, or any text in which every prefilter match
         of that text is found too); it lets a clean value be passed in one search.
         """
-        joined = joined_stream_texts(value)  # a stream's pieces, put back together
+        joined: list[tuple[str, str]] | None = None  # a stream's pieces, put back together
         if self._prefiltered:
+            own = encoded is None
             if encoded is None:
                 encoded = canonical_json(value)
+            # A list of events sits under that key, which text encoded here would show.
+            joined = [] if own and b'"events"' not in encoded else joined_stream_texts(value)
             if not _may_match_loose(encoded) and not any(
                 _may_match_loose(text.encode()) for _, text in joined
             ):
                 return []
+        if joined is None:
+            joined = joined_stream_texts(value)
         findings: list[SecretFinding] = []
         seen: set[tuple[str, str]] = set()
         for segments, rule in self._walk(value, []):

@@ -136,7 +136,7 @@ class PendingCall:
     """An effect call that has an identity and is waiting for its outcome.
 
     `lane` and `start_ns` say where and when it started (see `Operation`). The
-    body's return value goes in `result` (see `RecordSession.recording`).
+    body's return value goes in `result` (see `Session._running_body`).
     """
 
     identity: OperationIdentity

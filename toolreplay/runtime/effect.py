@@ -11,7 +11,7 @@ from toolreplay.errors import EffectDefinitionError, NonPortableValueError, Reda
 from toolreplay.jsonpath import JsonPath, parse_path
 from toolreplay.names import effect_name_problem
 from toolreplay.portable import JsonValue, ensure_portable
-from toolreplay.runtime.context import PendingCall, offline_guard, session_var
+from toolreplay.runtime.context import PendingCall, offline_guard, running_call_var, session_var
 from toolreplay.runtime.recording import RecordSession
 from toolreplay.runtime.replaying import ReplaySession
 
@@ -41,6 +41,7 @@ class EffectSpec:
 
     __slots__ = (
         "_defaults",
+        "_inputs_of",
         "_names",
         "_parameters",
         "_positional",
@@ -61,6 +62,7 @@ class EffectSpec:
         self.namespace = namespace
         self.name = name
         self.qualified_name = f"{namespace}.{name}"
+        self._inputs_of = f"inputs of {self.qualified_name}"
         self.signature = signature
         self.redact = redact
         self._parameters = signature.parameters
@@ -88,9 +90,8 @@ class EffectSpec:
         inputs = self._bind_simply(args, kwargs)
         if inputs is None:
             inputs = self._bind_generally(args, kwargs)
-        return cast(
-            dict[str, JsonValue], ensure_portable(inputs, what=f"inputs of {self.qualified_name}")
-        )
+        ensure_portable(inputs, what=self._inputs_of)
+        return inputs  # pyright: ignore[reportReturnType]  # checked just above
 
     def _bind_simply(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -240,9 +241,19 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
                 call.result = function(*args, **kwargs)
             return call.result
         assert isinstance(session, RecordSession)
-        with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
-            call.result = function(*args, **kwargs)
-        return call.result  # pyright narrows it to R: it was assigned above
+        # The body runs here, not in a context manager: a generator-based one cost more
+        # than the rest of recording a small call.
+        call = session.begin(spec.namespace, spec.name, inputs, spec.redact)
+        token = running_call_var.set(call)
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:
+            running_call_var.reset(token)
+            session.body_raised(call, error)
+            raise
+        running_call_var.reset(token)
+        session.body_returned(call, result)
+        return result
 
     return call_effect
 
@@ -273,8 +284,16 @@ def _async_effect(
                 call.result = await function(*args, **kwargs)
             return call.result
         assert isinstance(session, RecordSession)
-        with session.recording(spec.namespace, spec.name, inputs, spec.redact) as call:
-            call.result = await function(*args, **kwargs)
-        return call.result
+        call = session.begin(spec.namespace, spec.name, inputs, spec.redact)
+        token = running_call_var.set(call)
+        try:
+            result = await function(*args, **kwargs)
+        except BaseException as error:
+            running_call_var.reset(token)
+            session.body_raised(call, error)
+            raise
+        running_call_var.reset(token)
+        session.body_returned(call, result)
+        return result
 
     return call_effect

@@ -8,11 +8,9 @@ recording (RFC 0007).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Generator
 from pathlib import Path
 from typing import cast
 
@@ -221,28 +219,6 @@ class RecordSession(Session):
         if not allowed:
             self.abort(call)
         return allowed
-
-    @contextlib.contextmanager
-    def recording(
-        self,
-        namespace: str,
-        name: str,
-        inputs: dict[str, JsonValue],
-        redact: tuple[JsonPath, ...] = (),
-    ) -> Generator[PendingCall]:
-        """Record one call around its body: set `call.result` inside the block.
-
-            with session.recording("crm", "customer.get", inputs) as call:
-                call.result = body(...)
-
-        A return is recorded when the block ends, an `Exception` from the body as
-        the call's failure; Tool Replay's own `SessionError` (a nested effect) and
-        BaseExceptions (interrupts, cancellation) are not recorded. While the
-        block runs, an effect called from it (or from tasks and threads it starts
-        with the context) is nested in this call and refused.
-        """
-        with self._running_body(self.begin(namespace, name, inputs, redact)) as call:
-            yield call
 
     def begin(
         self,

@@ -112,34 +112,48 @@ class Session:
         """Keep a call whose body (or request) raised `error`."""
         raise NotImplementedError
 
+    def body_returned(self, call: PendingCall, result: object) -> None:
+        """Keep a call whose body returned `result` (`complete`); a call that could not be
+        kept is given up."""
+        try:
+            self.complete(call, result)
+        finally:
+            if call in self._in_flight:  # not kept: an error, or a kind that keeps none
+                self.abort(call)
+
+    def body_raised(self, call: PendingCall, error: BaseException) -> None:
+        """A call's body raised `error`: an `Exception` is kept as the call's outcome
+        (`fail`); Tool Replay's own `SessionError` (a nested effect) and BaseExceptions
+        (interrupts, cancellation) are not, and the call is given up."""
+        try:
+            if isinstance(error, Exception) and not isinstance(error, SessionError):
+                self.fail(call, error)
+        finally:
+            if call in self._in_flight:
+                self.abort(call)
+
     @contextlib.contextmanager
     def _running_body(
         self,
         call: PendingCall,
         around_body: AbstractContextManager[object] | None = None,
     ) -> Generator[PendingCall]:
-        """Run a call's body in the block (inside `around_body`), then keep its outcome.
+        """Run a call's body in the block (inside `around_body`), then keep its outcome
+        (`body_returned` with `call.result`, or `body_raised`).
 
-        A return (`call.result`) is kept with `complete`, an `Exception` with `fail`;
-        Tool Replay's own `SessionError` (a nested effect) and BaseExceptions
-        (interrupts, cancellation) are not kept. While the block runs, an effect
-        called from it is nested in this call and refused. Whatever happens, the
-        call is no longer in flight afterwards.
+        While the block runs, an effect called from it is nested in this call and
+        refused. Whatever happens, the call is no longer in flight afterwards.
         """
         token = running_call_var.set(call)
         try:
             with around_body or contextlib.nullcontext():
-                try:
-                    yield call
-                except SessionError:
-                    raise
-                except Exception as error:
-                    self.fail(call, error)
-                    raise
-            self.complete(call, call.result)
-        finally:
+                yield call
+        except BaseException as error:
             running_call_var.reset(token)
-            self.abort(call)  # a no-op once the call was kept
+            self.body_raised(call, error)
+            raise
+        running_call_var.reset(token)
+        self.body_returned(call, call.result)
 
     def _portable_output(
         self, call: PendingCall, value: object, *, portable: bool, unkept: str
@@ -263,6 +277,8 @@ class Session:
         """A call's inputs redacted by the rules for its effect (with `redact`, its own), the
         rules, and the placeholders they wrote. A missing key is a violation (the call
         cannot be made)."""
+        if not self._redaction.enabled:
+            return inputs, None, ()
         try:
             redaction = self._redaction.for_effect(f"{namespace}.{name}", redact)
         except RedactionError as error:
@@ -352,11 +368,11 @@ class Session:
 
     def _next_identity(self, namespace: str, name: str, digest: str) -> OperationIdentity:
         """The identity of a new call: occurrences count calls in the order they start."""
-        effect = f"{namespace}.{name}"
         if self._state != "open":
             raise SessionError(
-                f"{effect} was called after its {self.mode} session closed (for example by a "
-                "task that outlived the with block); await every effect inside the block"
+                f"{namespace}.{name} was called after its {self.mode} session closed (for "
+                "example by a task that outlived the with block); await every effect inside "
+                "the block"
             )
         occurrence = self._occurrences.get((namespace, name, digest), 0)
         return OperationIdentity(namespace, name, digest, occurrence)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import json.encoder
+from collections.abc import Callable
 from typing import Any
 
+from toolreplay.portable import compact_json_encoder
 from toolreplay.trace.model import (
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
@@ -19,13 +21,15 @@ from toolreplay.trace.model import (
 __all__ = ["encode_footer", "encode_header", "encode_operation", "operation_to_dict"]
 
 
-# Built once: json.dumps/json.loads with options build a new encoder/decoder per call.
 # Not canonical (key order is the schema's, for readability), but deterministic.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_encode_text = compact_json_encoder(sort_keys=False, allow_nan=False)
+_string: Callable[[str], str] = (
+    json.encoder.encode_basestring
+)  # a JSON string, as _encode_text writes one
 
 
 def _dump(obj: dict[str, Any]) -> bytes:
-    return (_ENCODER.encode(obj) + "\n").encode("utf-8")
+    return (_encode_text(obj) + "\n").encode("utf-8")
 
 
 def encode_header(header: TraceHeader) -> bytes:
@@ -49,8 +53,38 @@ def _encode_outcome(outcome: Outcome) -> dict[str, Any]:
     return {"status": "error", "error": outcome.to_dict()}
 
 
+def _optional(text: str | None) -> str:
+    return "null" if text is None else _string(text)
+
+
+def _optional_count(count: int | None) -> str:
+    return "null" if count is None else str(count)
+
+
 def encode_operation(operation: Operation) -> bytes:
-    return _dump(operation_to_dict(operation))
+    """The line of an operation: `_dump(operation_to_dict(operation))`, byte for byte.
+
+    Written field by field, since every operation a recording keeps passes here and the
+    encoder spends most of its time on the fields it could not know are plain; only the
+    inputs and the outcome go through it.
+    """
+    identity = operation.identity
+    outcome = operation.outcome
+    if isinstance(outcome, Returned):
+        encoded_outcome = '{"status":"ok","value":' + _encode_text(outcome.value) + "}"
+    else:
+        encoded_outcome = '{"status":"error","error":' + _encode_text(outcome.to_dict()) + "}"
+    return (
+        f'{{"kind":"operation","logical_id":{operation.logical_id:d},'
+        f'"namespace":{_string(identity.namespace)},"name":{_string(identity.name)},'
+        f'"fingerprint":{_string(identity.fingerprint)},"occurrence":{identity.occurrence:d},'
+        f'"inputs":{_encode_text(operation.inputs)},"outcome":{encoded_outcome},'
+        f'"origin":{_string(operation.origin)},"patch_id":{_optional(operation.patch_id)},'
+        '"source_logical_operation_id":'
+        f"{_optional_count(operation.source_logical_operation_id)},"
+        f'"lane":{_optional(operation.lane)},"start_ns":{_optional_count(operation.start_ns)},'
+        f'"end_ns":{_optional_count(operation.end_ns)}}}\n'
+    ).encode()
 
 
 def operation_to_dict(operation: Operation) -> dict[str, Any]:
