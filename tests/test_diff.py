@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 import toolreplay
 from tests.support.traces import Call, write_trace
 from toolreplay import DiffError, Raised
+from toolreplay.comparison import AlignmentRow
 
 GET = "crm.customer.get"
 DECIDE = "llm.decide"
@@ -219,6 +222,34 @@ def test_text_is_stable_for_snapshots(tmp_path: Path) -> None:
         "  row 1: output_changed at llm.decide occurrence 0 (source #1, target #1)\n"
         '    $.output.decision: source "approve", target "deny"\n'
     )
+
+
+def test_alignment_rows_stay_frozen_dataclasses(tmp_path: Path) -> None:
+    row = compare(tmp_path, base_calls(), base_calls()).rows[1]
+    same = AlignmentRow(
+        index=1,
+        source=row.source,
+        target=row.target,
+        status="same",
+        match="exact",
+        differences=(),
+        fields=(),
+        patch_id=None,
+    )
+    assert same == row
+    assert repr(same) == repr(row)
+    assert pickle.loads(pickle.dumps(row)) == row
+    changed = dataclasses.replace(row, status="changed", differences=("output_changed",))
+    assert (changed.index, changed.status, changed.differences) == (
+        1,
+        "changed",
+        ("output_changed",),
+    )
+    assert changed != row
+    assert [field.name for field in dataclasses.fields(AlignmentRow)][-1] == "attempted"
+    assert row.attempted is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.status = "changed"  # type: ignore[misc]
 
 
 @toolreplay.effect("diffending.customer.get")

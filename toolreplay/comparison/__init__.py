@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+from itertools import count
 
-from toolreplay.comparison.alignment import AlignedPair, align_operations, order_changes
+from toolreplay.comparison.alignment import (
+    AlignedPair,
+    align,
+    align_operations,
+    lane_order_changes,
+)
 from toolreplay.comparison.report import (
     DIFF_FORMAT_VERSION,
     DIFFERENCE_TYPES,
@@ -13,11 +19,13 @@ from toolreplay.comparison.report import (
     DifferenceType,
     DiffReport,
     FieldDifference,
+    attributed_patch,
     compare_pair,
     describe_trace,
+    same_output,
 )
 from toolreplay.errors import DiffError
-from toolreplay.trace.model import operation_location
+from toolreplay.trace.model import Returned, operation_location
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = [
@@ -83,12 +91,14 @@ def diff(
     # A branch's supplied and live calls pair structurally like any call: every source
     # operation the branch observed has its exact partner, so what they can pair with is
     # a source call the branch left unobserved, standing in the same place (RFC 0004 §3.3).
-    aligned = align_operations(source_ops, target_ops)
-    reordered = order_changes(source_ops, target_ops, aligned)
-    for index, pair in enumerate(aligned):
-        left = None if pair.source is None else source_ops[pair.source]
-        right = None if pair.target is None else target_ops[pair.target]
-        if left is None or right is None:
+    alignment = align(source_ops, target_ops)
+    reordered = lane_order_changes(source_ops, target_ops, alignment)
+    for index, i, j, match in zip(
+        count(), alignment.sources, alignment.targets, alignment.kinds, strict=False
+    ):
+        if i is None or j is None:
+            left = None if i is None else source_ops[i]
+            right = None if j is None else target_ops[j]
             kind: DifferenceType = "operation_added" if left is None else "operation_missing"
             # A supplied call's row shows its patch; the difference (the call itself) is
             # the application's, so it is not credited (RFC 0004 §3.6).
@@ -107,17 +117,33 @@ def diff(
             )
             differences.append(Difference(kind, index, left, right, (), None))
             continue
+        left, right = source_ops[i], target_ops[j]
+        if match != "structural" and index not in reordered:
+            # Most rows: an exact pair (one identity, so the same inputs) whose outputs
+            # agree. Anything else goes through compare_pair.
+            before, after = left.outcome, right.outcome
+            if (
+                type(before) is Returned
+                and type(after) is Returned
+                and same_output(before.value, after.value)
+            ):
+                patch_id = attributed_patch(left, right) if forked_from_source else None
+                rows.append(AlignmentRow(index, left, right, "same", match, (), (), patch_id))
+                continue
         found, patch_id = compare_pair(left, right, target_forked_from_source=forked_from_source)
         if index in reordered:
             found.insert(0, ("order_changed", []))
+        if not found:
+            rows.append(AlignmentRow(index, left, right, "same", match, (), (), patch_id))
+            continue
         fields = tuple(field for _, fields in found for field in fields)
         rows.append(
             AlignmentRow(
                 index,
                 left,
                 right,
-                "changed" if found else "same",
-                pair.kind,
+                "changed",
+                match,
                 tuple(kind for kind, _ in found),
                 fields,
                 patch_id,

@@ -9,7 +9,11 @@ patch.
 
 from __future__ import annotations
 
+import dataclasses
+import marshal
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import MemberDescriptorType
 from typing import Any, Literal, get_args
 
 from toolreplay.comparison.alignment import PairKind
@@ -26,8 +30,10 @@ __all__ = [
     "Difference",
     "DifferenceType",
     "FieldDifference",
+    "attributed_patch",
     "compare_pair",
     "describe_trace",
+    "same_output",
 ]
 
 DIFF_FORMAT_VERSION = 2
@@ -77,7 +83,7 @@ class FieldDifference:
         ).describe("source", "target")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class AlignmentRow:
     """One row of the side-by-side alignment.
 
@@ -97,6 +103,49 @@ class AlignmentRow:
     fields: tuple[FieldDifference, ...]
     patch_id: str | None
     attempted: AttemptedCall | None = None
+
+    def __init__(
+        self,
+        index: int,
+        source: Operation | None,
+        target: Operation | None,
+        status: RowStatus,
+        match: PairKind | None,
+        differences: tuple[DifferenceType, ...],
+        fields: tuple[FieldDifference, ...],
+        patch_id: str | None,
+        attempted: AttemptedCall | None = None,
+    ) -> None:
+        # A report holds a row per operation. The generated init of a frozen dataclass
+        # sets each field through object.__setattr__; the slots' own setters take half
+        # the time.
+        _set_row_index(self, index)
+        _set_row_source(self, source)
+        _set_row_target(self, target)
+        _set_row_status(self, status)
+        _set_row_match(self, match)
+        _set_row_differences(self, differences)
+        _set_row_fields(self, fields)
+        _set_row_patch_id(self, patch_id)
+        _set_row_attempted(self, attempted)
+
+
+def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    descriptor: MemberDescriptorType = vars(cls)[name]
+    return descriptor.__set__
+
+
+(
+    _set_row_index,
+    _set_row_source,
+    _set_row_target,
+    _set_row_status,
+    _set_row_match,
+    _set_row_differences,
+    _set_row_fields,
+    _set_row_patch_id,
+    _set_row_attempted,
+) = (_slot_setter(AlignmentRow, field.name) for field in dataclasses.fields(AlignmentRow))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,29 +224,34 @@ def _origin_note(operation: Operation | None) -> str:
 def _operation_ref(
     operation: Operation | None, attempted: AttemptedCall | None = None
 ) -> dict[str, Any] | None:
-    if operation is None and attempted is not None:
-        identity = attempted.identity
-        return {
-            "logical_id": None,
-            "effect": identity.effect,
-            "occurrence": identity.occurrence,
-            "fingerprint": identity.fingerprint,
-            "status": "attempted",
-            "origin": None,
-            "patch_id": None,
-            "source_logical_operation_id": None,
-        }
     if operation is None:
-        return None
+        return None if attempted is None else _attempted_ref(attempted)
+    # A report has a reference per operation: the effect is spelt out here rather than
+    # through two properties (`Operation.effect`, `OperationIdentity.effect`).
+    namespace, name, fingerprint, occurrence = operation.identity
     return {
         "logical_id": operation.logical_id,
-        "effect": operation.effect,
-        "occurrence": operation.identity.occurrence,
-        "fingerprint": operation.identity.fingerprint,
+        "effect": f"{namespace}.{name}",
+        "occurrence": occurrence,
+        "fingerprint": fingerprint,
         "status": operation.outcome.status,
         "origin": operation.origin,
         "patch_id": operation.patch_id,
         "source_logical_operation_id": operation.source_logical_operation_id,
+    }
+
+
+def _attempted_ref(attempted: AttemptedCall) -> dict[str, Any]:
+    identity = attempted.identity
+    return {
+        "logical_id": None,
+        "effect": identity.effect,
+        "occurrence": identity.occurrence,
+        "fingerprint": identity.fingerprint,
+        "status": "attempted",
+        "origin": None,
+        "patch_id": None,
+        "source_logical_operation_id": None,
     }
 
 
@@ -328,6 +382,31 @@ def _rooted(differences: list[ValueDifference], root: str) -> list[FieldDifferen
     ]
 
 
+def same_output(left: JsonValue, right: JsonValue) -> bool:
+    """`same_value(left, right)`, in C for the usual case: two paired outputs that agree.
+
+    marshal's version 2 writes a value's structure, key order, types and float bits
+    (1, 1.0 and True differ, and so do 0.0 and -0.0), and nothing else: no references
+    between objects, no interning. So equal bytes mean `same_value`, unless a NaN is in
+    there (no NaN is the same as itself). A NaN's last byte is 0x7f or 0xff, so bytes
+    without either settle it; bytes with one are checked against a fresh copy, whose
+    NaNs are other objects, so `==` tells. Other bytes (a difference, another key order,
+    a value marshal refuses) take the exact walk.
+    """
+    try:
+        encoded = marshal.dumps(left, _MARSHAL_VERSION)
+        if encoded == marshal.dumps(right, _MARSHAL_VERSION):
+            return (127 not in encoded and 255 not in encoded) or marshal.loads(encoded) == right
+    except ValueError:
+        pass
+    # `==` is C-fast but equates 1, 1.0 and True: confirm type-exactly when it agrees.
+    return left == right and same_value(left, right)
+
+
+_MARSHAL_VERSION = 2
+"""Binary floats (since 2), and neither references nor interned strings (3 on)."""
+
+
 def compare_pair(
     source: Operation, target: Operation, *, target_forked_from_source: bool
 ) -> tuple[list[tuple[DifferenceType, list[FieldDifference]]], str | None]:
@@ -345,28 +424,34 @@ def compare_pair(
         )
     left, right = source.outcome, target.outcome
     if isinstance(left, Returned) and isinstance(right, Returned):
-        # `==` is C-fast but equates 1, 1.0 and True: confirm type-exactly when it agrees.
-        if not (left.value == right.value and same_value(left.value, right.value)):
+        if not same_output(left.value, right.value):
             found.append(
                 ("output_changed", _rooted(value_differences(left.value, right.value), "$.output"))
             )
     elif isinstance(left, Raised) and isinstance(right, Raised):
-        fields = _rooted(value_differences(left.to_dict(), right.to_dict()), "$.error")
+        errors = left.to_dict(), right.to_dict()
+        fields = [] if same_output(*errors) else _rooted(value_differences(*errors), "$.error")
         if fields:
             found.append(("error_changed", fields))
     else:
         fields = [FieldDifference("$.status", left.status, right.status)]
         fields += _outcome_presence(left, "source") + _outcome_presence(right, "target")
         found.append(("status_changed", fields))
-    patch_id = None
-    if target_forked_from_source and target.patch_id is not None:
-        if target.origin == "patched" and target.source_logical_operation_id == source.logical_id:
-            patch_id = target.patch_id
-        elif target.origin == "supplied":
-            # A new call standing where this source call stood: its outcome is the supply
-            # patch's (lineage proves it); the call and its inputs are the application's.
-            patch_id = target.patch_id
-    return found, patch_id
+    return found, attributed_patch(source, target) if target_forked_from_source else None
+
+
+def attributed_patch(source: Operation, target: Operation) -> str | None:
+    """The patch that wrote the outcome of `target`, paired with `source` in a branch
+    forked from the trace that holds `source`, as the target's lineage proves it."""
+    if target.patch_id is None:
+        return None
+    if target.origin == "patched" and target.source_logical_operation_id == source.logical_id:
+        return target.patch_id
+    if target.origin == "supplied":
+        # A new call standing where this source call stood: its outcome is the supply
+        # patch's (lineage proves it); the call and its inputs are the application's.
+        return target.patch_id
+    return None
 
 
 def _outcome_presence(
