@@ -68,9 +68,9 @@ class Trace:
     __slots__ = (
         "_by_effect",
         "_by_identity",
+        "_effects",
         "_lanes",
         "duplicates",
-        "effects",
         "footer",
         "header",
         "operations",
@@ -91,21 +91,28 @@ class Trace:
         self.operations = tuple(operations)
         self.footer = footer
         self.torn_line = torn_line
-        by_identity: dict[OperationIdentity, Operation] = {}
+        # Reversed, so that the first of a duplicated identity is the one kept.
+        by_identity = {operation.identity: operation for operation in reversed(self.operations)}
         duplicates: dict[OperationIdentity, list[Operation]] = {}
-        effects: set[tuple[str, ...]] = set()
-        for operation in self.operations:
-            identity = operation.identity
-            first = by_identity.setdefault(identity, operation)
-            if first is not operation:
-                duplicates.setdefault(identity, [first]).append(operation)
-            effects.add(identity[:2])
+        if len(by_identity) != len(self.operations):  # only a hand edit writes one twice
+            for operation in self.operations:
+                identity = operation.identity
+                first = by_identity[identity]
+                if first is not operation:
+                    duplicates.setdefault(identity, [first]).append(operation)
         self._by_identity = by_identity
-        # The distinct effect names the trace records (`namespace.name`).
-        self.effects = frozenset(f"{namespace}.{name}" for namespace, name in effects)
         self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
         self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
         self._lanes: tuple[str, ...] | None = None
+        self._effects: frozenset[str] | None = None
+
+    @property
+    def effects(self) -> frozenset[str]:
+        """The distinct effect names the trace records (`namespace.name`)."""
+        if self._effects is None:
+            pairs = {(op.identity.namespace, op.identity.name) for op in self.operations}
+            self._effects = frozenset(f"{namespace}.{name}" for namespace, name in pairs)
+        return self._effects
 
     @property
     def complete(self) -> bool:
@@ -215,26 +222,32 @@ def _parse(path: Path, data: bytes) -> Trace:
     reader = TraceLines(path, first)
 
     operations: list[Operation] = []
-    footer_offset = 0
-    offset = len(first) + 1
     torn_line: int | None = None
     body = lines[1:]
     if unterminated and lines:
         body.append(unterminated)
-    for index, line in enumerate(body):
-        number = index + 2
-        item = reader.read(line, number, torn_possible=bool(unterminated) and number == last_number)
-        if isinstance(item, Operation):
-            operations.append(item)
+    last = body.pop() if body else None
+    read = reader.read
+    append = operations.append
+    number = 1
+    for number, line in enumerate(body, 2):
+        item = read(line, number)
+        if type(item) is Operation:
+            append(item)
+    # Only the last line may be torn (a crash mid-write), and only it may be the footer
+    # (`read` refuses anything after one).
+    if last is not None:
+        number += 1
+        item = read(last, number, torn_possible=bool(unterminated))
+        if type(item) is Operation:
+            append(item)
         elif item is None:
             torn_line = number
-            break
-        else:
-            footer_offset = offset
-        offset += len(line) + 1
 
     footer = reader.footer
     if footer is not None:
+        assert last is not None
+        footer_offset = len(data) - len(last) - (0 if unterminated else 1)
         covered = memoryview(data)[:footer_offset]
         reader.check_footer(
             len(operations),
