@@ -22,6 +22,7 @@ from toolreplay.trace.codec import (
     encode_operation,
     operation_to_dict,
     parse_line,
+    parse_lines,
 )
 from toolreplay.trace.codec.decoding import (
     _OPERATION_KEYS_V3,  # pyright: ignore[reportPrivateUsage]
@@ -218,3 +219,57 @@ def test_an_operation_line_is_the_encoders_text_of_its_object(
         operation_to_dict(operation), ensure_ascii=False, separators=(",", ":"), allow_nan=False
     )
     assert encode_operation(operation) == (expected + "\n").encode("utf-8")
+
+
+LINE_PIECES = st.sampled_from(
+    [
+        b'{"kind":"operation","a":1}',
+        b'{"x":[1,2.5,"s"]}',
+        b"{}",
+        b" {}",
+        b"{} ",
+        b"{}\r",
+        b"{},{}",
+        b"[]",
+        b"",
+        b"{",
+        b'{"n":NaN}',
+        b'{"f":1e400}',
+        b'{"s":"\\ud800"}',
+        b'{"s":"\\ud83d\\ude00"}',
+        b'{"s":"caf\xc3\xa9, ok"}',
+        b'{"bad":"\xff"}',
+        b"{" * 120 + b"}" * 120,
+        b'{"a":' + b"[" * 203 + b"]" * 203 + b"}",
+        b"\x0c{}",
+        b"{}\x0c",
+        b"1",
+    ]
+)
+
+
+@settings(max_examples=400)
+@given(lines=st.lists(LINE_PIECES, max_size=6))
+def test_lines_parsed_together_are_what_each_line_parses_to(lines: list[bytes]) -> None:
+    # `parse_lines` parses many lines in one pass; it must return exactly what
+    # `parse_line` returns for each, or None (the reader then parses them one by one),
+    # and never accept a line `parse_line` refuses.
+    together = parse_lines(lines)
+    one_by_one: list[dict[str, Any]] | None = []
+    for line in lines:
+        try:
+            one_by_one.append(parse_line(line))
+        except InvalidLine:
+            one_by_one = None
+            break
+    if one_by_one is None:
+        assert together is None
+    elif together is not None:
+        assert together == one_by_one
+        assert [list(obj) for obj in together] == [list(obj) for obj in one_by_one]
+
+
+def test_ordinary_lines_are_parsed_together() -> None:
+    # The one-pass path must actually be taken for the lines a recording writes.
+    lines = [b'{"kind":"operation","text":"a, b,\\tc","n":[1,{"x":null}]}'] * 3
+    assert parse_lines(lines) == [parse_line(line) for line in lines]

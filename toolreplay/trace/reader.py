@@ -19,6 +19,7 @@ import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.files import UnreadableFileError, read_regular_file
@@ -29,6 +30,7 @@ from toolreplay.trace.codec import (
     decode_header,
     decode_operation,
     parse_line,
+    parse_lines,
     reads_strictly,
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
@@ -51,6 +53,9 @@ _AFTER_OUTCOME = b'},"origin":"'
 """What follows the outcome: its last occurrence in a line is the real one (a string holds
 no unescaped quote, and anything of the value comes before it)."""
 _VALUE_MAX_DEPTH = MAX_DEPTH + 2
+_PARSED_TOGETHER = 256
+"""Lines `read_trace` parses in one pass (`parse_lines`): enough to save the steps per
+line, few enough that a line needing its own parse sends few others there too."""
 """How deeply a returned value may nest in a line (§5 of RFC 0003: values sit up to four
 levels into a line, a returned value two)."""
 
@@ -227,13 +232,19 @@ def _parse(path: Path, data: bytes) -> Trace:
     if unterminated and lines:
         body.append(unterminated)
     last = body.pop() if body else None
-    read = reader.read
+    read, accept = reader.read, reader.accept
     append = operations.append
-    number = 1
-    for number, line in enumerate(body, 2):
-        item = read(line, number)
-        if type(item) is Operation:
-            append(item)
+    for start in range(0, len(body), _PARSED_TOGETHER):
+        lines = body[start : start + _PARSED_TOGETHER]
+        objects = parse_lines(lines)
+        if objects is None:  # one needs its own parse, and maybe its own message
+            items = [read(line, number) for number, line in enumerate(lines, start + 2)]
+        else:
+            items = [accept(obj, number) for number, obj in enumerate(objects, start + 2)]
+        for item in items:
+            if type(item) is Operation:
+                append(item)
+    number = len(body) + 1
     # Only the last line may be torn (a crash mid-write), and only it may be the footer
     # (`read` refuses anything after one).
     if last is not None:
@@ -342,6 +353,10 @@ class TraceLines:
             if torn_possible and self.footer is None:
                 return None
             raise TraceFormatError(str(error), path=self.path, line=number) from None
+        return self.accept(obj, number)
+
+    def accept(self, obj: dict[str, Any], number: int) -> Operation | TraceFooter:
+        """`read` of a line already parsed (by `parse_line` or `parse_lines`)."""
         try:
             kind = obj.get("kind")
             if kind == "operation":

@@ -18,7 +18,7 @@ from toolreplay.trace.codec.encoding import (
     encode_operation,
     operation_to_dict,
 )
-from toolreplay.trace.codec.lines import InvalidLine, parse_line, reads_strictly
+from toolreplay.trace.codec.lines import InvalidLine, parse_line, parse_lines, reads_strictly
 
 __all__ = [
     "InvalidLine",
@@ -30,5 +30,6 @@ __all__ = [
     "encode_operation",
     "operation_to_dict",
     "parse_line",
+    "parse_lines",
     "reads_strictly",
 ]

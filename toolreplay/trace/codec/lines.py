@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
 from toolreplay.errors import NonPortableValueError
 from toolreplay.portable import MAX_DEPTH, ensure_portable
 
-__all__ = ["InvalidLine", "parse_line", "reads_strictly"]
+__all__ = ["InvalidLine", "parse_line", "parse_lines", "reads_strictly"]
 
 
 class InvalidLine(ValueError):
@@ -85,6 +86,48 @@ def parse_line(line: bytes) -> dict[str, Any]:
         except NonPortableValueError as error:
             raise InvalidLine(str(error)) from None
     return obj
+
+
+_SHALLOW_BYTES = 2 * MAX_DEPTH
+"""A line this short cannot nest deeper than `MAX_DEPTH` (each level takes two brackets)."""
+_FIRST_BYTE = operator.itemgetter(0)
+
+
+def parse_lines(lines: Sequence[bytes]) -> list[dict[str, Any]] | None:
+    """The objects of `lines` (each without its newline) as `parse_line` returns them,
+    parsed in one pass of the decoder; or None when a line needs `parse_line` itself: one
+    it refuses, or one it examines further (an escaped surrogate, many brackets). Read
+    those lines one by one, for the first one's own message.
+
+    One pass saves the Python steps `parse_line` takes per line, a sixth of loading a
+    trace of small operations. The lines become one JSON array, which would also take
+    what no line may hold on its own: whitespace before a line's object (so every line
+    must start with `{`), two values on one line (so there must be one per line).
+    """
+    if not lines:
+        return []
+    try:
+        if bytes(map(_FIRST_BYTE, lines)) != b"{" * len(lines):
+            return None
+    except IndexError:  # an empty line
+        return None
+    if max(map(len, lines)) > _SHALLOW_BYTES and any(
+        line.count(b"[") + line.count(b"{") > MAX_DEPTH for line in lines
+    ):
+        return None
+    try:
+        text = b",".join(lines).decode("utf-8")
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+            return None
+        values, end = _SCAN(f"[{text}]", 0)
+    except (StopIteration, ValueError, RecursionError):  # InvalidLine is a ValueError too
+        return None
+    if end != len(text) + 2 or type(values) is not list:
+        return None
+    objects = cast(list[object], values)
+    if len(objects) != len(lines) or any(type(obj) is not dict for obj in objects):
+        return None  # two values on one line, or a value that is no object
+    return cast(list[dict[str, Any]], objects)
 
 
 class _Nested:
