@@ -16,6 +16,7 @@ from toolreplay.trace.codec.encoding import (
     encode_footer,
     encode_header,
     encode_operation,
+    encode_value,
     operation_to_dict,
 )
 from toolreplay.trace.codec.lines import InvalidLine, parse_line, parse_lines, reads_strictly
@@ -28,6 +29,7 @@ __all__ = [
     "encode_footer",
     "encode_header",
     "encode_operation",
+    "encode_value",
     "operation_to_dict",
     "parse_line",
     "parse_lines",
