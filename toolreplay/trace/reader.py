@@ -53,6 +53,8 @@ _AFTER_OUTCOME = b'},"origin":"'
 """What follows the outcome: its last occurrence in a line is the real one (a string holds
 no unescaped quote, and anything of the value comes before it)."""
 _VALUE_MAX_DEPTH = MAX_DEPTH + 2
+_BLOCK_BYTES = 1 << 20
+"""Bytes of a trace `read_trace` splits into lines at a time."""
 _PARSED_TOGETHER = 256
 """Lines `read_trace` parses in one pass (`parse_lines`): enough to save the steps per
 line, few enough that a line needing its own parse sends few others there too."""
@@ -218,58 +220,75 @@ def _parse(path: Path, data: bytes) -> Trace:
             "never wrote a line)",
             path=path,
         )
-    lines = data.split(b"\n")
-    # A terminated file splits into [..., b""]; anything else after the last
-    # newline is an unterminated final line.
-    unterminated = lines.pop()
-    last_number = len(lines) + (1 if unterminated else 0)
-    first = lines[0] if lines else unterminated
-    reader = TraceLines(path, first)
-
+    terminated = data.endswith(b"\n")
+    end = len(data) - 1 if terminated else len(data)  # where the last line's bytes end
+    header_end = data.find(b"\n", 0, end)
+    reader = TraceLines(path, data[: end if header_end < 0 else header_end])
     operations: list[Operation] = []
     torn_line: int | None = None
-    body = lines[1:]
-    if unterminated and lines:
-        body.append(unterminated)
-    last = body.pop() if body else None
-    read, accept = reader.read, reader.accept
-    append = operations.append
-    for start in range(0, len(body), _PARSED_TOGETHER):
-        lines = body[start : start + _PARSED_TOGETHER]
-        objects = parse_lines(lines)
-        if objects is None:  # one needs its own parse, and maybe its own message
-            items = [read(line, number) for number, line in enumerate(lines, start + 2)]
-        else:
-            items = [accept(obj, number) for number, obj in enumerate(objects, start + 2)]
-        for item in items:
-            if type(item) is Operation:
-                append(item)
-    number = len(body) + 1
-    # Only the last line may be torn (a crash mid-write), and only it may be the footer
-    # (`read` refuses anything after one).
-    if last is not None:
+    last_start = end  # no line after the header
+    number = 1
+    if header_end >= 0:
+        last_start = data.rfind(b"\n", header_end, end) + 1
+        number = _read_lines(reader, data, header_end + 1, last_start - 1, operations)
+        # Only the last line may be torn (a crash mid-write), and only it may be the
+        # footer (`read` refuses anything after one).
         number += 1
-        item = read(last, number, torn_possible=bool(unterminated))
+        item = reader.read(data[last_start:end], number, torn_possible=not terminated)
         if type(item) is Operation:
-            append(item)
+            operations.append(item)
         elif item is None:
             torn_line = number
 
     footer = reader.footer
-    if footer is not None:
-        assert last is not None
-        footer_offset = len(data) - len(last) - (0 if unterminated else 1)
-        covered = memoryview(data)[:footer_offset]
+    if footer is not None:  # on the last line, which starts where its digest stops
+        covered = memoryview(data)[:last_start]
         reader.check_footer(
             len(operations),
             hashlib.sha256(covered).hexdigest(),
-            crlf=lambda: b"\r\n" in data[:footer_offset],
-            line=last_number,
+            crlf=lambda: b"\r\n" in data[:last_start],
+            line=number,
         )
     else:
         for operation in operations:
             reader.check_fingerprint(operation)
     return Trace(path, reader.header, operations, footer, torn_line)
+
+
+def _read_lines(
+    reader: TraceLines, data: bytes, start: int, stop: int, operations: list[Operation]
+) -> int:
+    """Read the lines of `data[start:stop]` (the lines between the header and the last
+    line, numbered from 2), appending their operations; the number of the last one read
+    (1 when there is none).
+
+    A block of about `_BLOCK_BYTES` is split into lines at a time, and its lines are
+    parsed `_PARSED_TOGETHER` at a time: only the file's bytes and one block are in
+    memory besides what the trace keeps.
+    """
+    read, accept, append = reader.read, reader.accept, operations.append
+    number = 1
+    while start < stop:
+        cut = stop
+        if start + _BLOCK_BYTES < stop:
+            cut = data.rfind(b"\n", start, start + _BLOCK_BYTES)
+            if cut < 0:  # one line longer than a block
+                cut = data.find(b"\n", start + _BLOCK_BYTES, stop)
+                cut = stop if cut < 0 else cut
+        block = data[start:cut].split(b"\n")
+        for first in range(0, len(block), _PARSED_TOGETHER):
+            lines = block[first : first + _PARSED_TOGETHER]
+            objects = parse_lines(lines)
+            if objects is None:  # one needs its own parse, and maybe its own message
+                items = [read(line, n) for n, line in enumerate(lines, number + 1)]
+            else:
+                items = [accept(obj, n) for n, obj in enumerate(objects, number + 1)]
+            number += len(lines)
+            for item in items:
+                if type(item) is Operation:
+                    append(item)
+        start = cut + 1
+    return number
 
 
 def check_digest(path: Path, data: bytes) -> bool:

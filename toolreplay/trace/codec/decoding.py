@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sys
 from typing import Any, NoReturn, cast
 
 from toolreplay.portable import JsonValue
@@ -31,6 +32,7 @@ __all__ = ["decode_footer", "decode_header", "decode_operation"]
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 _HEX_DIGITS = "0123456789abcdef"
+_intern = sys.intern
 
 
 def _expect_keys(obj: dict[str, Any], what: str, keys: frozenset[str]) -> None:
@@ -210,7 +212,7 @@ def decode_operation(
                 and type(start_ns) is int
                 and type(end_ns) is int
                 and 0 <= start_ns <= end_ns
-            ):
+            ) or (lane is None and start_ns is None and end_ns is None):  # untimed
                 operation = _decode_fast(obj, line, lane, start_ns, end_ns)
                 if operation is not None:
                     return operation
@@ -260,16 +262,19 @@ def _decode_fast(
         and len(fingerprint) == 64
         and not fingerprint.strip(_HEX_DIGITS)  # _FINGERPRINT's test, at a fifth of its cost
     ):
+        # Names repeat on every line of a trace: one string each, not one per line (a
+        # fifth of a loaded operation's memory), and the origin is one of two constants.
+        namespace, name = _intern(namespace), _intern(name)
         return Operation(
             logical_id,
             new_identity(OperationIdentity, (namespace, name, fingerprint, occurrence)),
             inputs,  # pyright: ignore[reportUnknownArgumentType]  # a dict from JSON
             Returned(outcome["value"]),  # pyright: ignore[reportUnknownArgumentType]
-            origin,
+            "recorded" if origin == "recorded" else "patched",
             patch_id,
             source_id,
             line,
-            lane,
+            _intern(lane) if type(lane) is str else lane,
             start_ns,
             end_ns,
         )
