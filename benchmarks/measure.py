@@ -139,6 +139,15 @@ def add_sizes(parser: argparse.ArgumentParser, default: Sequence[int], what: str
     )
 
 
+def add_million(parser: argparse.ArgumentParser, size: int) -> None:
+    """`--million`: also measure N = `size`, which takes minutes, so is not a default."""
+    parser.add_argument(
+        "--million",
+        action="store_true",
+        help=f"also measure N={size:,} (minutes, and memory for a trace that size)",
+    )
+
+
 def progress(message: str) -> None:
     """Report progress on stderr, leaving stdout to the report."""
     print(message, file=sys.stderr, flush=True)

@@ -166,24 +166,9 @@ _LONG_INTEGER = "an integer this long cannot be written as JSON; use a str"
 
 def _check(value: object, depth: int = 0) -> None:
     kind = type(value)
-    if kind is str:
-        _check_text(cast(str, value))
-    elif kind is int:
-        if not -_INT_LIMIT < cast(int, value) < _INT_LIMIT:
-            raise _Offence(_LONG_INTEGER)
-    elif kind is float:
-        if not math.isfinite(cast(float, value)):
-            raise _Offence(f"{_describe(value)} is not portable JSON; only finite floats are")
-    elif depth >= MAX_DEPTH and kind in (list, dict):
-        raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
-    elif kind is list:
-        for index, item in enumerate(cast(list[object], value)):
-            try:
-                _check_item(item, depth)
-            except _Offence as offence:
-                offence.segments.append(index)
-                raise
-    elif kind is dict:
+    if kind is dict:  # first: most values checked are objects (inputs, outputs)
+        if depth >= MAX_DEPTH:
+            raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
         for key, item in cast(dict[object, object], value).items():
             if type(key) is not str:
                 raise _Offence(f"dict key {_describe(key)} is not portable JSON; keys must be str")
@@ -194,6 +179,23 @@ def _check(value: object, depth: int = 0) -> None:
             except _Offence as offence:
                 offence.segments.append(key)
                 raise
+    elif kind is list:
+        if depth >= MAX_DEPTH:
+            raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
+        for index, item in enumerate(cast(list[object], value)):
+            try:
+                _check_item(item, depth)
+            except _Offence as offence:
+                offence.segments.append(index)
+                raise
+    elif kind is str:
+        _check_text(cast(str, value))
+    elif kind is int:
+        if not -_INT_LIMIT < cast(int, value) < _INT_LIMIT:
+            raise _Offence(_LONG_INTEGER)
+    elif kind is float:
+        if not math.isfinite(cast(float, value)):
+            raise _Offence(f"{_describe(value)} is not portable JSON; only finite floats are")
     elif kind is not bool and value is not None:
         raise _not_portable(value)
 
@@ -381,6 +383,7 @@ def compact_json_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[objec
 
 
 _canonical_text = compact_json_encoder(sort_keys=True, allow_nan=True)
+_sha256 = hashlib.sha256
 
 
 def canonical_json(value: JsonValue) -> bytes:
@@ -393,7 +396,7 @@ def canonical_json(value: JsonValue) -> bytes:
 
 def fingerprint(inputs: JsonValue) -> str:
     """SHA-256 (lowercase hex) of the canonical encoding of `inputs`."""
-    return hashlib.sha256(_canonical_text(inputs).encode("utf-8")).hexdigest()
+    return _sha256(_canonical_text(inputs).encode("utf-8")).hexdigest()
 
 
 def copy_value(value: JsonValue) -> JsonValue:

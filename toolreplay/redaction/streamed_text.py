@@ -43,7 +43,7 @@ def _find(
     for key, item in cast(dict[str, JsonValue], value).items():
         if key == "events" and type(item) is list:
             _join(cast(list[JsonValue], item), format_path([*segments, key]), found)
-        else:
+        elif type(item) is dict:  # only an object holds a member
             _find(item, [*segments, key], depth - 1, found)
 
 

@@ -20,9 +20,9 @@ import contextlib
 import contextvars
 import sys
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from toolreplay.errors import SessionContextError
 from toolreplay.portable import JsonValue
@@ -123,11 +123,11 @@ def lane_key() -> object:
     running_asyncio = sys.modules.get("asyncio")
     task: object = None
     if running_asyncio is not None:
-        current_task = cast("Callable[[], object]", running_asyncio.current_task)
-        try:
-            task = current_task()
-        except RuntimeError:  # no event loop runs in this thread
-            task = None
+        # Asked of the loop first: `current_task()` outside a loop raises, and building
+        # that exception cost more than the rest of recording a call.
+        loop: object = running_asyncio._get_running_loop()
+        if loop is not None:
+            task = running_asyncio.current_task(loop)
     return task if task is not None else threading.current_thread()
 
 

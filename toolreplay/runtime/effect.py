@@ -100,6 +100,8 @@ class EffectSpec:
         names = self._names
         if names is None or len(args) > len(self._positional):
             return None
+        if not kwargs and len(args) == len(names):
+            return dict(zip(names, args, strict=True))  # every parameter given by position
         given: dict[str, object] = dict(
             zip(self._positional, args, strict=False)
         )  # fewer args: defaults

@@ -36,6 +36,7 @@ from toolreplay.redaction.scanner import (
 from toolreplay.redaction.secret_mode import SecretGate, SecretMode, resolve_secret_mode
 from toolreplay.runtime.context import PendingCall, lane_key, offline_guard, running_call_var
 from toolreplay.runtime.session import Session
+from toolreplay.trace.codec import encode_value
 from toolreplay.trace.model import (
     Operation,
     Raised,
@@ -283,8 +284,13 @@ class RecordSession(Session):
         if call.redaction is not None:
             checked, _ = call.redaction.value(checked, call.known)
             encoded = None  # it holds the value before redaction
+        value_text = None
+        if encoded is None and self._secrets.mode != "off":
+            # The scan searches the text the trace line will hold: one encoding, not two.
+            value_text = encode_value(checked)
+            encoded = value_text.encode("utf-8")
         if self._check_secrets(checked, part="output", call=call, encoded=encoded):
-            self._append(call, Returned(checked))
+            self._append(call, Returned(checked), value_text)
 
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Record a call whose body raised `error`."""
@@ -295,7 +301,9 @@ class RecordSession(Session):
         if self._check_secrets(failure, part="error", call=call):
             self._append(call, raised)
 
-    def _append(self, call: PendingCall, outcome: Returned | Raised) -> None:
+    def _append(
+        self, call: PendingCall, outcome: Returned | Raised, value_text: str | None = None
+    ) -> None:
         end_ns = self._elapsed_ns()  # before waiting for the lock: when the body returned
         with self._lock:
             writer = self._writer
@@ -313,7 +321,8 @@ class RecordSession(Session):
                         lane=call.lane,
                         start_ns=call.start_ns,
                         end_ns=end_ns,
-                    )
+                    ),
+                    value_text,
                 )
             except TraceWriteError as error:
                 # The application was told the call failed; if it carries on,

@@ -224,9 +224,13 @@ class ReplaySession(Session):
         fork writes for the call (a patch's outcome, a live call's), as under
         `record()`.
         """
-        operation = match_operation(self.trace, identity, inputs)
+        trace = self._trace
+        assert trace is not None  # the session is open
+        operation = trace.get(identity)
+        if operation is None or identity in trace.duplicates:
+            operation = match_operation(trace, identity, inputs)  # raises: it says why
         if self._ambiguous and identity in self._ambiguous:
-            raise concurrent_ambiguity(self.trace, identity, self._ambiguous[identity])
+            raise concurrent_ambiguity(trace, identity, self._ambiguous[identity])
         # First: a fork's branch write may fail, and then the call did not happen.
         outcome = self._outcome_for(operation, redaction, known)
         self._consumed.add(operation.logical_id)

@@ -50,6 +50,7 @@ from toolreplay.trace.model import (
     OperationIdentity,
     SessionEnding,
     UnobservedOperation,
+    new_identity,
 )
 from toolreplay.trace.writer import TraceWriter
 
@@ -375,7 +376,7 @@ class Session:
                 "the block"
             )
         occurrence = self._occurrences.get((namespace, name, digest), 0)
-        return OperationIdentity(namespace, name, digest, occurrence)
+        return new_identity(OperationIdentity, (namespace, name, digest, occurrence))
 
     def _advance_occurrence(self, identity: OperationIdentity) -> None:
         key = (identity.namespace, identity.name, identity.fingerprint)

@@ -6,8 +6,9 @@ These are plain frozen values. Reading and writing them is the codec's job
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Literal, NamedTuple, cast
 
 from toolreplay.portable import JsonValue
 
@@ -27,6 +28,7 @@ __all__ = [
     "TraceHeader",
     "TraceMode",
     "UnobservedOperation",
+    "new_identity",
     "operation_location",
 ]
 
@@ -63,12 +65,27 @@ class OperationIdentity(NamedTuple):
         return f"{self.effect} occurrence {self.occurrence} (fingerprint {self.fingerprint[:12]})"
 
 
-@dataclass(frozen=True, slots=True)
+new_identity = cast(
+    "Callable[[type[OperationIdentity], tuple[str, str, str, int]], OperationIdentity]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+"""`new_identity(OperationIdentity, (namespace, name, fingerprint, occurrence))`: the named
+tuple built without the Python frame of its `__new__`, for the paths that make one per
+call or per line."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Returned:
     """The effect returned `value`."""
 
     value: JsonValue
     status: Literal["ok"] = field(default="ok", init=False)
+
+    def __init__(self, value: JsonValue) -> None:
+        # Every operation read or recorded makes one: the slots are set directly, which
+        # costs a third of the frozen dataclass's `object.__setattr__` per field.
+        _set_returned_value(self, value)
+        _set_returned_status(self, "ok")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +110,7 @@ class Raised:
 Outcome = Returned | Raised
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Operation:
     """One completed effect call as a trace stores it.
 
@@ -127,6 +144,34 @@ class Operation:
     start_ns: int | None = field(default=None, compare=False)
     end_ns: int | None = field(default=None, compare=False)
 
+    def __init__(
+        self,
+        logical_id: int,
+        identity: OperationIdentity,
+        inputs: dict[str, JsonValue],
+        outcome: Outcome,
+        origin: Origin = "recorded",
+        patch_id: str | None = None,
+        source_logical_operation_id: int | None = None,
+        line: int | None = None,
+        lane: str | None = None,
+        start_ns: int | None = None,
+        end_ns: int | None = None,
+    ) -> None:
+        # The dataclass's own __init__, with each slot set directly (see `Returned`):
+        # loading a trace makes one Operation per line.
+        _set_operation[0](self, logical_id)
+        _set_operation[1](self, identity)
+        _set_operation[2](self, inputs)
+        _set_operation[3](self, outcome)
+        _set_operation[4](self, origin)
+        _set_operation[5](self, patch_id)
+        _set_operation[6](self, source_logical_operation_id)
+        _set_operation[7](self, line)
+        _set_operation[8](self, lane)
+        _set_operation[9](self, start_ns)
+        _set_operation[10](self, end_ns)
+
     @property
     def effect(self) -> str:
         return self.identity.effect
@@ -141,6 +186,16 @@ class Operation:
         if end is None or start is None or self.start_ns is None or other.end_ns is None:
             return None
         return end < start
+
+
+def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of one slot of a frozen dataclass, which its `__setattr__` refuses."""
+    return cast("Callable[[object, object], None]", vars(cls)[name].__set__)
+
+
+_set_returned_value = _slot_setter(Returned, "value")
+_set_returned_status = _slot_setter(Returned, "status")
+_set_operation = tuple(_slot_setter(Operation, f.name) for f in fields(Operation))
 
 
 def operation_location(operation: Operation) -> str:

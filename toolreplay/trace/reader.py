@@ -19,6 +19,7 @@ import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.files import UnreadableFileError, read_regular_file
@@ -29,6 +30,7 @@ from toolreplay.trace.codec import (
     decode_header,
     decode_operation,
     parse_line,
+    parse_lines,
     reads_strictly,
 )
 from toolreplay.trace.model import Operation, OperationIdentity, TraceFooter, TraceHeader
@@ -51,6 +53,11 @@ _AFTER_OUTCOME = b'},"origin":"'
 """What follows the outcome: its last occurrence in a line is the real one (a string holds
 no unescaped quote, and anything of the value comes before it)."""
 _VALUE_MAX_DEPTH = MAX_DEPTH + 2
+_BLOCK_BYTES = 1 << 20
+"""Bytes of a trace `read_trace` splits into lines at a time."""
+_PARSED_TOGETHER = 256
+"""Lines `read_trace` parses in one pass (`parse_lines`): enough to save the steps per
+line, few enough that a line needing its own parse sends few others there too."""
 """How deeply a returned value may nest in a line (§5 of RFC 0003: values sit up to four
 levels into a line, a returned value two)."""
 
@@ -68,9 +75,9 @@ class Trace:
     __slots__ = (
         "_by_effect",
         "_by_identity",
+        "_effects",
         "_lanes",
         "duplicates",
-        "effects",
         "footer",
         "header",
         "operations",
@@ -91,21 +98,28 @@ class Trace:
         self.operations = tuple(operations)
         self.footer = footer
         self.torn_line = torn_line
-        by_identity: dict[OperationIdentity, Operation] = {}
+        # Reversed, so that the first of a duplicated identity is the one kept.
+        by_identity = {operation.identity: operation for operation in reversed(self.operations)}
         duplicates: dict[OperationIdentity, list[Operation]] = {}
-        effects: set[tuple[str, ...]] = set()
-        for operation in self.operations:
-            identity = operation.identity
-            first = by_identity.setdefault(identity, operation)
-            if first is not operation:
-                duplicates.setdefault(identity, [first]).append(operation)
-            effects.add(identity[:2])
+        if len(by_identity) != len(self.operations):  # only a hand edit writes one twice
+            for operation in self.operations:
+                identity = operation.identity
+                first = by_identity[identity]
+                if first is not operation:
+                    duplicates.setdefault(identity, [first]).append(operation)
         self._by_identity = by_identity
-        # The distinct effect names the trace records (`namespace.name`).
-        self.effects = frozenset(f"{namespace}.{name}" for namespace, name in effects)
         self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
         self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
         self._lanes: tuple[str, ...] | None = None
+        self._effects: frozenset[str] | None = None
+
+    @property
+    def effects(self) -> frozenset[str]:
+        """The distinct effect names the trace records (`namespace.name`)."""
+        if self._effects is None:
+            pairs = {(op.identity.namespace, op.identity.name) for op in self.operations}
+            self._effects = frozenset(f"{namespace}.{name}" for namespace, name in pairs)
+        return self._effects
 
     @property
     def complete(self) -> bool:
@@ -206,46 +220,75 @@ def _parse(path: Path, data: bytes) -> Trace:
             "never wrote a line)",
             path=path,
         )
-    lines = data.split(b"\n")
-    # A terminated file splits into [..., b""]; anything else after the last
-    # newline is an unterminated final line.
-    unterminated = lines.pop()
-    last_number = len(lines) + (1 if unterminated else 0)
-    first = lines[0] if lines else unterminated
-    reader = TraceLines(path, first)
-
+    terminated = data.endswith(b"\n")
+    end = len(data) - 1 if terminated else len(data)  # where the last line's bytes end
+    header_end = data.find(b"\n", 0, end)
+    reader = TraceLines(path, data[: end if header_end < 0 else header_end])
     operations: list[Operation] = []
-    footer_offset = 0
-    offset = len(first) + 1
     torn_line: int | None = None
-    body = lines[1:]
-    if unterminated and lines:
-        body.append(unterminated)
-    for index, line in enumerate(body):
-        number = index + 2
-        item = reader.read(line, number, torn_possible=bool(unterminated) and number == last_number)
-        if isinstance(item, Operation):
+    last_start = end  # no line after the header
+    number = 1
+    if header_end >= 0:
+        last_start = data.rfind(b"\n", header_end, end) + 1
+        number = _read_lines(reader, data, header_end + 1, last_start - 1, operations)
+        # Only the last line may be torn (a crash mid-write), and only it may be the
+        # footer (`read` refuses anything after one).
+        number += 1
+        item = reader.read(data[last_start:end], number, torn_possible=not terminated)
+        if type(item) is Operation:
             operations.append(item)
         elif item is None:
             torn_line = number
-            break
-        else:
-            footer_offset = offset
-        offset += len(line) + 1
 
     footer = reader.footer
-    if footer is not None:
-        covered = memoryview(data)[:footer_offset]
+    if footer is not None:  # on the last line, which starts where its digest stops
+        covered = memoryview(data)[:last_start]
         reader.check_footer(
             len(operations),
             hashlib.sha256(covered).hexdigest(),
-            crlf=lambda: b"\r\n" in data[:footer_offset],
-            line=last_number,
+            crlf=lambda: b"\r\n" in data[:last_start],
+            line=number,
         )
     else:
         for operation in operations:
             reader.check_fingerprint(operation)
     return Trace(path, reader.header, operations, footer, torn_line)
+
+
+def _read_lines(
+    reader: TraceLines, data: bytes, start: int, stop: int, operations: list[Operation]
+) -> int:
+    """Read the lines of `data[start:stop]` (the lines between the header and the last
+    line, numbered from 2), appending their operations; the number of the last one read
+    (1 when there is none).
+
+    A block of about `_BLOCK_BYTES` is split into lines at a time, and its lines are
+    parsed `_PARSED_TOGETHER` at a time: only the file's bytes and one block are in
+    memory besides what the trace keeps.
+    """
+    read, accept, append = reader.read, reader.accept, operations.append
+    number = 1
+    while start < stop:
+        cut = stop
+        if start + _BLOCK_BYTES < stop:
+            cut = data.rfind(b"\n", start, start + _BLOCK_BYTES)
+            if cut < 0:  # one line longer than a block
+                cut = data.find(b"\n", start + _BLOCK_BYTES, stop)
+                cut = stop if cut < 0 else cut
+        block = data[start:cut].split(b"\n")
+        for first in range(0, len(block), _PARSED_TOGETHER):
+            lines = block[first : first + _PARSED_TOGETHER]
+            objects = parse_lines(lines)
+            if objects is None:  # one needs its own parse, and maybe its own message
+                items = [read(line, n) for n, line in enumerate(lines, number + 1)]
+            else:
+                items = [accept(obj, n) for n, obj in enumerate(objects, number + 1)]
+            number += len(lines)
+            for item in items:
+                if type(item) is Operation:
+                    append(item)
+        start = cut + 1
+    return number
 
 
 def check_digest(path: Path, data: bytes) -> bool:
@@ -329,6 +372,10 @@ class TraceLines:
             if torn_possible and self.footer is None:
                 return None
             raise TraceFormatError(str(error), path=self.path, line=number) from None
+        return self.accept(obj, number)
+
+    def accept(self, obj: dict[str, Any], number: int) -> Operation | TraceFooter:
+        """`read` of a line already parsed (by `parse_line` or `parse_lines`)."""
         try:
             kind = obj.get("kind")
             if kind == "operation":

@@ -79,9 +79,11 @@ class TraceWriter:
         """Bytes of the complete lines written so far."""
         return self._size
 
-    def append(self, operation: Operation) -> None:
-        """Write one operation; on failure nothing of it stays in the file."""
-        self._write(encode_operation(operation), what=f"operation {operation.logical_id}")
+    def append(self, operation: Operation, value_text: str | None = None) -> None:
+        """Write one operation; on failure nothing of it stays in the file. `value_text`
+        is its returned value as `encode_value` wrote it, when the caller has it."""
+        line = encode_operation(operation, value_text)
+        self._write(line, what=f"operation {operation.logical_id}")
         self._count += 1
 
     def close(

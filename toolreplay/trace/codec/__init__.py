@@ -16,9 +16,10 @@ from toolreplay.trace.codec.encoding import (
     encode_footer,
     encode_header,
     encode_operation,
+    encode_value,
     operation_to_dict,
 )
-from toolreplay.trace.codec.lines import InvalidLine, parse_line, reads_strictly
+from toolreplay.trace.codec.lines import InvalidLine, parse_line, parse_lines, reads_strictly
 
 __all__ = [
     "InvalidLine",
@@ -28,7 +29,9 @@ __all__ = [
     "encode_footer",
     "encode_header",
     "encode_operation",
+    "encode_value",
     "operation_to_dict",
     "parse_line",
+    "parse_lines",
     "reads_strictly",
 ]

@@ -6,7 +6,7 @@ import json.encoder
 from collections.abc import Callable
 from typing import Any
 
-from toolreplay.portable import compact_json_encoder
+from toolreplay.portable import JsonValue, compact_json_encoder
 from toolreplay.trace.model import (
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
@@ -18,7 +18,13 @@ from toolreplay.trace.model import (
     TraceHeader,
 )
 
-__all__ = ["encode_footer", "encode_header", "encode_operation", "operation_to_dict"]
+__all__ = [
+    "encode_footer",
+    "encode_header",
+    "encode_operation",
+    "encode_value",
+    "operation_to_dict",
+]
 
 
 # Not canonical (key order is the schema's, for readability), but deterministic.
@@ -61,17 +67,25 @@ def _optional_count(count: int | None) -> str:
     return "null" if count is None else str(count)
 
 
-def encode_operation(operation: Operation) -> bytes:
+def encode_value(value: JsonValue) -> str:
+    """A portable value as an operation line holds it (compact, keys in their order)."""
+    return _encode_text(value)
+
+
+def encode_operation(operation: Operation, value_text: str | None = None) -> bytes:
     """The line of an operation: `_dump(operation_to_dict(operation))`, byte for byte.
 
     Written field by field, since every operation a recording keeps passes here and the
     encoder spends most of its time on the fields it could not know are plain; only the
-    inputs and the outcome go through it.
+    inputs and the outcome go through it. `value_text` is the returned value already
+    encoded by `encode_value` (a recording scans that text for secrets first).
     """
     identity = operation.identity
     outcome = operation.outcome
     if isinstance(outcome, Returned):
-        encoded_outcome = '{"status":"ok","value":' + _encode_text(outcome.value) + "}"
+        if value_text is None:
+            value_text = _encode_text(outcome.value)
+        encoded_outcome = '{"status":"ok","value":' + value_text + "}"
     else:
         encoded_outcome = '{"status":"error","error":' + _encode_text(outcome.to_dict()) + "}"
     return (
