@@ -139,13 +139,13 @@ def add_sizes(parser: argparse.ArgumentParser, default: Sequence[int], what: str
     )
 
 
-def add_million(parser: argparse.ArgumentParser, size: int) -> None:
+def add_million(
+    parser: argparse.ArgumentParser,
+    size: int,
+    what: str = "minutes, and memory for a trace that size",
+) -> None:
     """`--million`: also measure N = `size`, which takes minutes, so is not a default."""
-    parser.add_argument(
-        "--million",
-        action="store_true",
-        help=f"also measure N={size:,} (minutes, and memory for a trace that size)",
-    )
+    parser.add_argument("--million", action="store_true", help=f"also measure N={size:,} ({what})")
 
 
 def progress(message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from itertools import count
 
+from toolreplay.bulk import collection_paused
 from toolreplay.comparison.alignment import (
     AlignedPair,
     align,
@@ -83,6 +84,13 @@ def diff(
     target_trace, target_label = _load(target)
     _refuse_duplicates(source_trace, "source")
     _refuse_duplicates(target_trace, "target")
+    with collection_paused():  # a row per operation, none of them in a cycle
+        return _report(source_trace, target_trace, source_label, target_label)
+
+
+def _report(
+    source_trace: Trace, target_trace: Trace, source_label: str, target_label: str
+) -> DiffReport:
     source_ops, target_ops = source_trace.operations, target_trace.operations
 
     forked_from_source = target_trace.header.source_trace_id == source_trace.header.trace_id

@@ -9,13 +9,11 @@ patch.
 
 from __future__ import annotations
 
-import dataclasses
 import marshal
-from collections.abc import Callable
 from dataclasses import dataclass
-from types import MemberDescriptorType
 from typing import Any, Literal, get_args
 
+from toolreplay.bulk import collection_paused, slot_setters
 from toolreplay.comparison.alignment import PairKind
 from toolreplay.portable import JsonValue, ValueDifference, same_value, value_differences
 from toolreplay.terminal import terminal_safe
@@ -116,36 +114,19 @@ class AlignmentRow:
         patch_id: str | None,
         attempted: AttemptedCall | None = None,
     ) -> None:
-        # A report holds a row per operation. The generated init of a frozen dataclass
-        # sets each field through object.__setattr__; the slots' own setters take half
-        # the time.
-        _set_row_index(self, index)
-        _set_row_source(self, source)
-        _set_row_target(self, target)
-        _set_row_status(self, status)
-        _set_row_match(self, match)
-        _set_row_differences(self, differences)
-        _set_row_fields(self, fields)
-        _set_row_patch_id(self, patch_id)
-        _set_row_attempted(self, attempted)
+        # A report holds a row per operation: see `toolreplay.bulk.slot_setters`.
+        _set_row[0](self, index)
+        _set_row[1](self, source)
+        _set_row[2](self, target)
+        _set_row[3](self, status)
+        _set_row[4](self, match)
+        _set_row[5](self, differences)
+        _set_row[6](self, fields)
+        _set_row[7](self, patch_id)
+        _set_row[8](self, attempted)
 
 
-def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
-    descriptor: MemberDescriptorType = vars(cls)[name]
-    return descriptor.__set__
-
-
-(
-    _set_row_index,
-    _set_row_source,
-    _set_row_target,
-    _set_row_status,
-    _set_row_match,
-    _set_row_differences,
-    _set_row_fields,
-    _set_row_patch_id,
-    _set_row_attempted,
-) = (_slot_setter(AlignmentRow, field.name) for field in dataclasses.fields(AlignmentRow))
+_set_row = slot_setters(AlignmentRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +291,10 @@ class DiffReport:
         return counts
 
     def to_dict(self) -> dict[str, Any]:
+        with collection_paused():  # three dictionaries per row, none in a cycle
+            return self._as_dict()
+
+    def _as_dict(self) -> dict[str, Any]:
         first = self.first_divergence
         return {
             "format_version": DIFF_FORMAT_VERSION,

@@ -7,9 +7,10 @@ These are plain frozen values. Reading and writing them is the codec's job
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, cast
 
+from toolreplay.bulk import slot_setters
 from toolreplay.portable import JsonValue
 
 __all__ = [
@@ -188,14 +189,8 @@ class Operation:
         return end < start
 
 
-def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
-    """The setter of one slot of a frozen dataclass, which its `__setattr__` refuses."""
-    return cast("Callable[[object, object], None]", vars(cls)[name].__set__)
-
-
-_set_returned_value = _slot_setter(Returned, "value")
-_set_returned_status = _slot_setter(Returned, "status")
-_set_operation = tuple(_slot_setter(Operation, f.name) for f in fields(Operation))
+_set_returned_value, _set_returned_status = slot_setters(Returned)
+_set_operation = slot_setters(Operation)
 
 
 def operation_location(operation: Operation) -> str:

@@ -14,13 +14,13 @@ A trace is trusted line by line only as far as it can be checked:
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolreplay.bulk import collection_paused
 from toolreplay.errors import TraceError, TraceFormatError, TraceNotFoundError
 from toolreplay.files import UnreadableFileError, read_regular_file
 from toolreplay.portable import MAX_DEPTH, fingerprint
@@ -204,13 +204,8 @@ def parse_trace(path: Path, data: bytes) -> Trace:
     """
     # Loading allocates one container per JSON object and keeps them all: the
     # cyclic collector would rescan the growing heap again and again for nothing.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collection_paused():
         return _parse(path, data)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse(path: Path, data: bytes) -> Trace:
