@@ -11,7 +11,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -25,6 +25,7 @@ __all__ = [
     "claimed_folder",
     "make_private",
     "read_regular_file",
+    "regular_file_blocks",
     "remove_abandoned",
     "skip_reason",
     "source_conflict",
@@ -284,6 +285,47 @@ def read_regular_file(
     With `follow_symlinks=False`, a symbolic link at `path` is refused
     (`kind="symlink"`), by the open itself where the system has `O_NOFOLLOW`.
     """
+    with _opened_regular_file(path, what, follow_symlinks) as (descriptor, status):
+        if size is not None and status.st_size != size:
+            raise UnreadableFileError(
+                f"is {status.st_size} bytes, not {size}", kind="wrong_size", size=status.st_size
+            )
+        try:
+            # One byte more than expected shows a file that grew after the check.
+            data = _read_at_most(descriptor, None if size is None else size + 1, status.st_size + 1)
+        except OSError as error:
+            raise _os_problem(error, what) from None
+    if size is not None and len(data) != size:
+        raise UnreadableFileError(
+            f"is {len(data)} bytes, not {size}", kind="wrong_size", size=len(data)
+        )
+    return data
+
+
+def regular_file_blocks(path: Path, what: str, block_bytes: int) -> Generator[bytes]:
+    """`path` read `block_bytes` at a time, under `read_regular_file`'s checks.
+
+    For files too large to hold whole besides what is made of them (a trace of a
+    million operations). The file is opened and checked at the first `next()`;
+    close the generator (`contextlib.closing`) to close the file early.
+    """
+    with _opened_regular_file(path, what, follow_symlinks=True) as (descriptor, _):
+        while True:
+            try:
+                block = os.read(descriptor, block_bytes)
+            except OSError as error:
+                raise _os_problem(error, what) from None
+            if not block:
+                return
+            yield block
+
+
+@contextlib.contextmanager
+def _opened_regular_file(
+    path: Path, what: str, follow_symlinks: bool
+) -> Generator[tuple[int, os.stat_result]]:
+    """The descriptor of `path`, opened without blocking, and its `fstat`: refused
+    (`UnreadableFileError`) unless it is a regular file."""
     flags = _OPEN_FLAGS
     if not follow_symlinks:
         if _NO_FOLLOW:
@@ -301,7 +343,10 @@ def read_regular_file(
             ) from None
         raise _os_problem(error, what) from None
     try:
-        status = os.fstat(descriptor)
+        try:
+            status = os.fstat(descriptor)
+        except OSError as error:
+            raise _os_problem(error, what) from None
         if stat.S_ISDIR(status.st_mode):
             raise UnreadableFileError(f"is a directory, not a {what} file", kind="directory")
         if not stat.S_ISREG(status.st_mode):
@@ -309,21 +354,9 @@ def read_regular_file(
                 f"is not a regular file (a pipe or a device?), not a {what} file",
                 kind="not_regular",
             )
-        if size is not None and status.st_size != size:
-            raise UnreadableFileError(
-                f"is {status.st_size} bytes, not {size}", kind="wrong_size", size=status.st_size
-            )
-        # One byte more than expected shows a file that grew after the check.
-        data = _read_at_most(descriptor, None if size is None else size + 1, status.st_size + 1)
-    except OSError as error:
-        raise _os_problem(error, what) from None
+        yield descriptor, status
     finally:
         os.close(descriptor)
-    if size is not None and len(data) != size:
-        raise UnreadableFileError(
-            f"is {len(data)} bytes, not {size}", kind="wrong_size", size=len(data)
-        )
-    return data
 
 
 def _os_problem(error: OSError, what: str) -> UnreadableFileError:

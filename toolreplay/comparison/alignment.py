@@ -16,7 +16,7 @@ in-order pairs cost a slice each, and only the few operations left over are
 looked at one by one.
 
 A `moved` pair is out of file order, which for a concurrent trace may only
-mean that calls on different lanes completed in another order. `order_changes`
+mean that calls on different lanes completed in another order. `lane_order_changes`
 keeps the moves that changed the order of calls within a lane (RFC 0004).
 """
 
@@ -37,7 +37,6 @@ __all__ = [
     "align",
     "align_operations",
     "lane_order_changes",
-    "order_changes",
 ]
 
 PairKind = Literal["exact", "moved", "structural"]
@@ -400,7 +399,15 @@ def _inverted_moves(
 def lane_order_changes(
     source: Sequence[Operation], target: Sequence[Operation], alignment: Alignment
 ) -> set[int]:
-    """`order_changes` of an `align` result."""
+    """The rows of `moved` pairs whose order changed within a lane.
+
+    A lane (a task or a thread) makes one call at a time, in program order;
+    the order of calls on different lanes is the scheduler's. A moved pair is a
+    real order change when another identity-matched pair that shares its lane
+    in the source and shares its lane in the target is ordered one way in the
+    source and the other way in the target. Operations without a lane (format
+    3) share one lane, so for sequential traces every move counts.
+    """
     if not alignment.moved:
         return set()
     if len({op.lane for op in source}) <= 1 and len({op.lane for op in target}) <= 1:
@@ -418,30 +425,3 @@ def lane_order_changes(
     for lanes, group_moves in moves.items():
         changed |= _inverted_moves(*anchors[lanes], group_moves)
     return changed
-
-
-def order_changes(
-    source: Sequence[Operation], target: Sequence[Operation], rows: Sequence[AlignedPair]
-) -> set[int]:
-    """The rows of `moved` pairs whose order changed within a lane.
-
-    A lane (a task or a thread) makes one call at a time, in program order;
-    the order of calls on different lanes is the scheduler's. A moved pair is a
-    real order change when another identity-matched pair that shares its lane
-    in the source and shares its lane in the target is ordered one way in the
-    source and the other way in the target. Operations without a lane (format
-    3) share one lane, so for sequential traces every move counts.
-    """
-    anchor_sources: list[int] = []
-    anchor_targets: list[int] = []
-    moved: list[tuple[int, int, int]] = []
-    for k, row in enumerate(rows):
-        if row.source is None or row.target is None:
-            continue
-        if row.kind == "exact":
-            anchor_sources.append(row.source)
-            anchor_targets.append(row.target)
-        elif row.kind == "moved":
-            moved.append((row.source, row.target, k))
-    alignment = Alignment([], [], [], anchor_sources, anchor_targets, moved)
-    return lane_order_changes(source, target, alignment)
