@@ -32,8 +32,10 @@ def test_the_end_to_end_figures_come_from_children_that_write_then_load_and_diff
     assert end_to_end.load > 0
     assert end_to_end.diff > 0
     assert 0 <= end_to_end.diff_gc <= end_to_end.diff
+    assert end_to_end.json_loads > 0
     assert end_to_end.peak_rss > end_to_end.trace_bytes  # an interpreter holding both traces
     results = [diff_benchmark.measure_size(50, 1, tmp_path)]
     out = diff_benchmark.report(results, end_to_end, 1, 1.0)
     assert "load + diff of two 300-operation traces end to end" in out
     assert "] load + diff of two 1M traces < 10 s, peak memory < 3x files: " in out
+    assert "floor: json.loads of every line of the two files alone takes " in out
