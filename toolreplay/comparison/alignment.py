@@ -81,12 +81,14 @@ def _longest_increasing(values: Sequence[int]) -> list[range]:
     the one-by-one loop makes, at the cost of a slice per run.
     """
     count = len(values)
+    # A run of increasing values ends where a value is not above the one before it.
+    run_starts = [0, *compress(range(1, count), map(ge, values, islice(values, 1, None))), count]
+    if len(run_starts) == 2:  # one run (or none): all of it, without the bookkeeping's lists
+        return [range(count)] if count else []
     tails: list[int] = []  # values[tail_index[k]] is the smallest tail of a run of k+1
     tail_index: list[int] = []
     previous: list[int] = [-1] * count  # set for indices placed one by one and slice heads
     first = list(range(count))  # the head of the slice an index was appended with
-    # A run of increasing values ends where a value is not above the one before it.
-    run_starts = [0, *compress(range(1, count), map(ge, values, islice(values, 1, None))), count]
     for start, end in pairwise(run_starts):
         for index in range(start, end):
             value = values[index]

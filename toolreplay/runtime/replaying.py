@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 
 from toolreplay.errors import (
     ReplayContractError,
@@ -72,6 +72,7 @@ class ReplaySession(Session):
         self._trace: Trace | None = source if isinstance(source, Trace) else None
         self._consumed: set[int] = set()
         self._ambiguous: dict[OperationIdentity, tuple[Operation, ...]] = {}
+        self._duplicated: Mapping[OperationIdentity, Sequence[Operation]] = {}
 
     @property
     def trace(self) -> Trace:
@@ -99,6 +100,7 @@ class ReplaySession(Session):
             self._policy, self._secrets.scanner, self._trace.header.metadata, str(self._trace.path)
         )
         self._ambiguous = concurrent_ambiguities(self._trace)
+        self._duplicated = self._trace.duplicates  # indexes the trace now, not on a call
         self._prepare(self._trace)
         self._enter_scope()
         offline_guard.enter(self)
@@ -227,7 +229,7 @@ class ReplaySession(Session):
         trace = self._trace
         assert trace is not None  # the session is open
         operation = trace.get(identity)
-        if operation is None or identity in trace.duplicates:
+        if operation is None or identity in self._duplicated:
             operation = match_operation(trace, identity, inputs)  # raises: it says why
         if self._ambiguous and identity in self._ambiguous:
             raise concurrent_ambiguity(trace, identity, self._ambiguous[identity])

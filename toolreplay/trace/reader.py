@@ -70,14 +70,18 @@ class Trace:
     aside, if any. `duplicates` maps every identity the trace holds more than
     once to all of its operations (a recording never writes one; a hand edit can).
     `effects` is the set of distinct effect names (`namespace.name`).
+
+    The index by identity (and `duplicates`, made with it) is built on first use:
+    a diff or a summary never looks an operation up, and for a large trace the
+    index costs a tenth of what the operations do.
     """
 
     __slots__ = (
         "_by_effect",
         "_by_identity",
+        "_duplicates",
         "_effects",
         "_lanes",
-        "duplicates",
         "footer",
         "header",
         "operations",
@@ -98,17 +102,8 @@ class Trace:
         self.operations = tuple(operations)
         self.footer = footer
         self.torn_line = torn_line
-        # Reversed, so that the first of a duplicated identity is the one kept.
-        by_identity = {operation.identity: operation for operation in reversed(self.operations)}
-        duplicates: dict[OperationIdentity, list[Operation]] = {}
-        if len(by_identity) != len(self.operations):  # only a hand edit writes one twice
-            for operation in self.operations:
-                identity = operation.identity
-                first = by_identity[identity]
-                if first is not operation:
-                    duplicates.setdefault(identity, [first]).append(operation)
-        self._by_identity = by_identity
-        self.duplicates: Mapping[OperationIdentity, Sequence[Operation]] = duplicates
+        self._by_identity: dict[OperationIdentity, Operation] | None = None
+        self._duplicates: dict[OperationIdentity, list[Operation]] | None = None
         self._by_effect: dict[tuple[str, str], list[Operation]] | None = None
         self._lanes: tuple[str, ...] | None = None
         self._effects: frozenset[str] | None = None
@@ -131,7 +126,32 @@ class Trace:
 
     def get(self, identity: OperationIdentity) -> Operation | None:
         """The operation with exactly this identity (the first, if duplicated), or None."""
-        return self._by_identity.get(identity)
+        by_identity = self._by_identity
+        if by_identity is None:
+            by_identity = self._index()
+        return by_identity.get(identity)
+
+    @property
+    def duplicates(self) -> Mapping[OperationIdentity, Sequence[Operation]]:
+        """Every identity held more than once, to all of its operations in order."""
+        if self._duplicates is None:
+            self._index()
+        assert self._duplicates is not None
+        return self._duplicates
+
+    def _index(self) -> dict[OperationIdentity, Operation]:
+        # Reversed, so that the first of a duplicated identity is the one kept.
+        by_identity = {operation.identity: operation for operation in reversed(self.operations)}
+        duplicates: dict[OperationIdentity, list[Operation]] = {}
+        if len(by_identity) != len(self.operations):  # only a hand edit writes one twice
+            for operation in self.operations:
+                identity = operation.identity
+                first = by_identity[identity]
+                if first is not operation:
+                    duplicates.setdefault(identity, [first]).append(operation)
+        self._by_identity = by_identity
+        self._duplicates = duplicates
+        return by_identity
 
     def operations_of(self, namespace: str, name: str) -> Sequence[Operation]:
         """Every operation of one effect, in recorded order (indexed on first use)."""
