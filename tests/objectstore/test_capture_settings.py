@@ -6,6 +6,7 @@ import hashlib
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 import toolreplay
 from tests.support.capture_service import ROOT, wait_for
 from toolreplay.capturing import ENVIRONMENT_VARIABLES
+from toolreplay.capturing.upload import flush_spool
 from toolreplay.errors import CaptureConfigError
 
 
@@ -239,3 +241,34 @@ def test_retain_in_the_environment_is_ignored_for_a_url_and_logged_once(
     assert "retention is not applied" in logged[0]
     assert "lifecycle rule on age" in logged[0]
     assert len(uploaded(tmp_path / "bucket")) == 3  # the exit drain uploaded all, none deleted
+
+
+def test_a_trace_uploaded_the_moment_it_is_kept_is_counted_and_not_reported_lost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The uploader may list the spool and take a trace as soon as its name appears. A
+    # `toolreplay capture flush` running beside the service does the same, all the time,
+    # which opens that window on every request rather than on a loaded machine only.
+    bucket, spool = tmp_path / "bucket", tmp_path / "spool"
+    capture = toolreplay.capture(f"file://{bucket}", spool=str(spool))
+    served(capture, 1)  # the spool exists from here on
+    stop = threading.Event()
+
+    def flushing() -> None:
+        while not stop.is_set():
+            flush_spool(spool)
+
+    flusher = threading.Thread(target=flushing)
+    flusher.start()
+    try:
+        requests = served(capture, 300)
+    finally:
+        stop.set()
+        flusher.join()
+
+    assert not [record.getMessage() for record in caplog.records]  # no kept trace called lost
+    assert all(request.path is not None for request in requests)
+    outbox = requests[-1]._outbox  # the process's outbox for this spool
+    assert outbox is not None
+    wait_for(lambda: len(uploaded(bucket)) == 301, "the uploads")
+    wait_for(lambda: outbox.bytes_waiting == 0, "the spool's count to come back to 0")

@@ -296,10 +296,12 @@ class CapturedRequest:
                 part.unlink(missing_ok=True)
                 return
             final = part.with_name(part.name.removesuffix(PART_SUFFIX) + TRACE_SUFFIX)
+            if self._outbox is not None:
+                self._outbox.keeping(final.name, part.stat().st_size)
             part.rename(final)
             self.path = final
             if self._outbox is not None:
-                self._outbox.kept(final)
+                self._outbox.wake.set()
             storage_recovered(self._directory)
             if self._retention is not None:
                 swept_after_keep(self._directory, self._retention, datetime.now(UTC))

@@ -150,9 +150,9 @@ def spooled_traces(folder: Path) -> list[tuple[str, int]]:
 class Outbox:
     """This process's folder in a spool, with the bound and the uploader's wake-up.
 
-    The request path asks `admits()` (a comparison), and tells `kept(path)` when a
-    trace was kept (a `stat`, a dictionary entry, an `Event.set`): no listing, no
-    network. The uploader takes traces out with `uploaded(name)`.
+    The request path asks `admits()` (a comparison), and tells `keeping(name, size)`
+    when a trace is kept (a dictionary entry) and sets `wake` once it is in place: no
+    listing, no network. The uploader takes traces out with `uploaded(name)`.
     """
 
     def __init__(self, spool: Path, location: ObjectLocation, instance: str, bound: int) -> None:
@@ -218,13 +218,14 @@ class Outbox:
         )
         return False
 
-    def kept(self, path: Path) -> None:
-        """A trace was kept at `path` (in `folder`): count it and wake the uploader."""
-        size = path.stat().st_size
+    def keeping(self, name: str, size: int) -> None:
+        """A trace of `size` bytes is about to be renamed into place as `name` (in `folder`):
+        count it now, for the uploader (or a flush) may take it the moment its name
+        appears. Then call `wake.set()`. Should the rename fail, the uploader's next pass
+        uncounts the name, which it does not find."""
         with self._lock:
-            self._pending[path.name] = size
+            self._pending[name] = size
             self._bytes += size
-        self.wake.set()
 
     # --- the uploader ---
 
