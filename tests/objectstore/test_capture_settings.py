@@ -253,10 +253,15 @@ def test_a_trace_uploaded_the_moment_it_is_kept_is_counted_and_not_reported_lost
     capture = toolreplay.capture(f"file://{bucket}", spool=str(spool))
     served(capture, 1)  # the spool exists from here on
     stop = threading.Event()
+    taken: list[int] = []  # traces each flush uploaded
+    failures: list[str] = []
 
     def flushing() -> None:
         while not stop.is_set():
-            flush_spool(spool)
+            result = flush_spool(spool)
+            taken.append(result.uploaded)
+            if result.failure is not None:
+                failures.append(result.failure)
 
     flusher = threading.Thread(target=flushing)
     flusher.start()
@@ -266,6 +271,8 @@ def test_a_trace_uploaded_the_moment_it_is_kept_is_counted_and_not_reported_lost
         stop.set()
         flusher.join()
 
+    assert not failures
+    assert sum(taken) > 0  # the flush took traces from the spool beside the requests
     assert not [record.getMessage() for record in caplog.records]  # no kept trace called lost
     assert all(request.path is not None for request in requests)
     outbox = requests[-1]._outbox  # the process's outbox for this spool
