@@ -20,7 +20,7 @@ import marshal
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
@@ -32,6 +32,7 @@ __all__ = [
     "JsonValue",
     "ValueDifference",
     "canonical_json",
+    "compact_json_chunks",
     "compact_json_encoder",
     "copy_value",
     "encodable_text",
@@ -165,52 +166,62 @@ _LONG_INTEGER = "an integer this long cannot be written as JSON; use a str"
 
 
 def _check(value: object, depth: int = 0) -> None:
+    # Annotated names instead of `typing.cast`: a cast is a Python call (and
+    # `dict[object, object]` a new alias) per container, more than checking a small one.
+    pairs: Iterable[tuple[object, object]]
     kind = type(value)
     if kind is dict:  # first: most values checked are objects (inputs, outputs)
-        if depth >= MAX_DEPTH:
-            raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
-        for key, item in cast(dict[object, object], value).items():
-            if type(key) is not str:
-                raise _Offence(f"dict key {_describe(key)} is not portable JSON; keys must be str")
-            try:
-                if not key.isascii():
-                    _check_text(key)
-                _check_item(item, depth)
-            except _Offence as offence:
-                offence.segments.append(key)
-                raise
+        mapping: dict[object, object] = value  # pyright: ignore[reportAssignmentType]
+        pairs = mapping.items()
     elif kind is list:
-        if depth >= MAX_DEPTH:
-            raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
-        for index, item in enumerate(cast(list[object], value)):
-            try:
-                _check_item(item, depth)
-            except _Offence as offence:
-                offence.segments.append(index)
-                raise
-    elif kind is str:
-        _check_text(cast(str, value))
-    elif kind is int:
-        if not -_INT_LIMIT < cast(int, value) < _INT_LIMIT:
+        items: list[object] = value  # pyright: ignore[reportAssignmentType]
+        pairs = enumerate(items)
+    else:
+        _check_scalar(value)
+        return
+    if depth >= MAX_DEPTH:
+        raise _Offence(f"nested deeper than {MAX_DEPTH} levels, which is not portable JSON")
+    # One body for a dict's members and a list's items; the common scalars are decided
+    # here, since a call per item was most of the cost of checking a flat value.
+    for segment, item in pairs:
+        try:
+            if type(segment) is str:
+                if not segment.isascii():
+                    _check_text(segment)
+            elif kind is dict:
+                raise _Offence(
+                    f"dict key {_describe(segment)} is not portable JSON; keys must be str"
+                )
+            if type(item) is str:
+                if not item.isascii():
+                    _check_text(item)
+            elif type(item) is int:
+                if not -_INT_LIMIT < item < _INT_LIMIT:
+                    raise _Offence(_LONG_INTEGER)
+            elif type(item) is float:
+                if not math.isfinite(item):
+                    raise _Offence(
+                        f"{_describe(item)} is not portable JSON; only finite floats are"
+                    )
+            elif item is not None and type(item) is not bool:
+                _check(item, depth + 1)
+        except _Offence as offence:
+            if type(segment) is str or (type(segment) is int and kind is list):
+                offence.segments.append(segment)  # not a dict's non-str key: it is refused
+            raise
+
+
+def _check_scalar(value: object) -> None:
+    if type(value) is str:
+        _check_text(value)
+    elif type(value) is int:
+        if not -_INT_LIMIT < value < _INT_LIMIT:
             raise _Offence(_LONG_INTEGER)
-    elif kind is float:
-        if not math.isfinite(cast(float, value)):
+    elif type(value) is float:
+        if not math.isfinite(value):
             raise _Offence(f"{_describe(value)} is not portable JSON; only finite floats are")
-    elif kind is not bool and value is not None:
+    elif type(value) is not bool and value is not None:
         raise _not_portable(value)
-
-
-def _check_item(item: object, depth: int) -> None:
-    """`_check` of an item of a container at `depth`, deciding the common scalars here:
-    most values are flat, and a call per scalar was most of the cost of checking one."""
-    if type(item) is str:
-        if not item.isascii():
-            _check_text(item)
-    elif type(item) is int:
-        if not -_INT_LIMIT < item < _INT_LIMIT:
-            raise _Offence(_LONG_INTEGER)
-    elif item is not None and type(item) is not bool:
-        _check(item, depth + 1)
 
 
 def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_DEPTH) -> JsonValue:
@@ -225,7 +236,7 @@ def ensure_portable(value: object, *, what: str = "value", max_depth: int = MAX_
     except _Offence as offence:
         path = format_path(offence.segments[::-1])
         raise NonPortableValueError(f"{what}: {path}: {offence.reason}", path=path) from None
-    return cast(JsonValue, value)
+    return value  # pyright: ignore[reportReturnType]  # checked just above
 
 
 class _NonFiniteLiteral(ValueError):
@@ -355,6 +366,22 @@ def compact_json_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[objec
     containers it has entered, so the value must be portable (no cycles): callers check
     with `ensure_portable` first, as they must anyway.
     """
+    encode_chunks = compact_json_chunks(sort_keys=sort_keys, allow_nan=allow_nan)
+
+    def encode(value: object) -> str:
+        return "".join(encode_chunks(value, 0))
+
+    return encode
+
+
+def compact_json_chunks(
+    *, sort_keys: bool, allow_nan: bool
+) -> Callable[[object, int], Sequence[str]]:
+    """`compact_json_encoder`'s text in pieces: `"".join(chunks(value, 0))`.
+
+    For the paths that encode a value per effect call, where the Python frame of
+    `compact_json_encoder`'s function is a measurable part of the cost.
+    """
     python = json.JSONEncoder(
         sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan
     )
@@ -363,8 +390,8 @@ def compact_json_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[objec
         json.encoder, "c_make_encoder", None
     )
     if make is None:  # an interpreter without the C accelerator
-        return python.encode
-    encode_chunks = make(
+        return lambda value, _level: (python.encode(value),)
+    return make(
         None,
         python.default,
         json.encoder.encode_basestring,
@@ -376,13 +403,8 @@ def compact_json_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[objec
         allow_nan,
     )
 
-    def encode(value: object) -> str:
-        return "".join(encode_chunks(value, 0))
 
-    return encode
-
-
-_canonical_text = compact_json_encoder(sort_keys=True, allow_nan=True)
+_canonical_chunks = compact_json_chunks(sort_keys=True, allow_nan=True)
 _sha256 = hashlib.sha256
 
 
@@ -391,12 +413,12 @@ def canonical_json(value: JsonValue) -> bytes:
 
     The caller guarantees `value` is portable (see `ensure_portable`).
     """
-    return _canonical_text(value).encode("utf-8")
+    return "".join(_canonical_chunks(value, 0)).encode("utf-8")
 
 
 def fingerprint(inputs: JsonValue) -> str:
     """SHA-256 (lowercase hex) of the canonical encoding of `inputs`."""
-    return _sha256(_canonical_text(inputs).encode("utf-8")).hexdigest()
+    return _sha256("".join(_canonical_chunks(inputs, 0)).encode("utf-8")).hexdigest()
 
 
 def copy_value(value: JsonValue) -> JsonValue:

@@ -352,7 +352,7 @@ class SessionRedaction:
     (and for a recording with neither rules nor a key): nothing is changed then.
     """
 
-    __slots__ = ("_cache", "_lock", "enabled", "key", "policy", "scanner")
+    __slots__ = ("_cache", "_lock", "enabled", "key", "policy", "policy_has_rules", "scanner")
 
     def __init__(
         self,
@@ -363,6 +363,7 @@ class SessionRedaction:
         enabled: bool = True,
     ) -> None:
         self.policy = policy
+        self.policy_has_rules = policy.has_rules  # without them only an effect's own apply
         self.key = key
         self.scanner = scanner
         self.enabled = enabled

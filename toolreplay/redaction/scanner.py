@@ -208,62 +208,64 @@ _LOOSE = re.compile(
     rb"|[sr]k_(?:live|test)_|(?i:bearer)|PRIVATE KEY|eyJ[A-Za-z0-9_-]{5,}\."
     rb"|[2-6](?:[ -]?[0-9]){12,18}"
 )
-# Below this many bytes, one search with `_LOOSE` costs less than the literal passes of
-# `_literals_may_match`, whose fixed cost is about that of searching 50 bytes.
-_SEARCHED_BYTES = 48
-# `_LOOSE` split by alternative, for longer text: each alternative holds a literal, looked
-# for with `in` (for one byte that is `memchr`, a small fraction of a nanosecond a byte,
-# for a short literal about one), and is searched with only where its literal is found.
-# A byte rare in JSON goes first. The case-insensitive alternatives are looked for in the
-# lowercased text; the card alternative has no literal: its matches are 13+ digits once
-# spaces and dashes are deleted, which `translate` and `in` find in one pass each.
-_SK = re.compile(rb"sk-[A-Za-z0-9_-]{20}")
-_XOX = re.compile(rb"xox[bpoars]-")
-_AWS = re.compile(rb"A(?:KIA|SIA|GPA|IDA|ROA)[A-Z0-9]{16}")
-_GH = re.compile(rb"gh[pousr]_[A-Za-z0-9]{36}")
-_STRIPE = re.compile(rb"[sr]k_(?:live|test)_")
-_JWT = re.compile(rb"eyJ[A-Za-z0-9_-]{5,}\.")
-_LOOSE_CARD = re.compile(rb"[2-6](?:[ -]?[0-9]){12,18}")
+# `_LOOSE` split by alternative: each alternative holds a literal, looked for with `in`
+# (for one character that is `memchr`, for a short literal about a nanosecond a byte), and
+# is searched with only where its literal is found. A character rare in JSON goes first.
+# The text is the JSON's bytes decoded as Latin-1, one character a byte, so the ASCII
+# patterns below (`re.ASCII`) match exactly where `_LOOSE` matches the bytes; `in` on
+# bytes would cost several times as much, since CPython first tries the needle as an
+# integer and builds the exception it gets. The case-insensitive alternatives are looked
+# for in the lowercased text; the card alternative has no literal: its matches are 13+
+# digits once spaces and dashes are deleted, which `translate` and `in` find in one
+# pass each.
+_SK = re.compile(r"sk-[A-Za-z0-9_-]{20}", re.ASCII)
+_XOX = re.compile(r"xox[bpoars]-", re.ASCII)
+_AWS = re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA)[A-Z0-9]{16}", re.ASCII)
+_GH = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}", re.ASCII)
+_STRIPE = re.compile(r"[sr]k_(?:live|test)_", re.ASCII)
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.", re.ASCII)
+_LOOSE_CARD = re.compile(r"[2-6](?:[ -]?[0-9]){12,18}", re.ASCII)
 _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
-_CARD_DIGITS = b"0" * 13
+_CARD_DIGITS = "0" * 13
 
 
 def _may_match_loose(encoded: bytes) -> bool:
     """Whether `_LOOSE` matches somewhere in `encoded`, mostly without searching with it."""
-    if len(encoded) <= _SEARCHED_BYTES:
-        return _LOOSE.search(encoded) is not None
-    return _literals_may_match(encoded)
+    return _text_may_match(encoded.decode("latin-1"), encoded)
 
 
-def _literals_may_match(e: bytes) -> bool:
-    """`_may_match_loose` by literals first (one expression, unrolled: a loop over a table
-    of them cost several times as much on short text)."""
-    if b"-" in e and (
-        (b"sk-" in e and _SK.search(e) is not None) or (b"xox" in e and _XOX.search(e) is not None)
+def _text_may_match(e: str, encoded: bytes) -> bool:
+    """`_may_match_loose` of `encoded`, given as `e` too (decoded as Latin-1). One
+    expression, unrolled: a loop over a table of literals cost several times as much."""
+    if "-" in e and (
+        ("sk-" in e and _SK.search(e) is not None) or ("xox" in e and _XOX.search(e) is not None)
     ):
         return True
-    if b"A" in e and (
-        b"AIza" in e
+    if "A" in e and (
+        "AIza" in e
         or (
-            (b"AKIA" in e or b"ASIA" in e or b"AGPA" in e or b"AIDA" in e or b"AROA" in e)
+            ("AKIA" in e or "ASIA" in e or "AGPA" in e or "AIDA" in e or "AROA" in e)
             and _AWS.search(e) is not None
         )
     ):
         return True
-    if b"_" in e and (
-        b"github_pat_" in e
-        or (b"gh" in e and _GH.search(e) is not None)
-        or (b"k_" in e and _STRIPE.search(e) is not None)
+    if "_" in e and (
+        "github_pat_" in e
+        or ("gh" in e and _GH.search(e) is not None)
+        or ("k_" in e and _STRIPE.search(e) is not None)
     ):
         return True
-    if (b"." in e and b"hooks.slack.com" in e) or (b"P" in e and b"PRIVATE KEY" in e):
+    if ("." in e and "hooks.slack.com" in e) or ("P" in e and "PRIVATE KEY" in e):
         return True
-    if b"J" in e and b"eyJ" in e and _JWT.search(e) is not None:
+    if "J" in e and "eyJ" in e and _JWT.search(e) is not None:
         return True
-    lowered = e.lower()
-    if b"bearer" in lowered or b"secret_access_key" in lowered:
+    lowered = e.lower()  # Latin-1 letters lower to Latin-1 letters: no new ASCII literal
+    if "bearer" in lowered or "secret_access_key" in lowered:
         return True
-    return _CARD_DIGITS in e.translate(_DIGITS_AS_ZERO, b" -") and _LOOSE_CARD.search(e) is not None
+    return (
+        _CARD_DIGITS in encoded.translate(_DIGITS_AS_ZERO, b" -").decode("latin-1")
+        and _LOOSE_CARD.search(e) is not None
+    )
 
 
 _MEMBER_SECRET = re.compile(r"(?i)(?:^|[_-])secret_access_key$")
@@ -413,10 +415,11 @@ class SecretScanner:
             own = encoded is None
             if encoded is None:
                 encoded = canonical_json(value)
+            latin = encoded.decode("latin-1")
             # A list of events sits under that key, which text encoded here would show.
-            joined = [] if own and b'"events"' not in encoded else joined_stream_texts(value)
-            if not _may_match_loose(encoded) and not any(
-                _may_match_loose(text.encode()) for _, text in joined
+            joined = [] if own and '"events"' not in latin else joined_stream_texts(value)
+            if not _text_may_match(latin, encoded) and (
+                not joined or not any(_may_match_loose(text.encode()) for _, text in joined)
             ):
                 return []
         if joined is None:

@@ -40,7 +40,10 @@ def _find(
 ) -> None:
     if depth == 0 or type(value) is not dict:
         return
-    for key, item in cast(dict[str, JsonValue], value).items():
+    # Annotated, not `cast`: this runs for every value a recording scans, and a cast of a
+    # generic alias costs more than looking through a small object.
+    members: dict[str, JsonValue] = value
+    for key, item in members.items():
         if key == "events" and type(item) is list:
             _join(cast(list[JsonValue], item), format_path([*segments, key]), found)
         elif type(item) is dict:  # only an object holds a member

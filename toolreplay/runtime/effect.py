@@ -87,9 +87,14 @@ class EffectSpec:
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, JsonValue]:
         """The call's inputs, checked to be portable JSON."""
-        inputs = self._bind_simply(args, kwargs)
-        if inputs is None:
-            inputs = self._bind_generally(args, kwargs)
+        names = self._names
+        if names is not None and not kwargs and len(args) == len(names):
+            # Every parameter given by position: the usual call (lengths equal, so not strict).
+            inputs = dict(zip(names, args, strict=False))
+        else:
+            inputs = self._bind_simply(args, kwargs)
+            if inputs is None:
+                inputs = self._bind_generally(args, kwargs)
         ensure_portable(inputs, what=self._inputs_of)
         return inputs  # pyright: ignore[reportReturnType]  # checked just above
 
@@ -100,8 +105,6 @@ class EffectSpec:
         names = self._names
         if names is None or len(args) > len(self._positional):
             return None
-        if not kwargs and len(args) == len(names):
-            return dict(zip(names, args, strict=True))  # every parameter given by position
         given: dict[str, object] = dict(
             zip(self._positional, args, strict=False)
         )  # fewer args: defaults
@@ -238,7 +241,7 @@ def _sync_effect(spec: EffectSpec, function: Callable[P, R]) -> Callable[P, R]:
         if isinstance(session, ReplaySession):
             answer = session.answer(spec.namespace, spec.name, inputs, spec.redact)
             if type(answer) is not PendingCall:
-                return cast(R, answer)
+                return answer  # pyright: ignore[reportReturnType]  # not `cast`: a call per call
             with session.running_live(answer) as call:  # a fork's opt-in live call
                 call.result = function(*args, **kwargs)
             return call.result

@@ -204,8 +204,12 @@ class RecordSession(Session):
         if self._abandoned is not None:
             self.abort(call)
             return False
+        if self._secrets.mode == "off":
+            return True
         effect = call.identity.effect
-        findings = self._secrets.scan(value, part=part, effect=effect, encoded=encoded)
+        findings = self._secrets.scanner.scan_value(
+            value, part=part, effect=effect, encoded=encoded
+        )
         if not findings:
             return True
         if part == "inputs":
@@ -242,16 +246,16 @@ class RecordSession(Session):
         if not owned:
             # A copy: the trace must hold the inputs as they were, even if the body mutates
             # them (redaction copies only what it replaces).
-            inputs = cast(dict[str, JsonValue], copy_value(inputs))
+            inputs = copy_value(inputs)  # pyright: ignore[reportAssignmentType]  # a dict
         encoded = canonical_json(inputs)
         digest = hashlib.sha256(encoded).hexdigest()
         lane = lane_key()
         parent = running_call_var.get()
         with self._lock:
-            identity = self._next_identity(namespace, name, digest)
+            identity = self._take_identity(namespace, name, digest)
             if parent is not None and parent in self._in_flight:
+                self._release_occurrence(identity)
                 raise self._nested(identity, parent)
-            self._advance_occurrence(identity)
             call = PendingCall(
                 identity, inputs, self._lane_name(lane), self._elapsed_ns(), None, redaction, known
             )

@@ -137,20 +137,25 @@ class ReplaySession(Session):
         output is a copy, which the caller may change; with `read_only=True` it
         is the trace's own value, which the caller promises only to read.
         """
-        inputs, redaction, known = self._redacted_inputs(namespace, name, inputs, redact)
+        if self._redaction.enabled:  # tested here too: a call less for every unredacted trace
+            inputs, redaction, known = self._redacted_inputs(namespace, name, inputs, redact)
+        else:
+            redaction, known = None, ()
         digest = fingerprint(inputs)
         parent = running_call_var.get()
         with self._lock:
-            identity = self._next_identity(namespace, name, digest)
+            identity = self._take_identity(namespace, name, digest)
             if parent is not None and parent in self._in_flight:
+                self._release_occurrence(identity)
                 raise self._nested(identity, parent)  # inside a live body
             try:
                 served = self._serve(identity, inputs, redaction, known)
-            except ReplayContractError as error:
-                self.note_violation(error)
-                self._annotate_violation(error)
+            except BaseException as error:
+                self._release_occurrence(identity)  # the call did not happen
+                if isinstance(error, ReplayContractError):
+                    self.note_violation(error)
+                    self._annotate_violation(error)
                 raise
-            self._advance_occurrence(identity)
             if isinstance(served, PendingCall):
                 self._in_flight.add(served)  # until its body completes
                 return served

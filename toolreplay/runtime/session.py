@@ -165,16 +165,20 @@ class Session:
         `unkept` (what became of the call) and asks for portable JSON.
         """
         if portable:
-            return cast(JsonValue, value)
+            return value  # pyright: ignore[reportReturnType]  # the caller checked
         try:
-            return ensure_portable(value, what=f"output of {call.identity.effect}")
-        except NonPortableValueError as error:
+            return ensure_portable(value)
+        except NonPortableValueError:
             self.abort(call)
+        try:  # again, for a message naming the effect: built only for a refusal
+            ensure_portable(value, what=f"output of {call.identity.effect}")
+        except NonPortableValueError as error:
             refused = NonPortableValueError(
                 f"{error}. {unkept}: make it return portable JSON.", path=error.path
             )
             self.note_violation(refused)
             raise refused from None
+        raise AssertionError("unreachable: the value was refused a moment ago")
 
     def _refuse_when_closed(self, call: PendingCall, *, unkept: str) -> None:
         """Raise `SessionError` for a call that ended after the session closed (lock held)."""
@@ -278,10 +282,11 @@ class Session:
         """A call's inputs redacted by the rules for its effect (with `redact`, its own), the
         rules, and the placeholders they wrote. A missing key is a violation (the call
         cannot be made)."""
-        if not self._redaction.enabled:
-            return inputs, None, ()
+        rules = self._redaction
+        if not rules.enabled or not (redact or rules.policy_has_rules):
+            return inputs, None, ()  # decided here: most calls have no rule, and a lookup costs
         try:
-            redaction = self._redaction.for_effect(f"{namespace}.{name}", redact)
+            redaction = rules.for_effect(f"{namespace}.{name}", redact)
         except RedactionError as error:
             self.note_violation(error)
             raise
@@ -367,20 +372,20 @@ class Session:
 
     # --- identity (callers hold self._lock) -------------------------------------------
 
-    def _next_identity(self, namespace: str, name: str, digest: str) -> OperationIdentity:
-        """The identity of a new call: occurrences count calls in the order they start."""
+    def _take_identity(self, namespace: str, name: str, digest: str) -> OperationIdentity:
+        """The identity of a new call, its occurrence taken: occurrences count calls in the
+        order they start. A call that then does not happen gives it back
+        (`_release_occurrence`)."""
         if self._state != "open":
             raise SessionError(
                 f"{namespace}.{name} was called after its {self.mode} session closed (for "
                 "example by a task that outlived the with block); await every effect inside "
                 "the block"
             )
-        occurrence = self._occurrences.get((namespace, name, digest), 0)
+        key = (namespace, name, digest)
+        occurrence = self._occurrences.get(key, 0)
+        self._occurrences[key] = occurrence + 1
         return new_identity(OperationIdentity, (namespace, name, digest, occurrence))
-
-    def _advance_occurrence(self, identity: OperationIdentity) -> None:
-        key = (identity.namespace, identity.name, identity.fingerprint)
-        self._occurrences[key] = identity.occurrence + 1
 
     def _release_occurrence(self, identity: OperationIdentity) -> None:
         """Give back the occurrence of a call that was not recorded, unless a later one took
