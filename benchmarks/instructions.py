@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import toolreplay
 from benchmarks import measure
 
 __all__ = ["WORKLOADS", "main"]
@@ -47,7 +48,6 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 
 def _child(workload: str, units: int, directory: Path) -> None:
     """Run `units` units of `workload` (in a process of its own, under Valgrind)."""
-    import toolreplay  # here: the parent never imports the library
 
     def echo_plain(i: int) -> dict[str, int]:
         return {"i": i}

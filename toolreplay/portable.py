@@ -33,7 +33,6 @@ __all__ = [
     "ValueDifference",
     "canonical_json",
     "compact_json_chunks",
-    "compact_json_encoder",
     "copy_value",
     "encodable_text",
     "ensure_portable",
@@ -198,11 +197,6 @@ def _check(value: object, depth: int = 0) -> None:
             elif type(item) is int:
                 if not -_INT_LIMIT < item < _INT_LIMIT:
                     raise _Offence(_LONG_INTEGER)
-            elif type(item) is float:
-                if not math.isfinite(item):
-                    raise _Offence(
-                        f"{_describe(item)} is not portable JSON; only finite floats are"
-                    )
             elif item is not None and type(item) is not bool:
                 _check(item, depth + 1)
         except _Offence as offence:
@@ -356,31 +350,19 @@ def portable_document(loaded: object, *, what: str = "the value") -> JsonValue:
         raise JsonTextError(str(error)) from None
 
 
-def compact_json_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[object], str]:
-    """A function that writes a value as compact JSON text (no whitespace, no ASCII
-    escaping), keys sorted when `sort_keys`, `NaN` and `Infinity` refused unless
-    `allow_nan` (as `json.JSONEncoder` takes them).
-
-    `json.JSONEncoder.encode` builds its C encoder anew on every call, which costs more
-    than encoding a small value; this one is built once. It keeps no record of the
-    containers it has entered, so the value must be portable (no cycles): callers check
-    with `ensure_portable` first, as they must anyway.
-    """
-    encode_chunks = compact_json_chunks(sort_keys=sort_keys, allow_nan=allow_nan)
-
-    def encode(value: object) -> str:
-        return "".join(encode_chunks(value, 0))
-
-    return encode
-
-
 def compact_json_chunks(
     *, sort_keys: bool, allow_nan: bool
 ) -> Callable[[object, int], Sequence[str]]:
-    """`compact_json_encoder`'s text in pieces: `"".join(chunks(value, 0))`.
+    """A function that writes a value as compact JSON text in pieces, joined with
+    `"".join(chunks(value, 0))`: no whitespace, no ASCII escaping, keys sorted when
+    `sort_keys`, `NaN` and `Infinity` refused unless `allow_nan` (as `json.JSONEncoder`
+    takes them).
 
-    For the paths that encode a value per effect call, where the Python frame of
-    `compact_json_encoder`'s function is a measurable part of the cost.
+    `json.JSONEncoder.encode` builds its C encoder anew on every call, which costs more
+    than encoding a small value; this one is built once, and called without a Python
+    function around it, whose frame was a measurable part of encoding a call's value. It
+    keeps no record of the containers it has entered, so the value must be portable (no
+    cycles): callers check with `ensure_portable` first, as they must anyway.
     """
     python = json.JSONEncoder(
         sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan

@@ -6,7 +6,7 @@ import json.encoder
 from collections.abc import Callable
 from typing import Any
 
-from toolreplay.portable import JsonValue, compact_json_chunks, compact_json_encoder
+from toolreplay.portable import JsonValue, compact_json_chunks
 from toolreplay.trace.model import (
     TRACE_FORMAT,
     TRACE_FORMAT_VERSION,
@@ -28,15 +28,14 @@ __all__ = [
 
 
 # Not canonical (key order is the schema's, for readability), but deterministic.
-_encode_text = compact_json_encoder(sort_keys=False, allow_nan=False)
-_encode_chunks = compact_json_chunks(sort_keys=False, allow_nan=False)  # for the hot paths
+_encode_chunks = compact_json_chunks(sort_keys=False, allow_nan=False)
 _string: Callable[[str], str] = (
     json.encoder.encode_basestring
-)  # a JSON string, as _encode_text writes one
+)  # a JSON string, as _encode_chunks writes one
 
 
 def _dump(obj: dict[str, Any]) -> bytes:
-    return (_encode_text(obj) + "\n").encode("utf-8")
+    return ("".join(_encode_chunks(obj, 0)) + "\n").encode("utf-8")
 
 
 def encode_header(header: TraceHeader) -> bytes:
@@ -80,7 +79,9 @@ def encode_operation(operation: Operation, value_text: str | None = None) -> byt
             value_text = "".join(_encode_chunks(outcome.value, 0))
         encoded_outcome = '{"status":"ok","value":' + value_text + "}"
     else:
-        encoded_outcome = '{"status":"error","error":' + _encode_text(outcome.to_dict()) + "}"
+        encoded_outcome = (
+            '{"status":"error","error":' + "".join(_encode_chunks(outcome.to_dict(), 0)) + "}"
+        )
     # The optional fields inline, not through a helper: a call each was a tenth of the cost.
     patch_id, source, lane = (
         operation.patch_id,
