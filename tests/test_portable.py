@@ -114,6 +114,21 @@ def test_copy_value_is_deep() -> None:
     assert original == {"a": [{"b": 1}]}
 
 
+@given(json_values)
+def test_a_copy_shares_no_container_with_its_original(value: JsonValue) -> None:
+    copied = copy_value(value)
+    assert typed(copied) == typed(value)
+
+    def containers(item: JsonValue) -> list[int]:
+        if isinstance(item, dict):
+            return [id(item), *(i for member in item.values() for i in containers(member))]
+        if isinstance(item, list):
+            return [id(item), *(i for member in item for i in containers(member))]
+        return []
+
+    assert not set(containers(copied)) & set(containers(value))
+
+
 class Colour(enum.IntEnum):
     RED = 1
 

@@ -120,6 +120,46 @@ def test_calling_more_often_than_recorded_is_a_miss_that_says_so(tmp_path: Path)
     assert caught.value.candidates[0].logical_id == 0
 
 
+_served: list[int] = []
+
+
+@toolreplay.effect("counter.next")
+def _next_of(key: int) -> dict[str, int]:
+    _served.append(key)
+    return {"key": key, "call": len(_served)}
+
+
+def test_repeated_calls_are_served_in_order_and_misses_give_their_occurrence_back(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "repeats.trp"
+    _served.clear()
+    with toolreplay.record(path):
+        recorded = [_next_of(7), _next_of(7), _next_of(8), _next_of(7)]
+    assert [op.identity.occurrence for op in toolreplay.read_trace(path).operations] == [
+        0,
+        1,
+        0,
+        2,
+    ]
+
+    misses: list[str] = []
+    with pytest.raises(ReplayContractError, match="caught by the application"):
+        with toolreplay.replay(path):
+            first = _next_of(7)
+            with pytest.raises(ReplayMiss, match=r"counter.next occurrence 0, fingerprint"):
+                _next_of(9)  # never recorded: its occurrence 0 is given back
+            served = [first, _next_of(8), _next_of(7), _next_of(7)]
+            for _ in range(2):  # a fourth call of 7, twice: each is occurrence 3
+                with pytest.raises(ReplayMiss) as caught:
+                    _next_of(7)
+                misses.append(str(caught.value))
+            with pytest.raises(ReplayMiss, match="this call is occurrence 1"):
+                _next_of(8)
+    assert served == [recorded[0], recorded[2], recorded[1], recorded[3]]
+    assert all("this call is occurrence 3" in miss for miss in misses), misses
+
+
 def test_an_effect_the_trace_never_saw_lists_what_it_did_see(recorded: Path) -> None:
     with pytest.raises(ReplayMiss, match=r"no call of llm\.decide at all; it records: ") as caught:
         with toolreplay.replay(recorded):

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay import BUILTIN_SECRET_RULES, JsonValue, RedactionKey, SecretScanError, SecretScanner
+import toolreplay
+from toolreplay import (
+    BUILTIN_SECRET_RULES,
+    JsonValue,
+    RedactionKey,
+    SecretInTraceError,
+    SecretScanError,
+    SecretScanner,
+    SessionError,
+)
 from toolreplay.redaction import luhn_valid
 from toolreplay.redaction.scanner import (
     _LOOSE,  # pyright: ignore[reportPrivateUsage]
@@ -273,6 +283,33 @@ def test_a_key_cut_across_stream_events_is_found_in_the_text_they_add_up_to() ->
     # A key whole in one event is said once, where it is.
     whole = SCANNER.scan_value({"events": [*events, *_pieces(key, 100)]}, part="output")
     assert [f.path for f in whole] == [f"$.events[{len(events)}].data.delta.text"]
+
+
+def test_a_recording_refuses_a_key_cut_across_stream_events(tmp_path: Path) -> None:
+    # A recording scans the JSON text it is about to write, and looks for a stream only
+    # when that text shows an events list: the inputs' canonical text, the output's line text.
+    key = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    events = _pieces(f"your key is {key}, keep it")
+
+    @toolreplay.effect("scanner.stream")
+    def stream(request: JsonValue) -> JsonValue:
+        del request
+        return {"status": 200, "events": events}
+
+    # The application catching the refusals does not make the recording whole.
+    with pytest.raises(SessionError, match="caught by the application"):
+        with toolreplay.record(tmp_path / "out.trp"):
+            with pytest.raises(SecretInTraceError, match=r"output at \$\.events\[\*\]\."):
+                stream({"stream": True})
+            with pytest.raises(SecretInTraceError, match=r"inputs at \$\.request\.events\[\*\]"):
+                stream({"events": events})
+    assert toolreplay.read_trace(tmp_path / "out.trp").operations == ()
+
+    # Text that is not the value's own JSON (a response's raw body) may lack the key.
+    raw = "".join(f"data: {json.dumps(event)}\n\n" for event in events).encode()
+    assert b'"events"' not in raw
+    found = SCANNER.scan_value({"events": events}, part="output", encoded=raw)
+    assert [f.path for f in found] == ["$.events[*].data.delta.text"]
 
 
 def test_event_ids_and_names_joined_are_not_taken_for_secrets() -> None:

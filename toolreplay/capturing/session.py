@@ -112,12 +112,10 @@ class CaptureSession(RecordSession):
         name: str,
         inputs: dict[str, JsonValue],
         redact: tuple[JsonPath, ...] = (),
-        *,
-        owned: bool = False,
     ) -> PendingCall:
         if not self.given_up:
             try:
-                return super().begin(namespace, name, inputs, redact, owned=owned)
+                return super().begin(namespace, name, inputs, redact)
             except ToolReplayError as error:  # nested, or called after the request ended
                 self.give_up(
                     "unrecordable",

@@ -401,6 +401,7 @@ class SecretScanner:
         part: SecretPart,
         effect: str | None = None,
         encoded: bytes | None = None,
+        plain_json: bool = False,
     ) -> list[SecretFinding]:
         """Every finding in a portable value: strings, object keys and integers, and the
         text a stream's pieces add up to (`$.events[*].data.delta.text`: see
@@ -409,15 +410,18 @@ class SecretScanner:
         `encoded` is the value's JSON text when the caller already has it (any
         JSON encoding of it will do, or any text in which every prefilter match
         of that text is found too); it lets a clean value be passed in one search.
+        `plain_json=True` says it is the value as Tool Replay's own encoders write
+        it (`portable.canonical_json`, the codec's `encode_value`), which writes
+        every key as it is: a list of events then shows in it.
         """
         joined: list[tuple[str, str]] | None = None  # a stream's pieces, put back together
         if self._prefiltered:
-            own = encoded is None
             if encoded is None:
                 encoded = canonical_json(value)
+                plain_json = True
             latin = encoded.decode("latin-1")
-            # A list of events sits under that key, which text encoded here would show.
-            joined = [] if own and '"events"' not in latin else joined_stream_texts(value)
+            # A list of events sits under that key, which plain JSON would show.
+            joined = [] if plain_json and '"events"' not in latin else joined_stream_texts(value)
             if not _text_may_match(latin, encoded) and (
                 not joined or not any(_may_match_loose(text.encode()) for _, text in joined)
             ):

@@ -137,6 +137,8 @@ class PendingCall:
 
     `lane` and `start_ns` say where and when it started (see `Operation`). The
     body's return value goes in `result` (see `Session._running_body`).
+    `inputs_text` is the inputs as the trace line holds them, when the session
+    encoded them as the call began (a recording: the body may change them after).
     """
 
     identity: OperationIdentity
@@ -148,3 +150,4 @@ class PendingCall:
     # they removed from the inputs (hidden wherever they reappear in the outcome).
     redaction: EffectRedaction | None = None
     known: tuple[str, ...] = ()
+    inputs_text: str | None = None

@@ -52,6 +52,7 @@ from toolreplay.runtime.matching import replay_miss
 from toolreplay.runtime.network import NetworkOption
 from toolreplay.runtime.patch_plan import PatchPlan
 from toolreplay.runtime.replaying import ReplaySession
+from toolreplay.trace.codec import encode_outcome, encode_value
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
@@ -404,19 +405,16 @@ class ForkSession(ReplaySession):
         assert self._writer is not None
         now_ns = self._elapsed_ns()
         try:
-            self._writer.append(
-                Operation(
-                    logical_id=self._writer.operation_count,
-                    identity=identity,
-                    inputs=inputs,
-                    outcome=outcome,
-                    origin=origin,
-                    patch_id=patch_id,
-                    source_logical_operation_id=source_id,
-                    lane=self._lane_name(lane_key()) if lane is None else lane,
-                    start_ns=now_ns if start_ns is None else start_ns,
-                    end_ns=now_ns,
-                )
+            self._writer.append_call(
+                identity,
+                encode_value(inputs),
+                encode_outcome(outcome),
+                origin,
+                patch_id,
+                source_id,
+                self._lane_name(lane_key()) if lane is None else lane,
+                now_ns if start_ns is None else start_ns,
+                now_ns,
             )
         except TraceWriteError as error:
             # The call is not answered: the branch must hold what the application saw.

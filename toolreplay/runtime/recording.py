@@ -24,7 +24,7 @@ from toolreplay.errors import (
 )
 from toolreplay.failures import capture_failure, session_ending
 from toolreplay.jsonpath import JsonPath
-from toolreplay.portable import JsonValue, canonical_json, copy_value, ensure_portable
+from toolreplay.portable import JsonValue, canonical_json, ensure_portable
 from toolreplay.redaction.policy import METADATA_KEY, RedactionPolicy, SessionRedaction
 from toolreplay.redaction.scanner import (
     DEFAULT_SCANNER,
@@ -36,13 +36,8 @@ from toolreplay.redaction.scanner import (
 from toolreplay.redaction.secret_mode import SecretGate, SecretMode, resolve_secret_mode
 from toolreplay.runtime.context import PendingCall, lane_key, offline_guard, running_call_var
 from toolreplay.runtime.session import Session
-from toolreplay.trace.codec import encode_value
-from toolreplay.trace.model import (
-    Operation,
-    Raised,
-    Returned,
-    TraceHeader,
-)
+from toolreplay.trace.codec import encode_raised, encode_returned, encode_value
+from toolreplay.trace.model import TraceHeader
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
 __all__ = ["RecordSession", "record"]
@@ -199,8 +194,10 @@ class RecordSession(Session):
         part: SecretPart,
         call: PendingCall,
         encoded: bytes | None = None,
+        plain_json: bool = False,
     ) -> bool:
-        """Whether a part of a call may be written (see `_refuse_or_allow`)."""
+        """Whether a part of a call may be written (see `_refuse_or_allow`); `encoded` and
+        `plain_json` as `SecretScanner.scan_value` takes them."""
         if self._abandoned is not None:
             self.abort(call)
             return False
@@ -208,7 +205,7 @@ class RecordSession(Session):
             return True
         effect = call.identity.effect
         findings = self._secrets.scanner.scan_value(
-            value, part=part, effect=effect, encoded=encoded
+            value, part=part, effect=effect, encoded=encoded, plain_json=plain_json
         )
         if not findings:
             return True
@@ -231,22 +228,17 @@ class RecordSession(Session):
         name: str,
         inputs: dict[str, JsonValue],
         redact: tuple[JsonPath, ...] = (),
-        *,
-        owned: bool = False,
     ) -> PendingCall:
         """Give a call its identity (occurrences in start order), lane and start time.
 
         The inputs are redacted first (RFC 0007), so the fingerprint and the
         trace only ever see placeholders, and then scanned for secrets.
-        `redact` are the effect's own path rules. `owned=True` hands `inputs`
-        over: the caller built them for this call and nothing will change them,
-        so they are not copied.
+        `redact` are the effect's own path rules.
         """
         inputs, redaction, known = self._redacted_inputs(namespace, name, inputs, redact)
-        if not owned:
-            # A copy: the trace must hold the inputs as they were, even if the body mutates
-            # them (redaction copies only what it replaces).
-            inputs = copy_value(inputs)  # pyright: ignore[reportAssignmentType]  # a dict
+        # Encoded now for the trace line, which must hold the inputs as they were even if
+        # the body changes them: cheaper than the copy it replaces, and needed anyway.
+        inputs_text = encode_value(inputs)
         encoded = canonical_json(inputs)
         digest = hashlib.sha256(encoded).hexdigest()
         lane = lane_key()
@@ -257,10 +249,17 @@ class RecordSession(Session):
                 self._release_occurrence(identity)
                 raise self._nested(identity, parent)
             call = PendingCall(
-                identity, inputs, self._lane_name(lane), self._elapsed_ns(), None, redaction, known
+                identity,
+                inputs,
+                self._lane_name(lane),
+                self._elapsed_ns(),
+                None,
+                redaction,
+                known,
+                inputs_text,
             )
             self._in_flight.add(call)
-        self._check_secrets(inputs, part="inputs", call=call, encoded=encoded)
+        self._check_secrets(inputs, part="inputs", call=call, encoded=encoded, plain_json=True)
         return call
 
     def complete(
@@ -293,8 +292,11 @@ class RecordSession(Session):
             # The scan searches the text the trace line will hold: one encoding, not two.
             value_text = encode_value(checked)
             encoded = value_text.encode("utf-8")
-        if self._check_secrets(checked, part="output", call=call, encoded=encoded):
-            self._append(call, Returned(checked), value_text)
+        plain_json = value_text is not None
+        if self._check_secrets(
+            checked, part="output", call=call, encoded=encoded, plain_json=plain_json
+        ):
+            self._append(call, encode_returned(checked, value_text))
 
     def fail(self, call: PendingCall, error: Exception) -> None:
         """Record a call whose body raised `error`."""
@@ -303,11 +305,10 @@ class RecordSession(Session):
             raised = call.redaction.failure(raised, call.known)
         failure: dict[str, JsonValue] = {"message": raised.message, "args": raised.args}
         if self._check_secrets(failure, part="error", call=call):
-            self._append(call, raised)
+            self._append(call, encode_raised(raised))
 
-    def _append(
-        self, call: PendingCall, outcome: Returned | Raised, value_text: str | None = None
-    ) -> None:
+    def _append(self, call: PendingCall, outcome_text: str) -> None:
+        """Write a completed call, its outcome encoded (`encode_returned`, `encode_raised`)."""
         end_ns = self._elapsed_ns()  # before waiting for the lock: when the body returned
         with self._lock:
             writer = self._writer
@@ -316,17 +317,16 @@ class RecordSession(Session):
                 return
             try:
                 self._refuse_when_closed(call, unkept="recorded")
-                writer.append(
-                    Operation(
-                        logical_id=writer.operation_count,
-                        identity=call.identity,
-                        inputs=call.inputs,
-                        outcome=outcome,
-                        lane=call.lane,
-                        start_ns=call.start_ns,
-                        end_ns=end_ns,
-                    ),
-                    value_text,
+                writer.append_call(
+                    call.identity,
+                    encode_value(call.inputs) if call.inputs_text is None else call.inputs_text,
+                    outcome_text,
+                    "recorded",
+                    None,
+                    None,
+                    call.lane,
+                    call.start_ns,
+                    end_ns,
                 )
             except TraceWriteError as error:
                 # The application was told the call failed; if it carries on,

@@ -46,6 +46,7 @@ from toolreplay.trace.model import (
     OperationIdentity,
     Raised,
     Returned,
+    new_identity,
 )
 from toolreplay.trace.reader import Trace, read_trace
 
@@ -71,6 +72,7 @@ class ReplaySession(Session):
         self._source = source
         self._trace: Trace | None = source if isinstance(source, Trace) else None
         self._consumed: set[int] = set()
+        self._by_identity: Mapping[OperationIdentity, Operation] = {}
         self._ambiguous: dict[OperationIdentity, tuple[Operation, ...]] = {}
         self._duplicated: Mapping[OperationIdentity, Sequence[Operation]] = {}
 
@@ -101,6 +103,7 @@ class ReplaySession(Session):
         )
         self._ambiguous = concurrent_ambiguities(self._trace)
         self._duplicated = self._trace.duplicates  # indexes the trace now, not on a call
+        self._by_identity = self._trace.by_identity
         self._prepare(self._trace)
         self._enter_scope()
         offline_guard.enter(self)
@@ -233,7 +236,7 @@ class ReplaySession(Session):
         """
         trace = self._trace
         assert trace is not None  # the session is open
-        operation = trace.get(identity)
+        operation = self._by_identity.get(identity)
         if operation is None or identity in self._duplicated:
             operation = match_operation(trace, identity, inputs)  # raises: it says why
         if self._ambiguous and identity in self._ambiguous:
@@ -242,6 +245,28 @@ class ReplaySession(Session):
         outcome = self._outcome_for(operation, redaction, known)
         self._consumed.add(operation.logical_id)
         return outcome
+
+    def _take_identity(
+        self, namespace: str, name: str, digest: str, taken: int = 0
+    ) -> OperationIdentity:
+        """As `Session._take_identity`, except that no count is kept for the first
+        occurrence of a call the trace holds: it is taken once its operation has been
+        served, which `_consumed` says. A long replay, whose calls are mostly each the
+        first with their inputs, then leaves nothing behind per call: a count each made
+        replaying 100k calls a tenth slower a call than replaying 1k.
+
+        Served means taken for good: a call that misses or fails before it is served
+        gives its occurrence back, and a strict replay serves a call under the lock it
+        takes its identity under. Calls the trace does not hold (a fork's supplied and
+        live calls) and identities it holds twice are counted as in a recording.
+        """
+        first = new_identity(OperationIdentity, (namespace, name, digest, 0))
+        operation = self._by_identity.get(first)
+        if operation is None or first in self._duplicated or self._state != "open":
+            return super()._take_identity(namespace, name, digest, taken)
+        if operation.logical_id in self._consumed:
+            return super()._take_identity(namespace, name, digest, 1)
+        return first
 
     def _record_live(
         self, call: PendingCall, outcome: Returned | Raised, encoded: bytes | None

@@ -372,10 +372,13 @@ class Session:
 
     # --- identity (callers hold self._lock) -------------------------------------------
 
-    def _take_identity(self, namespace: str, name: str, digest: str) -> OperationIdentity:
+    def _take_identity(
+        self, namespace: str, name: str, digest: str, taken: int = 0
+    ) -> OperationIdentity:
         """The identity of a new call, its occurrence taken: occurrences count calls in the
         order they start. A call that then does not happen gives it back
-        (`_release_occurrence`)."""
+        (`_release_occurrence`). `taken` is how many occurrences are taken when none is
+        counted yet (see `ReplaySession._take_identity`)."""
         if self._state != "open":
             raise SessionError(
                 f"{namespace}.{name} was called after its {self.mode} session closed (for "
@@ -383,7 +386,7 @@ class Session:
                 "the block"
             )
         key = (namespace, name, digest)
-        occurrence = self._occurrences.get(key, 0)
+        occurrence = self._occurrences.get(key, taken)
         self._occurrences[key] = occurrence + 1
         return new_identity(OperationIdentity, (namespace, name, digest, occurrence))
 

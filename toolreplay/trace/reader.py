@@ -132,6 +132,15 @@ class Trace:
         return by_identity.get(identity)
 
     @property
+    def by_identity(self) -> Mapping[OperationIdentity, Operation]:
+        """Every operation by its identity (the first, if duplicated): `get` as a mapping,
+        for callers that look up one per call."""
+        by_identity = self._by_identity
+        if by_identity is None:
+            by_identity = self._index()
+        return by_identity
+
+    @property
     def duplicates(self) -> Mapping[OperationIdentity, Sequence[Operation]]:
         """Every identity held more than once, to all of its operations in order."""
         if self._duplicates is None:

@@ -27,10 +27,17 @@ from toolreplay.files import (
     source_conflict,
     write_atomically,
 )
-from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
+from toolreplay.trace.codec import (
+    encode_footer,
+    encode_header,
+    encode_operation,
+    encode_operation_fields,
+)
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
+    OperationIdentity,
+    Origin,
     SessionEnding,
     TraceFooter,
     TraceHeader,
@@ -65,7 +72,7 @@ class TraceWriter:
         self._size = 0  # bytes of complete lines: where an undone write cuts back to
         self._broken: TraceWriteError | None = None
         try:
-            self._write(encode_header(header), what="the header")
+            self._write(encode_header(header), "the header")
         except BaseException:
             self.discard()
             raise
@@ -82,9 +89,44 @@ class TraceWriter:
     def append(self, operation: Operation, value_text: str | None = None) -> None:
         """Write one operation; on failure nothing of it stays in the file. `value_text`
         is its returned value as `encode_value` wrote it, when the caller has it."""
-        line = encode_operation(operation, value_text)
-        self._write(line, what=f"operation {operation.logical_id}")
+        self._write(encode_operation(operation, value_text), operation.logical_id)
         self._count += 1
+
+    def append_call(
+        self,
+        identity: OperationIdentity,
+        inputs_text: str,
+        outcome_text: str,
+        origin: Origin,
+        patch_id: str | None,
+        source_logical_operation_id: int | None,
+        lane: str | None,
+        start_ns: int | None,
+        end_ns: int | None,
+    ) -> None:
+        """Write the next operation from its fields (`inputs_text` as the codec's
+        `encode_value` writes the inputs, `outcome_text` as its `encode_outcome` writes
+        the outcome), numbered by the operations written so far; on
+        failure nothing of it stays in the file.
+
+        What sessions write: a call's line without an `Operation` built only to be
+        written (see `encode_operation_fields`).
+        """
+        logical_id = self._count
+        line = encode_operation_fields(
+            logical_id,
+            identity,
+            inputs_text,
+            outcome_text,
+            origin,
+            patch_id,
+            source_logical_operation_id,
+            lane,
+            start_ns,
+            end_ns,
+        )
+        self._write(line, logical_id)
+        self._count = logical_id + 1
 
     def close(
         self,
@@ -105,7 +147,7 @@ class TraceWriter:
             return
         footer = TraceFooter(self._count, self._digest.hexdigest(), ending, unobserved, attempted)
         try:
-            self._write(encode_footer(footer), what="the footer")
+            self._write(encode_footer(footer), "the footer")
             try:
                 os.fsync(descriptor)
             except OSError as error:
@@ -114,26 +156,30 @@ class TraceWriter:
             self._descriptor = None
             os.close(descriptor)
 
-    def _write(self, line: bytes, *, what: str) -> None:
+    def _write(self, line: bytes, what: str | int) -> None:
+        """Write a whole line; `what` names it in errors (an int: the operation's logical id,
+        formatted only for an error)."""
         descriptor = self._descriptor
         if descriptor is None:
             raise TraceError(f"{self.path}: the trace is already closed", path=self.path)
         if self._broken is not None:
             raise TraceWriteError(
-                f"{self.path}: {what} was not written: an earlier write to this trace "
-                f"failed and could not be undone ({self._broken.reason}), so nothing more "
-                f"is appended after it. The {self._count} operations before it are kept.",
+                f"{self.path}: {_line_name(what)} was not written: an earlier write to this "
+                f"trace failed and could not be undone ({self._broken.reason}), so nothing "
+                f"more is appended after it. The {self._count} operations before it are kept.",
                 path=self.path,
                 reason=self._broken.reason,
             )
         try:
-            view = memoryview(line)
-            while view:  # one write normally; a short write is continued, not repeated
-                view = view[os.write(descriptor, view) :]
+            written = os.write(descriptor, line)
+            if written < len(line):  # a short write is continued, not repeated
+                view = memoryview(line)[written:]
+                while view:
+                    view = view[os.write(descriptor, view) :]
         except BaseException as error:
             self._undo(descriptor)
             if isinstance(error, OSError):
-                raise self._failure(f"write {what}", error) from error
+                raise self._failure(f"write {_line_name(what)}", error) from error
             raise
         self._size += len(line)
         self._digest.update(line)
@@ -174,6 +220,10 @@ class TraceWriter:
         if descriptor is not None:
             os.close(descriptor)
         self.path.unlink(missing_ok=True)
+
+
+def _line_name(what: str | int) -> str:
+    return f"operation {what}" if isinstance(what, int) else what
 
 
 def check_new_trace_path(

@@ -315,7 +315,7 @@ class _Capture:
         session = exchange.session
         assert isinstance(session, RecordSession)
         # The inputs were built for this request alone: handed over, not copied.
-        return session.begin(self.namespace, exchange.name, exchange.inputs, owned=True)
+        return session.begin(self.namespace, exchange.name, exchange.inputs)
 
     def replayed_response(
         self, exchange: _Exchange, output: JsonValue, request: Any, failure: Exception | None

@@ -244,7 +244,7 @@ class InstrumentedTransport:
                 f"{operation}: this MCP connection was opened under a replay and has no server; "
                 "open the connection inside the record block"
             )
-        call = session.begin(EFFECT_NAMESPACE, name, inputs, owned=True)
+        call = session.begin(EFFECT_NAMESPACE, name, inputs)
         self._waiting[request_id] = Recording(progress_token(params), call, session)
 
         def end_unanswered() -> None:

@@ -12,7 +12,9 @@ from toolreplay.trace.model import (
     TRACE_FORMAT_VERSION,
     Operation,
     OperationIdentity,
+    Origin,
     Outcome,
+    Raised,
     Returned,
     TraceFooter,
     TraceHeader,
@@ -22,6 +24,10 @@ __all__ = [
     "encode_footer",
     "encode_header",
     "encode_operation",
+    "encode_operation_fields",
+    "encode_outcome",
+    "encode_raised",
+    "encode_returned",
     "encode_value",
     "operation_to_dict",
 ]
@@ -67,40 +73,78 @@ def encode_value(value: JsonValue) -> str:
 def encode_operation(operation: Operation, value_text: str | None = None) -> bytes:
     """The line of an operation: `_dump(operation_to_dict(operation))`, byte for byte.
 
-    Written field by field, since every operation a recording keeps passes here and the
-    encoder spends most of its time on the fields it could not know are plain; only the
-    inputs and the outcome go through it. `value_text` is the returned value already
-    encoded by `encode_value` (a recording scans that text for secrets first).
+    `value_text` is the returned value already encoded by `encode_value` (a recording
+    scans that text for secrets first).
     """
-    identity = operation.identity
-    outcome = operation.outcome
-    if isinstance(outcome, Returned):
-        if value_text is None:
-            value_text = "".join(_encode_chunks(outcome.value, 0))
-        encoded_outcome = '{"status":"ok","value":' + value_text + "}"
-    else:
-        encoded_outcome = (
-            '{"status":"error","error":' + "".join(_encode_chunks(outcome.to_dict(), 0)) + "}"
-        )
-    # The optional fields inline, not through a helper: a call each was a tenth of the cost.
-    patch_id, source, lane = (
+    return encode_operation_fields(
+        operation.logical_id,
+        operation.identity,
+        "".join(_encode_chunks(operation.inputs, 0)),
+        encode_outcome(operation.outcome, value_text),
+        operation.origin,
         operation.patch_id,
         operation.source_logical_operation_id,
         operation.lane,
+        operation.start_ns,
+        operation.end_ns,
     )
-    start, end = operation.start_ns, operation.end_ns
+
+
+def encode_operation_fields(
+    logical_id: int,
+    identity: OperationIdentity,
+    inputs_text: str,
+    outcome_text: str,
+    origin: Origin,
+    patch_id: str | None,
+    source_logical_operation_id: int | None,
+    lane: str | None,
+    start_ns: int | None,
+    end_ns: int | None,
+) -> bytes:
+    """The line of the operation with these fields, as `encode_operation` writes it:
+    `inputs_text` from `encode_value`, `outcome_text` from `encode_outcome`,
+    `encode_returned` or `encode_raised`.
+
+    For the sessions, which write a call's line without building an `Operation` they
+    would not keep: constructing one cost a tenth of recording a small call. The fields
+    are written one by one: the JSON encoder spent most of its time on the fields it
+    could not know are plain, so only the inputs and the outcome go through it (by the
+    caller). The optional fields are inline, not through a helper: a call each was a
+    tenth of the cost.
+    """
+    source = source_logical_operation_id
     return (
-        f'{{"kind":"operation","logical_id":{operation.logical_id:d},'
+        f'{{"kind":"operation","logical_id":{logical_id:d},'
         f'"namespace":{_string(identity.namespace)},"name":{_string(identity.name)},'
         f'"fingerprint":{_string(identity.fingerprint)},"occurrence":{identity.occurrence:d},'
-        f'"inputs":{"".join(_encode_chunks(operation.inputs, 0))},"outcome":{encoded_outcome},'
-        f'"origin":{_string(operation.origin)},'
+        f'"inputs":{inputs_text},"outcome":{outcome_text},'
+        f'"origin":{_string(origin)},'
         f'"patch_id":{"null" if patch_id is None else _string(patch_id)},'
         f'"source_logical_operation_id":{"null" if source is None else f"{source:d}"},'
         f'"lane":{"null" if lane is None else _string(lane)},'
-        f'"start_ns":{"null" if start is None else f"{start:d}"},'
-        f'"end_ns":{"null" if end is None else f"{end:d}"}}}\n'
+        f'"start_ns":{"null" if start_ns is None else f"{start_ns:d}"},'
+        f'"end_ns":{"null" if end_ns is None else f"{end_ns:d}"}}}\n'
     ).encode()
+
+
+def encode_outcome(outcome: Outcome, value_text: str | None = None) -> str:
+    """An outcome as an operation line holds it (`value_text` as for `encode_operation`)."""
+    if isinstance(outcome, Returned):
+        return encode_returned(outcome.value, value_text)
+    return encode_raised(outcome)
+
+
+def encode_returned(value: JsonValue, value_text: str | None = None) -> str:
+    """The outcome of a call that returned `value` (encoded already: `value_text`)."""
+    if value_text is None:
+        value_text = "".join(_encode_chunks(value, 0))
+    return '{"status":"ok","value":' + value_text + "}"
+
+
+def encode_raised(raised: Raised) -> str:
+    """The outcome of a call that raised, as `raised` describes it."""
+    return '{"status":"error","error":' + "".join(_encode_chunks(raised.to_dict(), 0)) + "}"
 
 
 def operation_to_dict(operation: Operation) -> dict[str, Any]:
