@@ -52,7 +52,7 @@ from toolreplay.runtime.matching import replay_miss
 from toolreplay.runtime.network import NetworkOption
 from toolreplay.runtime.patch_plan import PatchPlan
 from toolreplay.runtime.replaying import ReplaySession
-from toolreplay.trace.codec import encode_outcome, encode_value
+from toolreplay.trace.codec import encode_operation_fields, encode_outcome, encode_value
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
@@ -402,10 +402,13 @@ class ForkSession(ReplaySession):
         start_ns: int | None = None,
     ) -> None:
         """Write one call to the branch (lock held); by default one answered at once."""
-        assert self._writer is not None
+        writer = self._writer
+        assert writer is not None
         now_ns = self._elapsed_ns()
+        logical_id = writer.operation_count
         try:
-            self._writer.append_call(
+            line = encode_operation_fields(
+                logical_id,
                 identity,
                 encode_value(inputs),
                 encode_outcome(outcome),
@@ -416,6 +419,7 @@ class ForkSession(ReplaySession):
                 now_ns if start_ns is None else start_ns,
                 now_ns,
             )
+            writer.append_line(line, logical_id)
         except TraceWriteError as error:
             # The call is not answered: the branch must hold what the application saw.
             self._note_write_error(error)

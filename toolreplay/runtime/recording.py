@@ -36,7 +36,12 @@ from toolreplay.redaction.scanner import (
 from toolreplay.redaction.secret_mode import SecretGate, SecretMode, resolve_secret_mode
 from toolreplay.runtime.context import PendingCall, lane_key, offline_guard, running_call_var
 from toolreplay.runtime.session import Session
-from toolreplay.trace.codec import encode_raised, encode_returned, encode_value
+from toolreplay.trace.codec import (
+    encode_operation_fields,
+    encode_raised,
+    encode_returned,
+    encode_value,
+)
 from toolreplay.trace.model import TraceHeader
 from toolreplay.trace.writer import TraceWriter, check_new_trace_path
 
@@ -317,7 +322,9 @@ class RecordSession(Session):
                 return
             try:
                 self._refuse_when_closed(call, unkept="recorded")
-                writer.append_call(
+                logical_id = writer.operation_count
+                line = encode_operation_fields(
+                    logical_id,
                     call.identity,
                     encode_value(call.inputs) if call.inputs_text is None else call.inputs_text,
                     outcome_text,
@@ -328,6 +335,7 @@ class RecordSession(Session):
                     call.start_ns,
                     end_ns,
                 )
+                writer.append_line(line, logical_id)
             except TraceWriteError as error:
                 # The application was told the call failed; if it carries on,
                 # the trace lacks a call it made (5.1).

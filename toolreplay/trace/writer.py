@@ -27,17 +27,10 @@ from toolreplay.files import (
     source_conflict,
     write_atomically,
 )
-from toolreplay.trace.codec import (
-    encode_footer,
-    encode_header,
-    encode_operation,
-    encode_operation_fields,
-)
+from toolreplay.trace.codec import encode_footer, encode_header, encode_operation
 from toolreplay.trace.model import (
     AttemptedCall,
     Operation,
-    OperationIdentity,
-    Origin,
     SessionEnding,
     TraceFooter,
     TraceHeader,
@@ -89,44 +82,14 @@ class TraceWriter:
     def append(self, operation: Operation, value_text: str | None = None) -> None:
         """Write one operation; on failure nothing of it stays in the file. `value_text`
         is its returned value as `encode_value` wrote it, when the caller has it."""
-        self._write(encode_operation(operation, value_text), operation.logical_id)
-        self._count += 1
+        self.append_line(encode_operation(operation, value_text), operation.logical_id)
 
-    def append_call(
-        self,
-        identity: OperationIdentity,
-        inputs_text: str,
-        outcome_text: str,
-        origin: Origin,
-        patch_id: str | None,
-        source_logical_operation_id: int | None,
-        lane: str | None,
-        start_ns: int | None,
-        end_ns: int | None,
-    ) -> None:
-        """Write the next operation from its fields (`inputs_text` as the codec's
-        `encode_value` writes the inputs, `outcome_text` as its `encode_outcome` writes
-        the outcome), numbered by the operations written so far; on
-        failure nothing of it stays in the file.
-
-        What sessions write: a call's line without an `Operation` built only to be
-        written (see `encode_operation_fields`).
-        """
-        logical_id = self._count
-        line = encode_operation_fields(
-            logical_id,
-            identity,
-            inputs_text,
-            outcome_text,
-            origin,
-            patch_id,
-            source_logical_operation_id,
-            lane,
-            start_ns,
-            end_ns,
-        )
+    def append_line(self, line: bytes, logical_id: int) -> None:
+        """Write the line of operation `logical_id` as the codec encoded it (sessions use
+        `encode_operation_fields`, and build no `Operation` only to write it); on failure
+        nothing of it stays in the file."""
         self._write(line, logical_id)
-        self._count = logical_id + 1
+        self._count += 1
 
     def close(
         self,
