@@ -143,13 +143,14 @@ def test_repeated_calls_are_served_in_order_and_misses_give_their_occurrence_bac
         2,
     ]
 
+    served: list[dict[str, int]] = []
     misses: list[str] = []
     with pytest.raises(ReplayContractError, match="caught by the application"):
         with toolreplay.replay(path):
-            first = _next_of(7)
+            served.append(_next_of(7))
             with pytest.raises(ReplayMiss, match=r"counter.next occurrence 0, fingerprint"):
                 _next_of(9)  # never recorded: its occurrence 0 is given back
-            served = [first, _next_of(8), _next_of(7), _next_of(7)]
+            served += [_next_of(8), _next_of(7), _next_of(7)]
             for _ in range(2):  # a fourth call of 7, twice: each is occurrence 3
                 with pytest.raises(ReplayMiss) as caught:
                     _next_of(7)
