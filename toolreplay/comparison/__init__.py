@@ -22,6 +22,7 @@ from toolreplay.comparison.report import (
     attributed_patch,
     compare_pair,
     describe_trace,
+    new_alignment_row,
     same_output,
 )
 from toolreplay.errors import DiffError
@@ -113,7 +114,7 @@ def _report(
             # the application's, so it is not credited (RFC 0004 §3.6).
             shown = right.patch_id if right is not None and forked_from_source else None
             rows.append(
-                AlignmentRow(
+                new_alignment_row(
                     index,
                     left,
                     right,
@@ -137,17 +138,17 @@ def _report(
                 and same_output(before.value, after.value)
             ):
                 patch_id = attributed_patch(left, right) if forked_from_source else None
-                rows.append(AlignmentRow(index, left, right, "same", match, (), (), patch_id))
+                rows.append(new_alignment_row(index, left, right, "same", match, (), (), patch_id))
                 continue
         found, patch_id = compare_pair(left, right, target_forked_from_source=forked_from_source)
         if index in reordered:
             found.insert(0, ("order_changed", []))
         if not found:
-            rows.append(AlignmentRow(index, left, right, "same", match, (), (), patch_id))
+            rows.append(new_alignment_row(index, left, right, "same", match, (), (), patch_id))
             continue
         fields = tuple(field for _, fields in found for field in fields)
         rows.append(
-            AlignmentRow(
+            new_alignment_row(
                 index,
                 left,
                 right,
@@ -167,7 +168,7 @@ def _report(
         fields = (FieldDifference("$.inputs", None, attempted.inputs, False, True),)
         index = len(rows)
         rows.append(
-            AlignmentRow(
+            new_alignment_row(
                 index, None, None, "added", None, ("operation_added",), fields, None, attempted
             )
         )

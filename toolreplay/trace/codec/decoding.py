@@ -20,12 +20,13 @@ from toolreplay.trace.model import (
     OperationIdentity,
     Outcome,
     Raised,
-    Returned,
     SessionEnding,
     TraceFooter,
     TraceHeader,
     UnobservedOperation,
     new_identity,
+    new_operation,
+    new_returned,
 )
 
 __all__ = ["decode_footer", "decode_header", "decode_operation"]
@@ -159,7 +160,7 @@ def _decode_outcome(obj: dict[str, Any]) -> Outcome:
     status = obj.get("status")
     if status == "ok":
         _expect_keys(obj, what, _OK_KEYS)
-        return Returned(obj["value"])
+        return new_returned(obj["value"])
     if status == "error":
         _expect_keys(obj, what, _ERROR_KEYS)
         error = _object(obj, "error", what)
@@ -265,11 +266,11 @@ def _decode_fast(
         # Names repeat on every line of a trace: one string each, not one per line (a
         # fifth of a loaded operation's memory), and the origin is one of two constants.
         namespace, name = _intern(namespace), _intern(name)
-        return Operation(
+        return new_operation(
             logical_id,
             new_identity(OperationIdentity, (namespace, name, fingerprint, occurrence)),
             inputs,  # pyright: ignore[reportUnknownArgumentType]  # a dict from JSON
-            Returned(outcome["value"]),  # pyright: ignore[reportUnknownArgumentType]
+            new_returned(outcome["value"]),  # pyright: ignore[reportUnknownArgumentType]
             "recorded" if origin == "recorded" else "patched",
             patch_id,
             source_id,
