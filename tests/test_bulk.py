@@ -84,7 +84,7 @@ def test_a_thawed_builder_makes_the_frozen_dataclass_itself() -> None:
     with pytest.raises(FrozenInstanceError):
         point.x = 4  # type: ignore[misc]  # what the test shows is refused
     with pytest.raises(FrozenInstanceError):
-        del point.y  # type: ignore[misc]
+        del point.y  # type: ignore[misc]  # the deletion the test shows is refused
     assert replace(point, x=5) == _Point(5, "three")
     assert copy.deepcopy(point) == point
     assert pickle.loads(pickle.dumps(point)) == point
@@ -107,4 +107,4 @@ def test_the_trace_models_builders_equal_their_constructors() -> None:
     assert (made.line, made.lane, made.start_ns, made.end_ns) == (None, None, None, None)
     assert made.outcome.status == "ok"
     with pytest.raises(FrozenInstanceError):
-        made.origin = "recorded"  # type: ignore[misc]
+        made.origin = "recorded"  # type: ignore[misc]  # what the test shows is refused
