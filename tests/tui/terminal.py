@@ -168,9 +168,19 @@ class LoggedTerminal(TmuxTerminal):
         self._run("pipe-pane", "-o", "-t", "main", f"cat >> {shlex.quote(str(log))}")
         self.keys("Enter")
 
-    def raw(self) -> bytes:
-        """Every byte written to the terminal so far."""
-        return self.log.read_bytes() if self.log.exists() else b""
+    def raw(self, settle: float = 0.3, timeout: float = 30.0) -> bytes:
+        """Every byte written to the terminal so far. The log is written by a `cat` that
+        tmux feeds, which on a loaded machine runs behind the screen: this waits until
+        the log has something and has not grown for `settle` seconds."""
+        deadline = time.monotonic() + timeout
+        logged = b""
+        while time.monotonic() < deadline:
+            time.sleep(settle)  # poll the file: the cat behind it says nothing when done
+            now = self.log.read_bytes() if self.log.exists() else b""
+            if now and now == logged:
+                break
+            logged = now
+        return logged
 
     def title(self) -> str:
         """The pane's title, as an OSC 0 or 2 sets it."""
