@@ -615,6 +615,7 @@ def report(
     breakdowns: Sequence[FloorBreakdown],
     costs: Sequence[CallCosts],
     elapsed: float,
+    breakdown_n: int = BREAKDOWN_N,
 ) -> str:
     us = measure.us_unit()
     out = [
@@ -690,7 +691,7 @@ def report(
     if costs:
         out += [
             "",
-            f"one call in CPU time (N={BREAKDOWN_N} per workload; the bare, least and recorded "
+            f"one call in CPU time (N={breakdown_n} per workload; the bare, least and recorded "
             "call rotating call by call: medians). least: the bare call plus the least any "
             "recording that keeps the contract does (the request body parsed, canonically "
             "encoded and hashed, one trace line with the body as text written per call; no "
@@ -848,11 +849,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="numbers of calls for vcrpy (default: 100 1000)",
     )
+    parser.add_argument(
+        "--breakdown-n",
+        type=int,
+        default=BREAKDOWN_N,
+        metavar="N",
+        help=f"calls per workload for the floor split and the record phases (default: "
+        f"{BREAKDOWN_N}; the smoke test uses a handful)",
+    )
     args = parser.parse_args(argv)
     sizes: list[int] = sorted(args.sizes)
     vcr_sizes: list[int] = sorted(args.vcr_sizes)
-    if args.repeats < 1 or sizes[0] < 1 or (vcr_sizes and vcr_sizes[0] < 1):
-        parser.error("--repeats and every size must be at least 1")
+    if args.repeats < 1 or sizes[0] < 1 or (vcr_sizes and vcr_sizes[0] < 1) or args.breakdown_n < 1:
+        parser.error("--repeats, --breakdown-n and every size must be at least 1")
     started = time.perf_counter()
     results: list[SizeResult] = []
     vcr_results: list[VcrResult] = []
@@ -864,6 +873,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm.mkdir()
         for workload in WORKLOADS:  # warm the SDK's and pydantic's lazy state
             measure_size(workload, 10, 1, warm)
+        measure.freeze_survivors()
         for workload in WORKLOADS:
             for n in sizes:
                 measure.progress(f"measuring {workload.name} at N={n:,} ...")
@@ -871,14 +881,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(measure_size(workload, n, repeats, directory))
         measure.progress("splitting the floor ...")
         breakdowns = [
-            floor_breakdown(workload, BREAKDOWN_N, args.repeats) for workload in WORKLOADS
+            floor_breakdown(workload, args.breakdown_n, args.repeats) for workload in WORKLOADS
         ]
         measure.progress("splitting the record overhead ...")
-        costs = [call_costs(workload, BREAKDOWN_N, directory) for workload in WORKLOADS]
+        costs = [call_costs(workload, args.breakdown_n, directory) for workload in WORKLOADS]
         for n in vcr_sizes:
             measure.progress(f"measuring vcrpy at N={n:,} ...")
             vcr_results.append(measure_vcr(n, directory))
-    print(report(results, vcr_results, breakdowns, costs, time.perf_counter() - started))
+    elapsed = time.perf_counter() - started
+    print(report(results, vcr_results, breakdowns, costs, elapsed, args.breakdown_n))
     return 0
 
 

@@ -7,7 +7,11 @@ from tests.support.benchmarks import run_benchmark
 
 def test_openai_benchmark_runs_and_prints_its_tables() -> None:
     out = run_benchmark(
-        "openai_replay", *("--sizes", "10", "20"), *("--vcr-sizes", "10"), *("--repeats", "1")
+        "openai_replay",
+        *("--sizes", "4", "8"),
+        *("--vcr-sizes", "4"),
+        *("--repeats", "1"),
+        *("--breakdown-n", "4"),
     )
     for column in (
         "replay/floor",
