@@ -16,6 +16,7 @@ import pytest
 
 import toolreplay
 from tests.support.case_app import APP, EXPECTED, App, run_cli
+from tests.support.case_pytest import case_pytest
 from toolreplay import (
     ApplicationExecutionError,
     BehavioralRegressionError,
@@ -43,7 +44,7 @@ def run_pytest(case_dir: Path, app: App, *extra: str) -> subprocess.CompletedPro
     environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     environment["PYTHONPATH"] = str(app.folder)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, str(case_dir)],
+        case_pytest(*extra, str(case_dir), xdist="-n" in extra),
         cwd=case_dir.parent,
         env=environment,
         capture_output=True,

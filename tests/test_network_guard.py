@@ -25,6 +25,7 @@ import pytest
 import toolreplay
 from examples.local_openai import HTTP
 from tests.adapters.real_clients import needs_openai_3
+from tests.support.case_pytest import CASE_PYTEST
 from tests.support.counting_server import CountingServer
 
 # Refusals are what this module is about: their warning is expected, and checked where it
@@ -309,10 +310,10 @@ def test_a_promoted_case_refuses_a_connection_its_runner_makes(
         runner="tests.support.network_app:main",
         expected=expected,
     )
-    passing = run("-m", "pytest", "-q", "-p", "no:cacheprovider", str(case.directory), cwd=ROOT)
+    passing = run(*CASE_PYTEST, str(case.directory), cwd=ROOT)
     assert passing.returncode == 0, passing.stdout + passing.stderr
     connecting = run(
-        "-m", "pytest", "-q", "-p", "no:cacheprovider", str(case.directory), cwd=ROOT,
+        *CASE_PYTEST, str(case.directory), cwd=ROOT,
         NETWORK_APP_CONNECT="raw", NETWORK_APP_TARGET=server.address,
     )  # fmt: skip
     assert connecting.returncode == 1, connecting.stdout + connecting.stderr
@@ -332,7 +333,7 @@ def test_the_plugins_replay_mode_refuses_a_connection_the_test_makes(
         "    assert main()['stock'] == 3\n",
         encoding="utf-8",
     )
-    arguments = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "test_stock.py")
+    arguments = (*CASE_PYTEST, "test_stock.py")
     connect = {"NETWORK_APP_CONNECT": "raw", "NETWORK_APP_TARGET": server.address}
     recorded = run(*arguments, "--toolreplay-mode=once", cwd=tmp_path, **connect)
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr

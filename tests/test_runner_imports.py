@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.case_pytest import CASE_PYTEST
 from toolreplay.protocol import PromoteDocument, RunDocument, VerifyDocument
 
 AGENT_APP = textwrap.dedent(
@@ -107,7 +108,7 @@ def _project(tmp_path: Path, module: str, source: str, **promote_environment: st
 
 
 def _pytest(project: Path) -> subprocess.CompletedProcess[str]:
-    return _run(project, "-m", "pytest", "-p", "no:cacheprovider", "tests/cases")
+    return _run(project, *CASE_PYTEST, "tests/cases")
 
 
 def test_a_case_whose_runner_raises_at_import_is_a_runner_import_error(tmp_path: Path) -> None:
@@ -149,9 +150,7 @@ def test_a_case_whose_runner_raises_at_import_is_a_runner_import_error(tmp_path:
     assert case.error.type == "toolreplay.errors.RunnerImportError"
 
     # With the variable set (a placeholder: replay sends no request) the case holds.
-    held = _run(
-        project, "-m", "pytest", "-p", "no:cacheprovider", "tests/cases", OPENAI_API_KEY="x"
-    )
+    held = _run(project, *CASE_PYTEST, "tests/cases", OPENAI_API_KEY="x")
     assert held.returncode == 0, held.stdout[-3000:]
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import toolreplay
 from tests.support import whatif
+from tests.support.case_pytest import case_pytest
 from toolreplay import (
     ErrorPatch,
     ForkOptionError,
@@ -165,7 +166,7 @@ def test_the_corrected_branch_promotes_and_passes_under_pytest(
     environment = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     environment["PYTHONPATH"] = str(ROOT)
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(case.directory)],
+        case_pytest(str(case.directory)),
         cwd=tmp_path,
         env=environment,
         capture_output=True,

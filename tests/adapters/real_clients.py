@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import openai
 import pytest
+
+from tests.support.case_pytest import case_pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAI_MAJOR = int(openai.__version__.split(".", 1)[0])
@@ -29,7 +30,7 @@ def pytest_on_case(case: Path) -> subprocess.CompletedProcess[str]:
     env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(case)],
+        case_pytest(str(case)),
         cwd=ROOT,
         env=env,
         capture_output=True,

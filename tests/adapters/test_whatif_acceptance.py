@@ -20,7 +20,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from tests.adapters.http_api import served
 from tests.adapters.real_clients import ROOT, needs_openai_3
 from tests.adapters.support import async_client
 from tests.adapters.test_fork_live import agents_over_http, pydantic_ai_over_http, tool_outputs
+from tests.support.case_pytest import case_pytest
 from tests.support.counting_server import CountingServer
 from toolreplay import NetworkBlockedWarning
 from toolreplay.adapters.openai import reply
@@ -183,7 +183,7 @@ def test_both_agents_fork_live_and_offline_and_every_branch_passes_with_the_netw
         env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
         env["PYTHONPATH"] = str(ROOT)
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(cases)],
+            case_pytest(str(cases)),
             cwd=ROOT,
             env=env,
             capture_output=True,

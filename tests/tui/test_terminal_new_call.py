@@ -11,12 +11,12 @@ trace.
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.adapters.real_clients import needs_openai_3
+from tests.support.case_pytest import case_pytest
 from tests.tui.agent_project import AgentProject, agent_env
 from tests.tui.terminal import TMUX, TmuxTerminal
 from tests.tui.test_terminal_walk import tui_command
@@ -93,7 +93,7 @@ def test_the_whole_what_if_at_a_new_model_call_in_a_real_terminal(agent: AgentPr
 
     (case,) = [path for path in (agent.root / "tests" / "cases").iterdir() if path.is_dir()]
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(case)],
+        case_pytest(str(case)),
         cwd=agent.root,
         env=agent_env(),
         capture_output=True,
