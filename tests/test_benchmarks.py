@@ -12,6 +12,7 @@ def test_runtime_benchmark_runs_and_prints_its_table() -> None:
     out = run_benchmark("runtime", "--sizes", "50", "200", "--repeats", "1")
     assert "replay overhead µs" in out
     assert "timed alternately over 200 calls each" in out  # the flatness pass: 50 x 4 calls
+    assert "loaded again after the replays" in out  # with the network guard's audit hook
     assert "targets" in out
 
 
