@@ -227,7 +227,7 @@ def measure_loads(kept: Path, n: int, repeats: int, *, incomplete: bool) -> Load
     `repeats` each, interleaved; with `incomplete`, also of a copy without its footer.
 
     Where in the run this is called matters: the first replay session of a process
-    installs the network guard's audit hook (RFC 0004), which CPython cannot remove, and
+    installs the network guard's audit hook (RFC 0001 §10.6), which CPython cannot remove, and
     from then on building each operation costs more (assigning an object's `__class__`
     is an audited event, and the hook is a Python function). `main` measures each trace
     first before any replay, as a process that only reads traces (`toolreplay show`,
