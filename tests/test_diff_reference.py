@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
+import math
 from collections.abc import Iterable
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import toolreplay
 from tests.support import diff_reference
 from toolreplay import DiffReport, JsonValue, Operation, OperationIdentity, Raised, Returned
 from toolreplay.comparison import AlignmentRow, Difference, align_operations
+from toolreplay.comparison.report import same_output
+from toolreplay.portable import same_value
 from toolreplay.trace import SessionEnding, Trace, TraceFooter, TraceHeader
 from toolreplay.trace.model import Origin
 
@@ -211,3 +215,16 @@ def _plain(items: Iterable[AlignmentRow] | Iterable[Difference]) -> list[tuple[o
     # so a row holding a NaN output differs from an identical row; tuples compare the
     # same object as equal first, as dataclasses did before.
     return [astuple(item) for item in items]
+
+
+@settings(max_examples=400)
+@given(json_values, json_values)
+@example({"a": math.nan}, {})  # a flat object holding a NaN, compared with itself
+@example({"a": 0.0, "b": "x"}, {"a": -0.0, "b": "x"})
+@example({"a": True}, {"a": 1})
+def test_same_output_is_type_exact_equality(left: JsonValue, right: JsonValue) -> None:
+    # The diff's fast comparison against the plain one, on what `==` overlooks: another
+    # value, the same value retyped (1, 1.0, True; 0.0, -0.0; key order), a copy (its
+    # NaNs are other objects) and the value itself (the same NaN objects on both sides).
+    for other in (right, _retyped(left), marshal.loads(marshal.dumps(left)), left):
+        assert same_output(left, other) == same_value(left, other), (left, other)

@@ -385,7 +385,26 @@ def same_output(left: JsonValue, right: JsonValue) -> bool:
     without either settle it; bytes with one are checked against a fresh copy, whose
     NaNs are other objects, so `==` tells. Other bytes (a difference, another key order,
     a value marshal refuses) take the exact walk.
+
+    A small flat object (the usual tool result) is settled without marshal: `==` in C,
+    then a look at each member's type. `same_value` implies `==`, so unequal objects
+    differ; equal ones are the same when every member has the other's type and none is
+    a float that `==` may have equated wrongly (zero, whose sign it ignores, or a NaN).
     """
+    if type(left) is dict and type(right) is dict and len(left) <= _FLAT_MEMBERS:
+        if left != right:
+            return False
+        for key, item in left.items():
+            kind = type(item)
+            if (
+                kind is not type(right[key])
+                or kind is dict
+                or kind is list
+                or (kind is float and (item == 0.0 or item != item))
+            ):
+                break
+        else:
+            return True
     try:
         encoded = marshal.dumps(left, _MARSHAL_VERSION)
         if encoded == marshal.dumps(right, _MARSHAL_VERSION):
@@ -398,6 +417,9 @@ def same_output(left: JsonValue, right: JsonValue) -> bool:
 
 _MARSHAL_VERSION = 2
 """Binary floats (since 2), and neither references nor interned strings (3 on)."""
+_FLAT_MEMBERS = 16
+"""The most members the look takes on. It costs 0.55-0.65x marshal's bytes at 4 to 32
+members, but a look that ends at a nested member or a zero pays for both."""
 
 
 def compare_pair(
