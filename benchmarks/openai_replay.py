@@ -615,7 +615,7 @@ def report(
     breakdowns: Sequence[FloorBreakdown],
     costs: Sequence[CallCosts],
     elapsed: float,
-    breakdown_n: int = BREAKDOWN_N,
+    breakdown_n: int,
 ) -> str:
     us = measure.us_unit()
     out = [

@@ -173,14 +173,14 @@ class LoggedTerminal(TmuxTerminal):
         tmux feeds, which on a loaded machine runs behind the screen: this waits until
         the log has something and has not grown for `settle` seconds."""
         deadline = time.monotonic() + timeout
-        logged = b""
+        size = 0
         while time.monotonic() < deadline:
             time.sleep(settle)  # poll the file: the cat behind it says nothing when done
-            now = self.log.read_bytes() if self.log.exists() else b""
-            if now and now == logged:
+            now = self.log.stat().st_size if self.log.exists() else 0
+            if now and now == size:
                 break
-            logged = now
-        return logged
+            size = now
+        return self.log.read_bytes() if self.log.exists() else b""
 
     def title(self) -> str:
         """The pane's title, as an OSC 0 or 2 sets it."""
