@@ -7,10 +7,14 @@ import contextlib
 import datetime
 import inspect
 import json
+import random
+import tempfile
 from pathlib import Path
 from typing import assert_type
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import toolreplay
 from tests.support import crm
@@ -489,3 +493,35 @@ def test_every_call_shape_binds_to_the_same_inputs_and_wrong_calls_fail_like_pyt
         mixed(1, d=True)
         mixed(a=1, b=2, d=True)
         mixed(1, 2, d=True, c="x")
+
+
+_counter = iter(range(1 << 62))
+
+
+@toolreplay.effect("tests.lookup")
+def _lookup(key: int) -> dict[str, int]:
+    return {"key": key, "answer": next(_counter)}  # a fresh answer at every call
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=12), st.randoms(use_true_random=False))
+def test_a_replay_in_any_order_answers_each_call_as_recorded(
+    keys: list[int], shuffler: random.Random
+) -> None:
+    # Replay tries the operation after the last one it served before its index. In any
+    # order, the k-th call with some inputs must still get what the k-th such call got
+    # when recorded, and the session must end consumed.
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "lookups.trp"
+        with toolreplay.record(path):
+            recorded = [_lookup(key) for key in keys]
+        expected: dict[int, list[dict[str, int]]] = {}
+        for key, answer in zip(keys, recorded, strict=True):
+            expected.setdefault(key, []).append(answer)
+        order = list(keys)
+        shuffler.shuffle(order)
+        with toolreplay.replay(path) as session:
+            replayed = [(key, _lookup(key)) for key in order]
+            assert session.consumed_count == len(keys)
+    for key, answer in replayed:
+        assert answer == expected[key].pop(0), (keys, order)

@@ -208,13 +208,14 @@ class ForkSession(ReplaySession):
     def _serve(
         self,
         identity: OperationIdentity,
+        operation: Operation | None,
         inputs: dict[str, JsonValue],
         redaction: EffectRedaction | None,
         known: tuple[str, ...],
     ) -> Returned | Raised | PendingCall:
         trace = self.trace
-        if trace.get(identity) is not None:
-            return super()._serve(identity, inputs, redaction, known)
+        if operation is not None or identity in trace.duplicates:  # the source holds it
+            return super()._serve(identity, operation, inputs, redaction, known)
         effect = identity.effect
         planned = self._plan.supplying(identity)
         if planned is not None:
