@@ -185,9 +185,7 @@ def _replay_repeatedly(trace: toolreplay.Trace, times: int) -> float:
     return total
 
 
-def measure_flatness(
-    small: Path, large: Path, repeats: int = FLATNESS_ALTERNATIONS
-) -> tuple[float, float, int]:
+def measure_flatness(small: Path, large: Path) -> tuple[float, float, int]:
     """Replay µs per call of the smallest and the largest trace, and the calls each timing
     spans, measured alternately.
 
@@ -195,14 +193,14 @@ def measure_flatness(
     size gets more repeats of a run a hundredth as long: on a noisy machine its best
     finds a quieter moment, which alone shows a growth with N that is not the code's.
     Here the small trace is replayed over and over until it has made as many calls as
-    the large one, the two alternate, and each figure is the best of `repeats`: both
-    are exposed to the same noise.
+    the large one, the two alternate, and each figure is the best of
+    `FLATNESS_ALTERNATIONS`: both are exposed to the same noise.
     """
     small_trace, large_trace = toolreplay.read_trace(small), toolreplay.read_trace(large)
     times = max(1, len(large_trace) // len(small_trace))
     calls = len(small_trace) * times
     small_best = large_best = float("inf")
-    for _ in range(repeats):
+    for _ in range(FLATNESS_ALTERNATIONS):
         small_best = min(small_best, _replay_repeatedly(small_trace, times) / calls)
         large_best = min(large_best, _replay_repeatedly(large_trace, 1) / len(large_trace))
     return small_best * 1e6, large_best * 1e6, calls
