@@ -231,16 +231,16 @@ def measure_loads(kept: Path, n: int, repeats: int, *, incomplete: bool) -> Load
     first before any replay, as a process that only reads traces (`toolreplay show`,
     `diff`, the TUI) loads them, and again after the replays.
     """
-    _check_trace(kept, n, complete=True)
     data = kept.read_bytes()
     lines = data.splitlines()
     actions: list[Callable[[], object]] = [
         lambda: toolreplay.read_trace(kept),
         lambda: [json.loads(line) for line in lines],
     ]
-    if not incomplete:
+    if not incomplete:  # measured before, and checked then
         load, json_loads = measure.best_of(repeats, *actions)
         return Loads(load, json_loads, len(data))
+    _check_trace(kept, n, complete=True)
     footless = kept.with_name(f"{kept.stem}-no-footer.trp")
     footless.write_bytes(b"".join(line + b"\n" for line in lines[:-1]))
     _check_trace(footless, n, complete=False)
