@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolreplay.bulk import Thawed, collection_paused, draining
+from toolreplay.bulk import Thawed, collection_paused
 from toolreplay.trace.model import (
     Operation,
     OperationIdentity,
@@ -18,32 +18,6 @@ from toolreplay.trace.model import (
     new_operation,
     new_returned,
 )
-
-
-@pytest.mark.parametrize("rows", [0, 1, 65_535, 65_536, 65_537, 200_001])
-def test_draining_yields_what_zip_does_and_empties_the_columns(rows: int) -> None:
-    first = list(range(rows))
-    second = [str(n) for n in range(rows)]
-    third = [n % 3 == 0 for n in range(rows)]
-    expected = list(zip(first, second, third, strict=True))
-
-    drained = list(draining(first, second, third))
-
-    assert drained == expected
-    assert (first, second, third) == ([], [], [])
-
-
-def test_draining_frees_each_block_before_the_next_is_read() -> None:
-    first, second, third = list(range(200_000)), [None] * 200_000, [0] * 200_000
-    rows = draining(first, second, third)
-    for _ in range(70_000):  # into the second block
-        next(rows)
-    assert len(first) == len(second) == len(third) == 200_000 - 2 * 65_536
-
-
-def test_draining_refuses_columns_of_different_lengths() -> None:
-    with pytest.raises(ValueError, match="shorter"):
-        list(draining([1, 2], [1, 2], [1]))
 
 
 def test_the_collector_is_off_inside_the_block_and_as_it_was_after() -> None:

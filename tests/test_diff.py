@@ -252,6 +252,39 @@ def test_alignment_rows_stay_frozen_dataclasses(tmp_path: Path) -> None:
         row.status = "changed"  # type: ignore[misc]  # the assignment is the point: refused
 
 
+def test_the_rows_read_as_a_sequence_whichever_way_they_are_read(tmp_path: Path) -> None:
+    # Agreeing rows are made when read, changed and one-sided rows are kept as made:
+    # indexing, slicing, iterating and comparing must not tell them apart.
+    target = base_calls()
+    target[1] = (DECIDE, {"prompt": "refund?"}, {"decision": "deny", "score": 0.9})
+    target.append((NOTE, {"text": "denied"}, None))
+    report = compare(tmp_path, base_calls(), target)
+    rows = report.rows
+
+    assert len(rows) == 4
+    assert [row.status for row in rows] == ["same", "changed", "same", "added"]
+    assert [row.index for row in rows] == [0, 1, 2, 3]
+    assert list(rows) == [rows[k] for k in range(4)] == [rows[k - 4] for k in range(4)]
+    assert rows[1:3] == (rows[1], rows[2])
+    assert rows[::-1] == tuple(reversed(rows))
+    assert rows[0] in rows
+    assert rows.index(rows[2]) == 2
+    with pytest.raises(IndexError, match="row 4 of a report of 4 rows"):
+        rows[4]
+    with pytest.raises(IndexError, match="row -5 of a report of 4 rows"):
+        rows[-5]
+    with pytest.raises(TypeError):
+        rows["1"]  # type: ignore[call-overload]  # a wrong index type is the point
+    (tmp_path / "again").mkdir()
+    (tmp_path / "other").mkdir()
+    assert rows == compare(tmp_path / "again", base_calls(), target).rows
+    assert rows != compare(tmp_path / "other", base_calls(), base_calls()).rows
+    assert rows != tuple(rows)  # a sequence of rows, not a tuple
+    assert repr(rows) == "<AlignmentRows: 4 rows>"
+    assert [row["status"] for row in rows.to_dicts()] == ["same", "changed", "same", "added"]
+    assert rows.to_dicts() == report.to_dict()["rows"]
+
+
 @toolreplay.effect("diffending.customer.get")
 def get_customer(customer_id: int) -> dict[str, toolreplay.JsonValue]:
     return {"id": customer_id, "active": True}

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import toolreplay
 from tests.support import diff_reference
-from toolreplay import DiffReport, JsonValue, Operation, OperationIdentity, Raised, Returned
+from toolreplay import JsonValue, Operation, OperationIdentity, Raised, Returned
 from toolreplay.comparison import AlignmentRow, Difference, align_operations
 from toolreplay.comparison.report import same_output
 from toolreplay.portable import same_value
@@ -206,7 +206,7 @@ def test_diff_matches_the_plain_reference(traces: tuple[Trace, Trace]) -> None:
 
     expected = diff_reference.report_dict(source, target, rows, differences)
     assert json.dumps(report.to_dict()) == json.dumps(expected)
-    plain = DiffReport(source, target, "source.trp", "target.trp", tuple(rows), tuple(differences))
+    plain = replace(report, differences=tuple(differences))  # its rows are the reference's
     assert report.render_text() == plain.render_text()
 
 

@@ -27,6 +27,7 @@ from toolreplay.cases import (
 from toolreplay.comparison import (
     DIFFERENCE_TYPES as DIFFERENCE_TYPES,
     AlignmentRow as AlignmentRow,
+    AlignmentRows as AlignmentRows,
     Difference as Difference,
     DifferenceType as DifferenceType,
     DiffReport as DiffReport,

@@ -2,24 +2,17 @@
 
 Costs that do not matter for one value dominate for a million: the generated
 `__init__` of a frozen dataclass, which sets each field through `object.__setattr__`
-(`Thawed`);
-the cyclic garbage collector, which rescans every container made so far each time
-enough new ones pile up; and holding what the values are made from until the last is
-made.
+(`Thawed`), and the cyclic garbage collector, which rescans every container made so
+far each time enough new ones pile up (`collection_paused`).
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
-from typing import TypeVar
 
-__all__ = ["Thawed", "collection_paused", "draining"]
-
-A = TypeVar("A")
-B = TypeVar("B")
-C = TypeVar("C")
+__all__ = ["Thawed", "collection_paused"]
 
 
 class Thawed:
@@ -54,17 +47,3 @@ def collection_paused() -> Generator[None]:
     finally:
         if collecting:
             gc.enable()
-
-
-_DRAIN_BLOCK = 1 << 16
-
-
-def draining(first: list[A], second: list[B], third: list[C]) -> Iterator[tuple[A, B, C]]:
-    """`zip` of three equally long columns, which empties them as it goes: each block of
-    rows is deleted from the columns once taken, so what the rows are made into can
-    reuse the memory of what they were made from (the caller must hold no other
-    reference to the columns' items for that to free anything)."""
-    while first:
-        block = zip(first[:_DRAIN_BLOCK], second[:_DRAIN_BLOCK], third[:_DRAIN_BLOCK], strict=True)
-        del first[:_DRAIN_BLOCK], second[:_DRAIN_BLOCK], third[:_DRAIN_BLOCK]
-        yield from block

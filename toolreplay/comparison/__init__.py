@@ -4,29 +4,30 @@ from __future__ import annotations
 
 import os
 
-from toolreplay.bulk import collection_paused, draining
+from toolreplay.bulk import collection_paused
 from toolreplay.comparison.alignment import (
     AlignedPair,
     align,
     align_operations,
+    identities,
     lane_order_changes,
 )
 from toolreplay.comparison.report import (
     DIFF_FORMAT_VERSION,
     DIFFERENCE_TYPES,
     AlignmentRow,
+    AlignmentRows,
     Difference,
     DifferenceType,
     DiffReport,
     FieldDifference,
-    attributed_patch,
     compare_pair,
     describe_trace,
     new_alignment_row,
     same_output,
 )
 from toolreplay.errors import DiffError
-from toolreplay.trace.model import Returned, operation_location
+from toolreplay.trace.model import OperationIdentity, Returned, operation_location
 from toolreplay.trace.reader import Trace, read_trace
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "DIFF_FORMAT_VERSION",
     "AlignedPair",
     "AlignmentRow",
+    "AlignmentRows",
     "DiffReport",
     "Difference",
     "DifferenceType",
@@ -50,11 +52,14 @@ def _load(trace: str | os.PathLike[str] | Trace) -> tuple[Trace, str]:
     return read_trace(trace), os.fspath(trace)
 
 
-def _refuse_duplicates(trace: Trace, side: str) -> None:
+def _unique_identities(trace: Trace, side: str) -> list[OperationIdentity]:
+    """`identities()` of the trace's operations, which the alignment reuses, refusing a
+    trace that holds one twice."""
     # Counted with a set dropped at once: `trace.duplicates` would build the trace's
     # index by identity, which the diff never uses (a tenth of a large trace's memory).
-    if len({operation.identity for operation in trace.operations}) == len(trace):
-        return
+    found = identities(trace.operations)
+    if len(set(found)) == len(found):
+        return found
     identity, operations = next(iter(trace.duplicates.items()))
     where = ", ".join(operation_location(op) for op in operations)
     raise DiffError(
@@ -84,80 +89,80 @@ def diff(
     """
     source_trace, source_label = _load(source)
     target_trace, target_label = _load(target)
-    _refuse_duplicates(source_trace, "source")
-    _refuse_duplicates(target_trace, "target")
+    known = (
+        _unique_identities(source_trace, "source"),
+        _unique_identities(target_trace, "target"),
+    )
     with collection_paused():  # a row per operation, none of them in a cycle
-        return _report(source_trace, target_trace, source_label, target_label)
+        return _report(source_trace, target_trace, source_label, target_label, known)
 
 
 def _report(
-    source_trace: Trace, target_trace: Trace, source_label: str, target_label: str
+    source_trace: Trace,
+    target_trace: Trace,
+    source_label: str,
+    target_label: str,
+    known: tuple[list[OperationIdentity], list[OperationIdentity]],
 ) -> DiffReport:
     source_ops, target_ops = source_trace.operations, target_trace.operations
 
     forked_from_source = target_trace.header.source_trace_id == source_trace.header.trace_id
-    rows: list[AlignmentRow] = []
+    # The rows that say more than that two operations agree; the agreeing ones (nearly
+    # all, as a rule) are read from the columns when asked for (`AlignmentRows`).
+    kept: dict[int, AlignmentRow] = {}
     differences: list[Difference] = []
     # A branch's supplied and live calls pair structurally like any call: every source
     # operation the branch observed has its exact partner, so what they can pair with is
     # a source call the branch left unobserved, standing in the same place (RFC 0004 §3.3).
-    alignment = align(source_ops, target_ops)
+    alignment = align(source_ops, target_ops, known)
     reordered = lane_order_changes(source_ops, target_ops, alignment)
-    columns = alignment.sources, alignment.targets, alignment.kinds
-    del alignment  # its anchors and moves: the rows drain the columns, and free them
-    for index, (i, j, match) in enumerate(draining(*columns)):
-        if i is None or j is None:
-            left = None if i is None else source_ops[i]
-            right = None if j is None else target_ops[j]
+    lefts = [None if i is None else source_ops[i] for i in alignment.sources]
+    rights = [None if j is None else target_ops[j] for j in alignment.targets]
+    kinds = alignment.kinds
+    del alignment  # its positions, anchors and moves
+    for index, (left, right, match) in enumerate(zip(lefts, rights, kinds, strict=True)):
+        if left is None or right is None:
             kind: DifferenceType = "operation_added" if left is None else "operation_missing"
             # A supplied call's row shows its patch; the difference (the call itself) is
             # the application's, so it is not credited (RFC 0004 §3.6).
             shown = right.patch_id if right is not None and forked_from_source else None
-            rows.append(
-                new_alignment_row(
-                    index,
-                    left,
-                    right,
-                    "added" if left is None else "missing",
-                    None,
-                    (kind,),
-                    (),
-                    shown if right is not None and right.origin == "supplied" else None,
-                )
+            kept[index] = new_alignment_row(
+                index,
+                left,
+                right,
+                "added" if left is None else "missing",
+                None,
+                (kind,),
+                (),
+                shown if right is not None and right.origin == "supplied" else None,
             )
             differences.append(Difference(kind, index, left, right, (), None))
             continue
-        left, right = source_ops[i], target_ops[j]
         if match != "structural" and index not in reordered:
             # Most rows: an exact pair (one identity, so the same inputs) whose outputs
-            # agree. Anything else goes through compare_pair.
+            # agree, a row the columns hold. Anything else goes through compare_pair.
             before, after = left.outcome, right.outcome
             if (
                 type(before) is Returned
                 and type(after) is Returned
                 and same_output(before.value, after.value)
             ):
-                patch_id = attributed_patch(left, right) if forked_from_source else None
-                rows.append(new_alignment_row(index, left, right, "same", match, (), (), patch_id))
                 continue
         found, patch_id = compare_pair(left, right, target_forked_from_source=forked_from_source)
         if index in reordered:
             found.insert(0, ("order_changed", []))
         if not found:
-            rows.append(new_alignment_row(index, left, right, "same", match, (), (), patch_id))
             continue
         fields = tuple(field for _, fields in found for field in fields)
-        rows.append(
-            new_alignment_row(
-                index,
-                left,
-                right,
-                "changed",
-                match,
-                tuple(kind for kind, _ in found),
-                fields,
-                patch_id,
-            )
+        kept[index] = new_alignment_row(
+            index,
+            left,
+            right,
+            "changed",
+            match,
+            tuple(kind for kind, _ in found),
+            fields,
+            patch_id,
         )
         for kind, kind_fields in found:
             attributed = patch_id if kind in _OUTCOME_DIFFERENCES else None
@@ -166,12 +171,13 @@ def _report(
     if attempted is not None:
         # The call the branch stopped at: added, but never recorded (it has no outcome).
         fields = (FieldDifference("$.inputs", None, attempted.inputs, False, True),)
-        index = len(rows)
-        rows.append(
-            new_alignment_row(
-                index, None, None, "added", None, ("operation_added",), fields, None, attempted
-            )
+        index = len(kinds)
+        kept[index] = new_alignment_row(
+            index, None, None, "added", None, ("operation_added",), fields, None, attempted
         )
+        lefts.append(None)
+        rights.append(None)
+        kinds.append(None)
         differences.append(
             Difference("operation_added", index, None, None, fields, None, attempted)
         )
@@ -180,6 +186,10 @@ def _report(
         target=target_trace,
         source_label=source_label,
         target_label=target_label,
-        rows=tuple(rows),
+        rows=AlignmentRows(
+            (lefts, rights, kinds),
+            kept,
+            forked_from_source=forked_from_source,
+        ),
         differences=tuple(differences),
     )

@@ -36,6 +36,7 @@ __all__ = [
     "Alignment",
     "align",
     "align_operations",
+    "identities",
     "lane_order_changes",
 ]
 
@@ -188,7 +189,7 @@ def _common_run(
 
 
 def _exact_partners(
-    source: Sequence[Operation], target: Sequence[Operation]
+    source_ids: list[OperationIdentity], target_ids: list[OperationIdentity]
 ) -> tuple[list[int | None], list[int], list[int]]:
     """For each source operation, the position of the target operation with its identity;
     and the positions of the source and of the target operations left without one.
@@ -200,8 +201,6 @@ def _exact_partners(
     each side for where the traces agree again; where they hardly agree at all, it
     stops early and leaves the rest to the lookup.
     """
-    source_ids = [op.identity for op in source]
-    target_ids = [op.identity for op in target]
     partners: list[int | None] = [None] * len(source_ids)
     left_sources: list[int] = []
     left_targets: list[int] = []
@@ -281,9 +280,22 @@ def _breaks(positions: list[int]) -> Iterator[int]:
     return compress(range(1, len(positions)), map(ne, steps, repeat(1)))
 
 
-def align(source: Sequence[Operation], target: Sequence[Operation]) -> Alignment:
-    """`align_operations` as three columns, with the anchors and moves `diff()` reuses."""
-    partners, unpaired_sources, unpaired_targets = _exact_partners(source, target)
+def identities(operations: Sequence[Operation]) -> list[OperationIdentity]:
+    """The operations' identities, in order: what `align` pairs them by."""
+    return [operation.identity for operation in operations]
+
+
+def align(
+    source: Sequence[Operation],
+    target: Sequence[Operation],
+    known: tuple[list[OperationIdentity], list[OperationIdentity]] | None = None,
+) -> Alignment:
+    """`align_operations` as three columns, with the anchors and moves `diff()` reuses.
+
+    `known` is `identities()` of each side, for a caller that has them already.
+    """
+    source_ids, target_ids = known or (identities(source), identities(target))
+    partners, unpaired_sources, unpaired_targets = _exact_partners(source_ids, target_ids)
     has_partner = list(map(is_not, partners, repeat(None)))
     exact_sources = list(compress(range(len(partners)), has_partner))
     exact_targets = [j for j in partners if j is not None]

@@ -9,9 +9,10 @@ patch.
 
 from __future__ import annotations
 
-import marshal
+import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args, overload
 
 from toolreplay.bulk import Thawed, collection_paused
 from toolreplay.comparison.alignment import PairKind
@@ -24,6 +25,7 @@ __all__ = [
     "DIFFERENCE_TYPES",
     "DIFF_FORMAT_VERSION",
     "AlignmentRow",
+    "AlignmentRows",
     "DiffReport",
     "Difference",
     "DifferenceType",
@@ -137,6 +139,119 @@ new_alignment_row: type[AlignmentRow] = _NewAlignmentRow
 `toolreplay.bulk.Thawed`)."""
 
 
+class AlignmentRows(Sequence[AlignmentRow]):
+    """A report's rows in alignment order (`DiffReport.rows`), each made when it is read.
+
+    Nearly every row of a large report says only that two operations agree. Those rows
+    are kept as the alignment's columns (a source position, a target position and how
+    the pair was made) and become `AlignmentRow`s on access; the others (a difference,
+    an operation on one side only, the call a branch stopped at) are kept as made.
+    Reading a row twice gives two equal rows, not one object.
+    """
+
+    __slots__ = (
+        "_forked_from_source",
+        "_kept",
+        "_kinds",
+        "_sources",
+        "_targets",
+    )
+
+    def __init__(
+        self,
+        columns: tuple[list[Operation | None], list[Operation | None], list[PairKind | None]],
+        kept: dict[int, AlignmentRow],
+        *,
+        forked_from_source: bool,
+    ) -> None:
+        """Row k is `kept[k]` where there is one, else the agreeing pair of the k-th
+        source operation, target operation and pair kind of `columns`. For a kept row,
+        the columns hold anything (None, as a rule)."""
+        self._sources, self._targets, self._kinds = columns
+        self._kept = kept
+        self._forked_from_source = forked_from_source
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    @overload
+    def __getitem__(self, index: int) -> AlignmentRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[AlignmentRow, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> AlignmentRow | tuple[AlignmentRow, ...]:
+        if isinstance(index, slice):
+            return tuple(map(self._row, range(len(self))[index]))
+        index, count = operator.index(index), len(self)
+        if not -count <= index < count:
+            raise IndexError(f"row {index} of a report of {count} rows")
+        return self._row(index % count)
+
+    def __iter__(self) -> Iterator[AlignmentRow]:
+        return map(self._row, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AlignmentRows):
+            return NotImplemented
+        return len(self) == len(other) and all(map(operator.eq, self, other))
+
+    def __repr__(self) -> str:
+        return f"<AlignmentRows: {len(self)} rows>"
+
+    def _row(self, index: int) -> AlignmentRow:
+        row = self._kept.get(index)
+        if row is not None:
+            return row
+        left, right = self._sources[index], self._targets[index]
+        assert left is not None  # a row not kept pairs two operations
+        assert right is not None
+        patch_id = attributed_patch(left, right) if self._forked_from_source else None
+        return new_alignment_row(index, left, right, "same", self._kinds[index], (), (), patch_id)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The rows as `DiffReport.to_dict()` lists them, without making the agreeing ones."""
+        kept, forked = self._kept, self._forked_from_source
+        dicts: list[dict[str, Any]] = []
+        for index, (left, right, match) in enumerate(
+            zip(self._sources, self._targets, self._kinds, strict=True)
+        ):
+            row = kept.get(index)
+            if row is None:
+                assert left is not None
+                assert right is not None
+                # An agreeing pair has one identity and one status: read once, for both.
+                namespace, name, fingerprint, occurrence = left.identity
+                effect, outcome = f"{namespace}.{name}", left.outcome.status
+                source_ref = _reference(left, effect, occurrence, fingerprint, outcome)
+                target_ref = _reference(right, effect, occurrence, fingerprint, outcome)
+                status, differences, attempted = "same", [], False
+                patch_id = attributed_patch(left, right) if forked else None
+            else:
+                source_ref = _operation_ref(row.source)
+                target_ref = _operation_ref(row.target, row.attempted)
+                status, match, differences, patch_id = (
+                    row.status,
+                    row.match,
+                    list(row.differences),
+                    row.patch_id,
+                )
+                attempted = row.attempted is not None
+            dicts.append(
+                {
+                    "row": index,
+                    "status": status,
+                    "match": match,
+                    "source": source_ref,
+                    "target": target_ref,
+                    "differences": differences,
+                    "patch_id": patch_id,
+                    "attempted": attempted,
+                }
+            )
+        return dicts
+
+
 @dataclass(frozen=True, slots=True)
 class Difference:
     """One observable difference, at one row.
@@ -218,12 +333,20 @@ def _operation_ref(
     # A report has a reference per operation: the effect is spelt out here rather than
     # through two properties (`Operation.effect`, `OperationIdentity.effect`).
     namespace, name, fingerprint, occurrence = operation.identity
+    effect = f"{namespace}.{name}"
+    return _reference(operation, effect, occurrence, fingerprint, operation.outcome.status)
+
+
+def _reference(
+    operation: Operation, effect: str, occurrence: int, fingerprint: str, status: str
+) -> dict[str, Any]:
+    """`_operation_ref`, given what the operation shares with an agreeing partner."""
     return {
         "logical_id": operation.logical_id,
-        "effect": f"{namespace}.{name}",
+        "effect": effect,
         "occurrence": occurrence,
         "fingerprint": fingerprint,
-        "status": operation.outcome.status,
+        "status": status,
         "origin": operation.origin,
         "patch_id": operation.patch_id,
         "source_logical_operation_id": operation.source_logical_operation_id,
@@ -280,7 +403,7 @@ class DiffReport:
     target: Trace
     source_label: str
     target_label: str
-    rows: tuple[AlignmentRow, ...]
+    rows: AlignmentRows
     differences: tuple[Difference, ...]
 
     @property
@@ -312,19 +435,7 @@ class DiffReport:
             "counts": self.counts(),
             "first_divergence": None if first is None else first.to_dict(),
             "differences": [difference.to_dict() for difference in self.differences],
-            "rows": [
-                {
-                    "row": row.index,
-                    "status": row.status,
-                    "match": row.match,
-                    "source": _operation_ref(row.source),
-                    "target": _operation_ref(row.target, row.attempted),
-                    "differences": list(row.differences),
-                    "patch_id": row.patch_id,
-                    "attempted": row.attempted is not None,
-                }
-                for row in self.rows
-            ],
+            "rows": self.rows.to_dicts(),
         }
 
     def render_text(self) -> str:
@@ -376,50 +487,32 @@ def _rooted(differences: list[ValueDifference], root: str) -> list[FieldDifferen
 
 
 def same_output(left: JsonValue, right: JsonValue) -> bool:
-    """`same_value(left, right)`, in C for the usual case: two paired outputs that agree.
+    """`same_value(left, right)`, quick for the usual case: two paired outputs that agree.
 
-    marshal's version 2 writes a value's structure, key order, types and float bits
-    (1, 1.0 and True differ, and so do 0.0 and -0.0), and nothing else: no references
-    between objects, no interning. So equal bytes mean `same_value`, unless a NaN is in
-    there (no NaN is the same as itself). A NaN's last byte is 0x7f or 0xff, so bytes
-    without either settle it; bytes with one are checked against a fresh copy, whose
-    NaNs are other objects, so `==` tells. Other bytes (a difference, another key order,
-    a value marshal refuses) take the exact walk.
-
-    A small flat object (the usual tool result) is settled without marshal: `==` in C,
-    then a look at each member's type. `same_value` implies `==`, so unequal objects
-    differ; equal ones are the same when every member has the other's type and none is
-    a float that `==` may have equated wrongly (zero, whose sign it ignores, or a NaN).
+    `same_value` implies `==`, which C settles: unequal values differ. Equal ones are the
+    same when `_types_agree`; where it cannot tell, `same_value` decides.
     """
-    if type(left) is dict and type(right) is dict and len(left) <= _FLAT_MEMBERS:
-        if left != right:
-            return False
-        for key, item in left.items():
-            kind = type(item)
-            if (
-                kind is not type(right[key])
-                or kind is dict
-                or kind is list
-                or (kind is float and (item == 0.0 or item != item))
-            ):
-                break
-        else:
-            return True
-    try:
-        encoded = marshal.dumps(left, _MARSHAL_VERSION)
-        if encoded == marshal.dumps(right, _MARSHAL_VERSION):
-            return (127 not in encoded and 255 not in encoded) or marshal.loads(encoded) == right
-    except ValueError:
-        pass
-    # `==` is C-fast but equates 1, 1.0 and True: confirm type-exactly when it agrees.
-    return left == right and same_value(left, right)
+    return left == right and (_types_agree(left, right) or same_value(left, right))
 
 
-_MARSHAL_VERSION = 2
-"""Binary floats (since 2), and neither references nor interned strings (3 on)."""
-_FLAT_MEMBERS = 16
-"""The most members the look takes on. It costs 0.55-0.65x marshal's bytes at 4 to 32
-members, but a look that ends at a nested member or a zero pays for both."""
+def _types_agree(left: JsonValue, right: JsonValue) -> bool:
+    """For two values known to be `==`: True when each member has its partner's type
+    (`==` equates 1, 1.0 and True) and no float is a zero (`==` ignores its sign) or a
+    NaN (one NaN object equals itself inside a container); False when unsure."""
+    kind = type(left)
+    if kind is dict:
+        others = cast("dict[str, JsonValue]", right)
+        for key, item in cast("dict[str, JsonValue]", left).items():
+            # A string or None equals nothing of another kind: most members of a usual
+            # tool result, settled without a call or a look at the other side.
+            if type(item) is str or item is None:
+                continue
+            if not _types_agree(item, others[key]):
+                return False
+        return True
+    if kind is list:
+        return all(map(_types_agree, cast("list[JsonValue]", left), cast("list[JsonValue]", right)))
+    return kind is type(right) and (kind is not float or not (left == 0.0 or left != left))
 
 
 def compare_pair(

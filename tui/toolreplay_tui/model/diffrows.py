@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from toolreplay import (
     AlignmentRow,
+    AlignmentRows,
     AttemptedCall,
     DiffReport,
     FieldDifference,
@@ -154,7 +155,7 @@ class DiffRows:
 
     def __init__(self, report: DiffReport) -> None:
         self.report = report
-        self._rows: tuple[AlignmentRow, ...] = report.rows
+        self._rows: AlignmentRows = report.rows
         self.difference_rows: list[int] = sorted({d.row for d in report.differences})
         first = report.first_divergence
         self.first_divergence: int | None = None if first is None else first.row
