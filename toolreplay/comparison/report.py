@@ -143,8 +143,8 @@ class AlignmentRows(Sequence[AlignmentRow]):
     """A report's rows in alignment order (`DiffReport.rows`), each made when it is read.
 
     Nearly every row of a large report says only that two operations agree. Those rows
-    are kept as the alignment's columns (a source position, a target position and how
-    the pair was made) and become `AlignmentRow`s on access; the others (a difference,
+    are kept as three columns (the source operation, the target operation and how they
+    were paired) and become `AlignmentRow`s on access; the others (a difference,
     an operation on one side only, the call a branch stopped at) are kept as made.
     Reading a row twice gives two equal rows, not one object.
     """
