@@ -488,7 +488,9 @@ def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
         (tmp_path / "b.trp").unlink(missing_ok=True)
     with pytest.raises(PatchError, match="stop_reason is one of"):
         reply(text="x", stop_reason="finished")
-    with pytest.raises(PatchError, match="input is a JSON object"):
+    with pytest.raises(
+        PatchError, match=r"tool_calls\[0\]'s input must be a JSON object \(a mapping\), got '8812'"
+    ):
         reply(tool_calls=[("issue_refund", "8812")])  # type: ignore[list-item]  # a wrong input on purpose
 
 

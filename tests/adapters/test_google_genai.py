@@ -464,7 +464,10 @@ def test_a_reply_must_fit_the_request(tmp_path: Path) -> None:
         (tmp_path / "b.trp").unlink(missing_ok=True)
     with pytest.raises(PatchError, match="finish_reason is one of"):
         reply(text="x", finish_reason="stop")
-    with pytest.raises(PatchError, match="args are a JSON object"):
+    with pytest.raises(
+        PatchError,
+        match=r"function_calls\[0\]'s args must be a JSON object \(a mapping\), got '8812'",
+    ):
         reply(function_calls=[("issue_refund", "8812")])  # type: ignore[list-item]  # a wrong input on purpose
     with pytest.raises(PatchError, match=r"answers google_genai\.models\.generate_content"):
         with toolreplay.fork(

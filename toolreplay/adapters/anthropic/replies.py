@@ -27,12 +27,15 @@ from toolreplay.adapters.anthropic_summary import requested_model, streams_by_pa
 from toolreplay.adapters.capture.recipes import (
     USAGE_KEYS,
     ModelRecipes,
+    ModelReply,
     calls_problem,
     edit_recipe,
     made_id,
     nearest_answer,
-    posted_body,
+    object_call,
+    reply_keys_problem,
     reply_recipe,
+    served_answer,
     usage_problem,
 )
 from toolreplay.errors import PatchError
@@ -41,7 +44,6 @@ from toolreplay.portable import (
     JsonObject,
     JsonValue,
     copy_value,
-    ensure_portable,
     json_object,
     json_objects,
     preview,
@@ -91,7 +93,10 @@ def reply(
     `message_stop`) when the request streams; ids and the thinking block's signature
     are made from the patch (a signature the real API would not accept back).
     """
-    calls = [_tool_call(call, position) for position, call in enumerate(tool_calls)]
+    calls = [
+        object_call(call, position, "tool_calls", "input")
+        for position, call in enumerate(tool_calls)
+    ]
     return reply_recipe(
         EFFECT_NAMESPACE,
         _reply_problem,
@@ -117,44 +122,14 @@ def edit(edits: Mapping[str, object]) -> OutputRecipe:
     return edit_recipe(edits, EFFECT_NAMESPACE, "$.content[0].text")
 
 
-def _tool_call(call: ToolCallSpec, position: int) -> JsonObject:
-    if isinstance(call, Mapping):
-        if set(call) != {"name", "input"}:
-            raise PatchError(
-                f"reply(...): tool_calls[{position}] is a mapping with exactly name and input, "
-                f"got keys {sorted(call)}"
-            )
-        name, given = call["name"], call["input"]
-    elif isinstance(call, tuple) and len(call) == 2:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
-        name, given = call
-    else:
-        raise PatchError(
-            f"reply(...): tool_calls[{position}] is (name, input) or "
-            f'{{"name": ..., "input": ...}}, got {call!r}'
-        )
-    if not isinstance(given, Mapping):
-        raise PatchError(
-            f"reply(...): tool_calls[{position}]'s input is a JSON object (a mapping), got "
-            f"{given!r}"
-        )
-    portable = ensure_portable(
-        dict(cast(Mapping[str, object], given)), what=f"reply tool_calls[{position}] input"
-    )
-    return {"name": cast(JsonValue, name), "input": portable}
-
-
 def _reply_problem(spec: JsonValue) -> str | None:
     """What is wrong with a reply's spec (as `reply` builds it, or a patch file holds it)."""
-    if not isinstance(spec, dict):
-        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
-    unknown = sorted(spec.keys() - set(_REPLY_KEYS))
-    if unknown:
-        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(_REPLY_KEYS)})"
-    for key in ("text", "thinking", "stop_reason", "model"):
-        if key in spec and not isinstance(spec[key], str):
-            return f"{key} must be a string, got {preview(spec[key])}"
-    if not ({"text", "tool_calls"} & spec.keys()):
-        return "give the answer: text= or tool_calls="
+    problem = reply_keys_problem(
+        spec, _REPLY_KEYS, ("text", "thinking", "stop_reason", "model"), ("text", "tool_calls")
+    )
+    if problem is not None:
+        return problem
+    spec = cast(JsonObject, spec)
     if "stop_reason" in spec and spec["stop_reason"] not in _STOP_REASONS:
         return (
             f"stop_reason is one of {', '.join(_STOP_REASONS)}, got {preview(spec['stop_reason'])}"
@@ -172,16 +147,11 @@ ANTHROPIC_RECIPES = ModelRecipes(
 """`reply(...)` and `edit(...)` for the Anthropic profile's calls."""
 
 
-class _Reply:
+class _Reply(ModelReply):
     """One reply resolved for one call."""
 
     def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
-        self.call = call
-        self.spec = spec
-        self.request = posted_body(call)
-        template = nearest_answer(call, final_message)
-        self.template: JsonObject = template[0] if template else {}
-        self.template_headers: JsonObject = template[1] if template else {}
+        super().__init__(call, spec, nearest_answer(call, final_message))
 
     def _id(self, prefix: str, purpose: str, size: int = 24) -> str:
         return made_id(self.call, prefix, purpose, size)
@@ -199,13 +169,7 @@ class _Reply:
         }
         for name, value in self.template_headers.items():
             headers.setdefault(name, copy_value(value))
-        output: JsonObject = {"status": 200, "headers": headers}
-        if streamed:
-            output["events"] = message_events(message)
-        else:
-            output["body"] = message
-        output["end"] = "complete"
-        return output
+        return served_answer(headers, message, message_events(message) if streamed else None)
 
     def _check_request(self) -> None:
         offered = [
@@ -226,24 +190,12 @@ class _Reply:
             )
 
     def _model(self) -> JsonValue:
-        if "model" in self.spec:
-            return self.spec["model"]
         requested = requested_model(self.request, self.call.inputs.get("path"))
-        recorded = self.template.get("model")
-        # A recorded answer names the dated model behind the requested alias.
-        if isinstance(recorded, str) and (
-            not isinstance(requested, str) or recorded.startswith(requested)
-        ):
-            return recorded
-        return requested
+        return self.answer_model(requested, self.template.get("model"))
 
     def _usage(self) -> JsonObject:
         given = cast(JsonObject, self.spec.get("usage", {}))
-        recorded = json_object(self.template.get("usage"))
-        usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
-        for key, value in usage.items():  # what the recorded answer was made of, not this one
-            if key not in USAGE_KEYS and type(value) is int:
-                usage[key] = 0
+        usage = self.recorded_usage(self.template.get("usage"), USAGE_KEYS)
         written = len(str(self.spec.get("text", ""))) + len(str(self.spec.get("thinking", "")))
         written += sum(len(str(call)) for call in json_objects(self.spec.get("tool_calls")))
         usage["input_tokens"] = given.get("input_tokens", usage.get("input_tokens", 0))

@@ -9,13 +9,15 @@ recorded answer, never a recorded failure (`replaced_output`); and a reply takes
 shape of the recorded answer of the same endpoint nearest the call (`nearest_recorded`),
 answers a POST with a JSON body (`posted_body`), and makes its ids from the patch and
 the call (`made_id`). `ModelRecipes` is the resolver every model API's profile shares:
-what it checks and dispatches, with the reply and the edit left to the profile.
+what it checks and dispatches, with the reply and the edit left to the profile; a
+reply's spec is read the same way for every API (`given_call`, `reply_keys_problem`),
+and `ModelReply` is where each profile's reply starts from.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -36,16 +38,21 @@ from toolreplay.trace.model import Operation, Returned
 __all__ = [
     "USAGE_KEYS",
     "ModelRecipes",
+    "ModelReply",
     "apply_edits",
     "calls_problem",
     "edit_problem",
     "edit_recipe",
+    "given_call",
     "made_id",
     "nearest_answer",
     "nearest_recorded",
+    "object_call",
     "posted_body",
     "replaced_output",
+    "reply_keys_problem",
     "reply_recipe",
+    "served_answer",
     "usage_problem",
 ]
 
@@ -264,3 +271,111 @@ def reply_recipe(
     if found is not None:
         raise PatchError(f"reply(...): {found}")
     return OutputRecipe("reply", namespace, spec)
+
+
+def given_call(call: object, position: int, field: str, argument: str) -> tuple[object, object]:
+    """The name and the `argument` of `reply(...)`'s `field[position]`, given as a
+    `(name, argument)` pair or a mapping of exactly those two keys; `PatchError` else."""
+    if isinstance(call, Mapping):
+        given = cast(Mapping[object, object], call)
+        if set(given) != {"name", argument}:
+            raise PatchError(
+                f"reply(...): {field}[{position}] is a mapping with exactly name and "
+                f"{argument}, got keys {sorted(given, key=repr)}"
+            )
+        return given["name"], given[argument]
+    if isinstance(call, tuple) and len(cast(tuple[object, ...], call)) == 2:
+        name, value = cast(tuple[object, object], call)
+        return name, value
+    raise PatchError(
+        f"reply(...): {field}[{position}] is (name, {argument}) or "
+        f'{{"name": ..., "{argument}": ...}}, got {call!r}'
+    )
+
+
+def object_call(call: object, position: int, field: str, argument: str) -> JsonObject:
+    """`{name, <argument>}` for `reply(...)`'s `field[position]` (`given_call`), the
+    argument a JSON object (a mapping, made portable); `PatchError` else."""
+    name, given = given_call(call, position, field, argument)
+    if not isinstance(given, Mapping):
+        raise PatchError(
+            f"reply(...): {field}[{position}]'s {argument} must be a JSON object (a "
+            f"mapping), got {given!r}"
+        )
+    portable = ensure_portable(
+        dict(cast(Mapping[str, object], given)), what=f"reply {field}[{position}] {argument}"
+    )
+    return {"name": cast(JsonValue, name), argument: portable}
+
+
+def reply_keys_problem(
+    spec: JsonValue, keys: Sequence[str], strings: Sequence[str], answers: Sequence[str]
+) -> str | None:
+    """What is wrong with a reply spec's keys, or None: it is an object of `keys` only,
+    those of `strings` strings, and at least one of `answers` is given."""
+    if not isinstance(spec, dict):
+        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
+    unknown = sorted(spec.keys() - set(keys))
+    if unknown:
+        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(keys)})"
+    for key in strings:
+        if key in spec and not isinstance(spec[key], str):
+            return f"{key} must be a string, got {preview(spec[key])}"
+    if not (set(answers) & spec.keys()):
+        named = [f"{key}=" for key in answers]
+        either = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
+        return f"give the answer: {either}"
+    return None
+
+
+def served_answer(headers: JsonObject, final: JsonObject, events: JsonValue | None) -> JsonObject:
+    """The output a reply serves: a 200 with `headers`, and the stream's `events`, or
+    `final` as the JSON body when the request did not ask for a stream (`events` None)."""
+    output: JsonObject = {"status": 200, "headers": headers}
+    if events is None:
+        output["body"] = final
+    else:
+        output["events"] = events
+    output["end"] = "complete"
+    return output
+
+
+class ModelReply:
+    """Where a profile's reply for one call starts: the call and the reply's spec, the
+    request's JSON body (`posted_body`), and the nearest recorded answer with its headers
+    (`nearest_answer`; empty when the source has none), whose shape the reply takes."""
+
+    def __init__(
+        self,
+        call: RecipeCall,
+        spec: JsonObject,
+        template: tuple[JsonObject, JsonObject] | None,
+    ) -> None:
+        self.call = call
+        self.spec = spec
+        self.request = posted_body(call)
+        self.template: JsonObject = template[0] if template else {}
+        self.template_headers: JsonObject = template[1] if template else {}
+
+    def answer_model(self, requested: JsonValue, recorded: JsonValue) -> JsonValue:
+        """The model the answer names: the spec's, else the recorded answer's when it is
+        the requested one (an answer names the dated version behind the requested alias),
+        else the requested one."""
+        if "model" in self.spec:
+            return self.spec["model"]
+        if isinstance(recorded, str) and (
+            not isinstance(requested, str) or recorded.startswith(requested)
+        ):
+            return recorded
+        return requested
+
+    def recorded_usage(self, recorded: JsonValue, counts: Sequence[str]) -> JsonObject:
+        """A copy of the recorded answer's usage object (empty when there is none), every
+        other integer in it than `counts` zeroed: it counted what that answer was made
+        of (cached or thinking tokens, say), not this one."""
+        found = json_object(recorded)
+        usage = cast(JsonObject, copy_value(found)) if found is not None else {}
+        for key, value in usage.items():
+            if key not in counts and type(value) is int:
+                usage[key] = 0
+        return usage

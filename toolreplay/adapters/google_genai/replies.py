@@ -15,12 +15,15 @@ from typing import cast
 
 from toolreplay.adapters.capture.recipes import (
     ModelRecipes,
+    ModelReply,
     calls_problem,
     edit_recipe,
     made_id,
     nearest_answer,
-    posted_body,
+    object_call,
+    reply_keys_problem,
     reply_recipe,
+    served_answer,
     usage_problem,
 )
 from toolreplay.adapters.google_genai.exchange import EFFECT_NAMESPACE
@@ -35,7 +38,6 @@ from toolreplay.portable import (
     JsonObject,
     JsonValue,
     copy_value,
-    ensure_portable,
     json_object,
     json_objects,
     preview,
@@ -91,7 +93,10 @@ def reply(
     streams (each text in word-sized pieces, each function call whole, the finish reason
     and usage on the last) for a streamed call; the response id is made from the patch.
     """
-    calls = [_function_call(call, position) for position, call in enumerate(function_calls)]
+    calls = [
+        object_call(call, position, "function_calls", "args")
+        for position, call in enumerate(function_calls)
+    ]
     return reply_recipe(
         EFFECT_NAMESPACE,
         _reply_problem,
@@ -117,44 +122,14 @@ def edit(edits: Mapping[str, object]) -> OutputRecipe:
     return edit_recipe(edits, EFFECT_NAMESPACE, "$.candidates[0].content.parts[0].text")
 
 
-def _function_call(call: FunctionCallSpec, position: int) -> JsonObject:
-    if isinstance(call, Mapping):
-        if set(call) != {"name", "args"}:
-            raise PatchError(
-                f"reply(...): function_calls[{position}] is a mapping with exactly name and "
-                f"args, got keys {sorted(call)}"
-            )
-        name, given = call["name"], call["args"]
-    elif isinstance(call, tuple) and len(call) == 2:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
-        name, given = call
-    else:
-        raise PatchError(
-            f"reply(...): function_calls[{position}] is (name, args) or "
-            f'{{"name": ..., "args": ...}}, got {call!r}'
-        )
-    if not isinstance(given, Mapping):
-        raise PatchError(
-            f"reply(...): function_calls[{position}]'s args are a JSON object (a mapping), got "
-            f"{given!r}"
-        )
-    portable = ensure_portable(
-        dict(cast(Mapping[str, object], given)), what=f"reply function_calls[{position}] args"
-    )
-    return {"name": cast(JsonValue, name), "args": portable}
-
-
 def _reply_problem(spec: JsonValue) -> str | None:
     """What is wrong with a reply's spec (as `reply` builds it, or a patch file holds it)."""
-    if not isinstance(spec, dict):
-        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
-    unknown = sorted(spec.keys() - set(_REPLY_KEYS))
-    if unknown:
-        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(_REPLY_KEYS)})"
-    for key in ("text", "thought", "finish_reason", "model"):
-        if key in spec and not isinstance(spec[key], str):
-            return f"{key} must be a string, got {preview(spec[key])}"
-    if not ({"text", "function_calls"} & spec.keys()):
-        return "give the answer: text= or function_calls="
+    problem = reply_keys_problem(
+        spec, _REPLY_KEYS, ("text", "thought", "finish_reason", "model"), ("text", "function_calls")
+    )
+    if problem is not None:
+        return problem
+    spec = cast(JsonObject, spec)
     reason = spec.get("finish_reason")
     if isinstance(reason, str) and not _FINISH.fullmatch(reason):
         return (
@@ -174,16 +149,11 @@ GOOGLE_GENAI_RECIPES = ModelRecipes(
 """`reply(...)` and `edit(...)` for the Google Gen AI profile's calls."""
 
 
-class _Reply:
+class _Reply(ModelReply):
     """One reply resolved for one call."""
 
     def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
-        self.call = call
-        self.spec = spec
-        self.request = posted_body(call)
-        template = nearest_answer(call, final_response)
-        self.template: JsonObject = template[0] if template else {}
-        self.template_headers: JsonObject = template[1] if template else {}
+        super().__init__(call, spec, nearest_answer(call, final_response))
 
     def output(self) -> JsonValue:
         self._check_request()
@@ -194,13 +164,7 @@ class _Reply:
         headers.setdefault(
             "content-type", "text/event-stream" if streamed else "application/json; charset=UTF-8"
         )
-        output: JsonObject = {"status": 200, "headers": headers}
-        if streamed:
-            output["events"] = response_chunks(response)
-        else:
-            output["body"] = response
-        output["end"] = "complete"
-        return output
+        return served_answer(headers, response, response_chunks(response) if streamed else None)
 
     def _check_request(self) -> None:
         declared = [
@@ -227,23 +191,13 @@ class _Reply:
             )
 
     def _model(self) -> JsonValue:
-        if "model" in self.spec:
-            return self.spec["model"]
         found = _MODEL_IN_PATH.search(str(self.call.inputs.get("path", "")))
         requested = found.group(1) if found else None
-        recorded = self.template.get("modelVersion")
-        # A recorded answer names the version behind the requested model.
-        if isinstance(recorded, str) and (requested is None or recorded.startswith(requested)):
-            return recorded
-        return requested
+        return self.answer_model(requested, self.template.get("modelVersion"))
 
     def _usage(self) -> JsonObject:
         given = cast(JsonObject, self.spec.get("usage", {}))
-        recorded = json_object(self.template.get("usageMetadata"))
-        usage = cast(JsonObject, copy_value(recorded)) if recorded is not None else {}
-        for key, value in usage.items():  # what the recorded answer was made of, not this one
-            if key not in _COUNTS and type(value) is int:
-                usage[key] = 0
+        usage = self.recorded_usage(self.template.get("usageMetadata"), _COUNTS)
         usage.pop("candidatesTokensDetails", None)
         written = len(str(self.spec.get("text", "")))
         written += sum(len(str(call)) for call in json_objects(self.spec.get("function_calls")))

@@ -25,11 +25,14 @@ from typing import cast
 
 from toolreplay.adapters.capture.recipes import (
     ModelRecipes,
+    ModelReply,
     edit_recipe,
+    given_call,
     made_id,
     nearest_recorded,
-    posted_body,
+    reply_keys_problem,
     reply_recipe,
+    served_answer,
     usage_problem,
 )
 from toolreplay.adapters.openai.chat_stream import chat_chunks
@@ -126,21 +129,7 @@ def reply(
 
 
 def _tool_call(call: ToolCallSpec, position: int) -> JsonObject:
-    if isinstance(call, Mapping):
-        keys = set(call)
-        if keys != {"name", "arguments"}:
-            raise PatchError(
-                f"reply(...): tool_calls[{position}] is a mapping with exactly name and "
-                f"arguments, got keys {sorted(keys)}"
-            )
-        name, arguments = call["name"], call["arguments"]
-    elif isinstance(call, tuple) and len(call) == 2:  # pyright: ignore[reportUnnecessaryIsInstance]  # user input
-        name, arguments = call
-    else:
-        raise PatchError(
-            f"reply(...): tool_calls[{position}] is (name, arguments) or "
-            f'{{"name": ..., "arguments": ...}}, got {call!r}'
-        )
+    name, arguments = given_call(call, position, "tool_calls", "arguments")
     if isinstance(arguments, Mapping):
         mapping = cast(Mapping[str, object], arguments)
         portable = ensure_portable(dict(mapping), what=f"reply tool_calls[{position}] arguments")
@@ -150,16 +139,15 @@ def _tool_call(call: ToolCallSpec, position: int) -> JsonObject:
 
 def _reply_problem(spec: JsonValue) -> str | None:
     """What is wrong with a reply's spec (as `reply` builds it, or a patch file holds it)."""
-    if not isinstance(spec, dict):
-        return f"a reply is an object like {{'text': '...'}}, got {preview(spec)}"
-    unknown = sorted(spec.keys() - set(_REPLY_KEYS))
-    if unknown:
-        return f"unknown keys {', '.join(unknown)} (a reply has {', '.join(_REPLY_KEYS)})"
-    for key in ("text", "refusal", "reasoning", "model"):
-        if key in spec and not isinstance(spec[key], str):
-            return f"{key} must be a string, got {preview(spec[key])}"
-    if not ({"text", "refusal", "tool_calls"} & spec.keys()):
-        return "give the answer: text=, tool_calls= or refusal="
+    problem = reply_keys_problem(
+        spec,
+        _REPLY_KEYS,
+        ("text", "refusal", "reasoning", "model"),
+        ("text", "tool_calls", "refusal"),
+    )
+    if problem is not None:
+        return problem
+    spec = cast(JsonObject, spec)
     if "refusal" in spec and ({"text", "tool_calls"} & spec.keys()):
         return "a refusal is the whole answer: give it without text or tool_calls"
     calls = spec.get("tool_calls", [])
@@ -218,18 +206,13 @@ OPENAI_RECIPES = ModelRecipes(
 """The `openai` namespace's recipe resolver: the OpenAI profile's `recipes`."""
 
 
-class _Reply:
+class _Reply(ModelReply):
     """One reply resolved for one call."""
 
     def __init__(self, call: RecipeCall, spec: JsonObject) -> None:
-        self.call = call
-        self.spec = spec
         self.api = REPLY_EFFECTS[call.identity.effect]
-        self.request = posted_body(call)
+        super().__init__(call, spec, _nearest_answer(call, self.api))
         self.stream = self.request.get("stream") is True
-        template = _nearest_answer(call, self.api)
-        self.template: JsonObject = template[0] if template else {}
-        self.template_headers: JsonObject = template[1] if template else {}
 
     def _id(self, prefix: str, purpose: str, size: int = 48) -> str:
         return made_id(self.call, prefix, purpose, size)
@@ -245,17 +228,14 @@ class _Reply:
         }
         for name, value in self.template_headers.items():
             headers.setdefault(name, copy_value(value))
-        output: JsonObject = {"status": 200, "headers": headers}
-        if not self.stream:
-            output["body"] = final
-        elif self.api == "responses":
-            output["events"] = responses_events(final)
-        else:
+        events: JsonValue | None = None
+        if self.stream and self.api == "responses":
+            events = responses_events(final)
+        elif self.stream:
             options = self.request.get("stream_options")
             usage = isinstance(options, dict) and options.get("include_usage") is True
-            output["events"] = chat_chunks(final, include_usage=usage)
-        output["end"] = "complete"
-        return output
+            events = chat_chunks(final, include_usage=usage)
+        return served_answer(headers, final, events)
 
     def _check_request(self) -> None:
         request = self.request
@@ -290,16 +270,7 @@ class _Reply:
                 ) from None
 
     def _model(self) -> JsonValue:
-        if "model" in self.spec:
-            return self.spec["model"]
-        requested = self.request.get("model")
-        recorded = self.template.get("model")
-        # A recorded answer names the dated model behind the requested alias.
-        if isinstance(recorded, str) and (
-            not isinstance(requested, str) or recorded.startswith(requested)
-        ):
-            return recorded
-        return requested
+        return self.answer_model(self.request.get("model"), self.template.get("model"))
 
     def _usage(self, recorded: JsonValue, api: str) -> JsonValue:
         """The recorded usage's shape with this answer's counts: the given ones, else the

@@ -26,6 +26,7 @@ from toolreplay_tui.model.conversation import (
     Side,
     Transcript,
     TranscriptEntry,
+    answered,
     entry,
     pretty,
 )
@@ -58,18 +59,8 @@ def claude_transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> T
         _answer(body, ("body",), entries)
     elif isinstance(answer.get("text"), str):
         entries.append(entry("response", "note", "body", str(answer["text"])))
-    if answer.get("end") == "closed_early":
-        entries.append(entry("response", "note", "stream", "the application stopped reading early"))
-    status = answer.get("status")
-    return Transcript(
-        api="messages",
-        model=requested_model(request, (shaped or {}).get("path")),
-        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-        streamed=streamed,
-        event_count=len(cast(list[JsonValue], events)) if streamed else 0,
-        tools_offered=_tool_names(request.get("tools")),
-        entries=tuple(entries),
-    )
+    model = requested_model(request, (shaped or {}).get("path"))
+    return answered("messages", model, answer, _tool_names(request.get("tools")), entries)
 
 
 def _tool_names(tools: JsonValue | None) -> tuple[str, ...]:

@@ -7,8 +7,9 @@ an MCP request's), with the helpers those readers share over recorded JSON.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from toolreplay.portable import JsonValue
 from toolreplay_tui.model.jsonpaths import JsonPath
@@ -21,6 +22,7 @@ __all__ = [
     "Side",
     "Transcript",
     "TranscriptEntry",
+    "answered",
     "entry",
     "pretty",
 ]
@@ -104,6 +106,33 @@ def entry(
 ) -> TranscriptEntry:
     """One transcript entry."""
     return TranscriptEntry(side=side, kind=kind, who=who, text=text, path=path)
+
+
+def answered(
+    api: Api,
+    model: str | None,
+    output: Mapping[str, JsonValue],
+    tools_offered: tuple[str, ...],
+    entries: list[TranscriptEntry],
+) -> Transcript:
+    """The transcript of a recorded call whose request and answer are read into `entries`:
+    what the recorded output says of the exchange itself (its status when an int, its
+    stream's events, an application that stopped reading the stream early) is read here,
+    the same for every API."""
+    if output.get("end") == "closed_early":
+        entries.append(entry("response", "note", "stream", "the application stopped reading early"))
+    status = output.get("status")
+    events = output.get("events")
+    streamed = isinstance(events, list)
+    return Transcript(
+        api=api,
+        model=model,
+        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        streamed=streamed,
+        event_count=len(cast(list[JsonValue], events)) if streamed else 0,
+        tools_offered=tools_offered,
+        entries=tuple(entries),
+    )
 
 
 def pretty(value: JsonValue | None) -> str:

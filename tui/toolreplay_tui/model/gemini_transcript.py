@@ -27,6 +27,7 @@ from toolreplay_tui.model.conversation import (
     Side,
     Transcript,
     TranscriptEntry,
+    answered,
     entry,
     pretty,
 )
@@ -48,7 +49,6 @@ def gemini_transcript(effect: str, inputs: JsonValue, output: JsonValue) -> Tran
     entries: list[TranscriptEntry] = []
     _request(request, entries)
     reply = json_object(output) or {}
-    status = reply.get("status")
     events = reply.get("events")
     streamed = isinstance(events, list)
     if streamed:
@@ -59,18 +59,9 @@ def gemini_transcript(effect: str, inputs: JsonValue, output: JsonValue) -> Tran
             _response(body, ("body",), entries)
         elif "text" in reply:
             entries.append(entry("response", "note", "body", str(reply["text"])))
-    if reply.get("end") == "closed_early":
-        entries.append(entry("response", "note", "stream", "the application stopped reading early"))
     found = _MODEL.search(str((shaped or {}).get("path", "")))
-    return Transcript(
-        api="gemini",
-        model=found.group(1) if found else None,
-        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-        streamed=streamed,
-        event_count=len(cast(list[JsonValue], events)) if streamed else 0,
-        tools_offered=_tools(request.get("tools")),
-        entries=tuple(entries),
-    )
+    model = found.group(1) if found else None
+    return answered("gemini", model, reply, _tools(request.get("tools")), entries)
 
 
 def _tools(tools: JsonValue | None) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from toolreplay_tui.model.conversation import (
     Side,
     Transcript,
     TranscriptEntry,
+    answered,
 )
 from toolreplay_tui.model.conversation import entry as _entry
 from toolreplay_tui.model.conversation import pretty as _pretty
@@ -64,7 +65,6 @@ def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcri
     if api is None:
         return None
     reply = json_object(output) or {}
-    status = reply.get("status")
     events = reply.get("events")
     entries: list[TranscriptEntry] = []
     tools: tuple[str, ...]
@@ -89,20 +89,8 @@ def transcript_of(effect: str, inputs: JsonValue, output: JsonValue) -> Transcri
                 _chat_body(body, prefix, entries)
         elif "text" in reply:
             entries.append(_entry("response", "note", "body", str(reply["text"])))
-    if reply.get("end") == "closed_early":
-        entries.append(
-            _entry("response", "note", "stream", "the application stopped reading early")
-        )
     model = request.get("model")
-    return Transcript(
-        api=api,
-        model=model if isinstance(model, str) else None,
-        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-        streamed=streamed,
-        event_count=len(cast(list[JsonValue], events)) if streamed else 0,
-        tools_offered=tools,
-        entries=tuple(entries),
-    )
+    return answered(api, model if isinstance(model, str) else None, reply, tools, entries)
 
 
 # --- shapes --------------------------------------------------------------------------------
