@@ -195,7 +195,7 @@ class _Reply(ModelReply):
 
     def _usage(self) -> JsonObject:
         given = cast(JsonObject, self.spec.get("usage", {}))
-        usage = self.recorded_usage(self.template.get("usage"), USAGE_KEYS)
+        usage = self.recorded_usage("usage", USAGE_KEYS)
         written = len(str(self.spec.get("text", ""))) + len(str(self.spec.get("thinking", "")))
         written += sum(len(str(call)) for call in json_objects(self.spec.get("tool_calls")))
         usage["input_tokens"] = given.get("input_tokens", usage.get("input_tokens", 0))

@@ -369,11 +369,11 @@ class ModelReply:
             return recorded
         return requested
 
-    def recorded_usage(self, recorded: JsonValue, counts: Sequence[str]) -> JsonObject:
-        """A copy of the recorded answer's usage object (empty when there is none), every
-        other integer in it than `counts` zeroed: it counted what that answer was made
-        of (cached or thinking tokens, say), not this one."""
-        found = json_object(recorded)
+    def recorded_usage(self, field: str, counts: Sequence[str]) -> JsonObject:
+        """A copy of the recorded answer's usage object (`field`; empty when there is
+        none), every other integer in it than `counts` zeroed: it counted what that
+        answer was made of (cached or thinking tokens, say), not this one."""
+        found = json_object(self.template.get(field))
         usage = cast(JsonObject, copy_value(found)) if found is not None else {}
         for key, value in usage.items():
             if key not in counts and type(value) is int:

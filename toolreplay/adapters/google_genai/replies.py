@@ -197,7 +197,7 @@ class _Reply(ModelReply):
 
     def _usage(self) -> JsonObject:
         given = cast(JsonObject, self.spec.get("usage", {}))
-        usage = self.recorded_usage(self.template.get("usageMetadata"), _COUNTS)
+        usage = self.recorded_usage("usageMetadata", _COUNTS)
         usage.pop("candidatesTokensDetails", None)
         written = len(str(self.spec.get("text", "")))
         written += sum(len(str(call)) for call in json_objects(self.spec.get("function_calls")))
